@@ -1,0 +1,47 @@
+"""Shared fixtures: real git repositories in temp dirs, and a private state directory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost",
+    "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=root, env={**os.environ, **GIT_ENV}, check=True,
+                         capture_output=True, text=True)
+    return out.stdout
+
+
+def make_repo(root: Path, files: dict[str, str] | None = None, commit: bool = True) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    for name, text in (files or {"train.py": "import torch\n"}).items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    if commit:
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "first commit")
+    return root
+
+
+@pytest.fixture(autouse=True)
+def state_home(tmp_path_factory, monkeypatch) -> Path:
+    """Sessions are saved under a temp XDG_STATE_HOME, never the developer's own."""
+    d = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(d))
+    return d
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    return make_repo(tmp_path / "job")

@@ -1,0 +1,134 @@
+"""The app driven by keys through Textual's pilot, on real repos, asserting on the written file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wamf_tui import contract, session
+from wamf_tui.model import Step
+from wamf_tui.ui.app import WamfApp
+from wamf_tui.ui.screens import ConfirmScreen, StepScreen
+
+
+def demo_app(tmp_path: Path, **kw) -> WamfApp:
+    root = session.make_demo(str(tmp_path))
+    state = session.new_state(root, kw.pop("contract_path", None))
+    return WamfApp(state, **kw)
+
+
+async def settle(pilot, app: WamfApp) -> None:
+    await pilot.pause()
+    while app.pending:
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
+async def enter_until_done(pilot, app: WamfApp, limit: int = 40) -> None:
+    for _ in range(limit):
+        screen = app.screen
+        if isinstance(screen, ConfirmScreen) and screen.phase == "done":
+            return
+        await pilot.press("enter")
+        await pilot.pause()
+    raise AssertionError(f"not done after {limit} Enters; at step {app.state.step} q{app.state.question}")
+
+
+async def test_enter_everywhere_writes_a_passing_contract(tmp_path):
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await enter_until_done(pilot, app)
+        text = Path(app.state.contract_path).read_text()
+        assert contract.check(text) == []
+        assert "/who-ate-my-flops:optimize" in app.screen.qview.question.prompt
+        assert "$who-ate-my-flops:optimize" in app.screen.qview.question.prompt
+    assert "reader          I am an algorithm engineer." in text
+    assert f"repo            {app.state.repo_path} (main @ " in text
+    assert "User confirmed at" in text
+
+
+async def test_typed_answers_digits_and_markup_are_literal(tmp_path):
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("tab")  # from the options to the answer line
+        await pilot.press(*"[bold]perf[/] person")
+        await pilot.press("enter")
+        assert app.state.reader == "[bold]perf[/] person"
+        assert app.state.reader_register == "mlsys"
+        assert app.state.step == Step.JOB
+        await pilot.press("escape")
+        assert app.state.step == Step.READER
+        await pilot.press("1")  # a digit picks an option
+        assert app.state.reader.startswith("I am an MLSys engineer")
+        assert app.state.step == Step.JOB
+
+
+async def test_placeholder_answer_is_refused_and_kept_editable(tmp_path):
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("enter")  # reader
+        assert app.state.step == Step.JOB and isinstance(app.screen, StepScreen)
+        await pilot.press("enter")  # repo
+        answer = app.screen.query_one("#answer")
+        answer.value = "source <venv>/bin/activate"
+        await pilot.press("enter")
+        assert app.state.activate == ""
+        assert "<venv>" in str(app.screen.query_one("#message").render())
+        answer.value = "source .venv/bin/activate"
+        await pilot.press("enter")
+        assert app.state.activate == "source .venv/bin/activate"
+
+
+async def test_existing_contract_shows_diff_and_keeps_backup(tmp_path):
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        path = Path(app.state.contract_path)
+        path.write_text("# my old contract\n")
+        for _ in range(40):
+            if isinstance(app.screen, ConfirmScreen) and app.screen.phase == "overwrite":
+                break
+            await pilot.press("enter")
+            await pilot.pause()
+        assert path.read_text() == "# my old contract\n"
+        assert "-# my old contract" in str(app.screen.query_one("#preview-body").render())
+        await pilot.press("enter")  # overwrite, keep a .bak
+        await pilot.pause()
+        assert app.screen.phase == "done"
+    assert path.with_name("contract.md.bak").read_text() == "# my old contract\n"
+    assert contract.check(path.read_text()) == []
+
+
+async def test_unwritable_contract_path_keeps_answers_and_asks_again(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    app = demo_app(tmp_path, contract_path=None)
+    app.state.contract_path = str(blocker / "contract.md")  # a file as folder: fails even for root
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        for _ in range(40):
+            if isinstance(app.screen, ConfirmScreen) and app.screen.phase == "path":
+                break
+            await pilot.press("enter")
+            await pilot.pause()
+        assert app.screen.phase == "path"
+        assert "Your answers are kept" in str(app.screen.query_one("#message").render())
+        answer = app.screen.query_one("#answer")
+        answer.value = str(tmp_path / "elsewhere.md")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen.phase == "done"
+    assert contract.check((tmp_path / "elsewhere.md").read_text()) == []
+
+
+@pytest.mark.parametrize("size", [(60, 30), (40, 12)])
+async def test_narrow_terminal_still_walks_the_flow(tmp_path, size):
+    app = demo_app(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        await enter_until_done(pilot, app)
+    assert contract.check(Path(app.state.contract_path).read_text()) == []

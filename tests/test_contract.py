@@ -1,0 +1,180 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from wamf_tui import contract
+from wamf_tui.model import ALLOWED_CHANGES, Checkpoint, InitState
+
+# Shaped like the plugin's template/contract.md: placeholders in the Required block, TBD bodies, comments.
+PLUGIN_TEMPLATE = """# Campaign contract
+
+Define the workload you want optimized here.
+
+---
+
+## Required
+
+```
+reader          <who reads the reports, in their words>
+repo            <path to the local checkout, and the branch>
+activate        <the command that gets you into the environment>
+run             <the command that runs the job>
+node            <the machine to measure on. It has to be empty.>
+```
+---
+
+## Correctness Instrumentation Plan
+
+TBD
+
+<!-- Name the recorder and where its checkpoints go. -->
+
+---
+
+## Everything else
+
+TBD
+
+<!--
+| | what goes here |
+|---|---|
+| **Allowed changes** | <list them> |
+-->
+"""
+
+
+def full_state() -> InitState:
+    return InitState(
+        reader="algorithm engineer, new to systems",
+        repo="/home/u/job (main @ abc1234)",
+        activate="source .venv/bin/activate",
+        run="python train.py --steps 30",
+        node="gpu01, 8x H100 80G, all free when checked",
+        checks=[Checkpoint(name="loss", where="train.py:42", what="loss", steps="1-30", tolerance="rtol 1e-5")],
+        recorder="parity",
+        allowed_changes=list(ALLOWED_CHANGES[:2]),
+    )
+
+
+@pytest.mark.parametrize("template", [contract.bundled_template(), PLUGIN_TEMPLATE], ids=["bundled", "plugin"])
+def test_rendered_contract_passes_check(template):
+    text = contract.render(full_state(), template)
+    assert contract.check(text) == []
+    assert "reader          algorithm engineer, new to systems" in text
+    assert "| loss | train.py:42 | loss | 1-30 | rtol 1e-5 |" in text
+    assert "| **Allowed changes** | system configs · enabling existing" in text
+    assert "TBD" not in text and "<!--" not in text
+
+
+@pytest.mark.parametrize("template", [contract.bundled_template(), PLUGIN_TEMPLATE], ids=["bundled", "plugin"])
+def test_unanswered_keys_fail_check(template):
+    state = full_state()
+    state.run = ""
+    problems = contract.check(contract.render(state, template))
+    assert [p.message for p in problems] == ["key 'run' is still TBD"]
+
+
+def test_check_flags_each_downstream_rule():
+    good = contract.render(full_state(), contract.bundled_template())
+    lines = good.splitlines()
+    assert contract.check(good) == []
+
+    def problems(text: str) -> list[tuple[int, str]]:
+        return [(p.line, p.message) for p in contract.check(text)]
+
+    bad = good.replace("python train.py --steps 30", "python <script path>")
+    n = next(i for i, line in enumerate(lines, 1) if line.startswith("run "))
+    assert problems(bad) == [(n, "placeholder <script path>")]
+    assert problems(good + "\nTBD\n")[-1][1] == "line is only TBD"
+    assert (len(lines) + 2, 'stub text "Copy the settled contract here."') in problems(
+        good + "\nCopy the settled contract here.\n")
+    assert ("key 'node' is missing from the Required block") in [m for _, m in problems(
+        "\n".join(x for x in lines if not x.startswith("node ")))]
+    assert "key 'repo' has no value" in [m for _, m in problems(good.replace("/home/u/job (main @ abc1234)", ""))]
+    no_plan = good.replace("## Correctness Instrumentation Plan", "## Plan")
+    assert (0, "missing section '## Correctness Instrumentation Plan'") in problems(no_plan)
+    table_row = next(x for x in lines if x.startswith("| **Hands off**"))
+    assert "first cell should be the topic in bold (**Topic**)" in [
+        m for _, m in problems(good.replace(table_row, "| Hands off | nothing |"))]
+    assert "table row has 3 cells, expected 2" in [
+        m for _, m in problems(good.replace(table_row, "| **Hands off** | a | b |"))]
+    swapped = good.replace("reader          ", "XX").replace("repo            ", "reader          ").replace(
+        "XX", "repo            ")
+    assert any("out of order" in m for _, m in problems(swapped))
+
+
+def test_arrows_and_comparisons_are_not_placeholders():
+    text = contract.render(full_state(), contract.bundled_template()).replace(
+        "python train.py --steps 30", "python train.py --steps 30  # loss -> down, lr <= 1e-3")
+    assert contract.check(text) == []
+    assert contract.placeholder_in("a -> b, c <= d, x<y") is None
+    assert contract.placeholder_in("use <path>") == "<path>"
+
+
+def test_values_are_written_literally():
+    state = full_state()
+    state.reader = "[bold]me[/] \x1b[31mred\nsecond line | pipe"
+    state.anything_else = "a | b"
+    text = contract.render(state, contract.bundled_template())
+    assert "reader          [bold]me[/] \\x1b[31mred second line | pipe" in text
+    assert "| **Anything else** | a \\| b |" in text
+    assert contract.check(text) == []
+
+
+def test_write_atomic_keeps_old_file_when_write_fails(tmp_path, monkeypatch):
+    path = tmp_path / "contract.md"
+    path.write_text("old contract\n")
+
+    def disk_full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    result = contract.save_contract(path, "new contract\n", overwrite=True)
+    assert result.error == "No space left on device"
+    assert path.read_text() == "old contract\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["contract.md"]  # no temp file left behind
+
+
+def test_save_contract_shows_diff_then_keeps_backup(tmp_path):
+    path = tmp_path / "contract.md"
+    path.write_text("old\n")
+    first = contract.save_contract(path, "new\n")
+    assert not first.written and "-old" in first.diff and "+new" in first.diff
+    assert path.read_text() == "old\n"
+    second = contract.save_contract(path, "new\n", overwrite=True)
+    assert second.written and second.backup == tmp_path / "contract.md.bak"
+    assert path.read_text() == "new\n" and second.backup.read_text() == "old\n"
+
+
+def test_unwritable_place_is_a_message(tmp_path):
+    """Root ignores permission bits (CI runs as root), so /proc stands in for a read-only directory."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    target = Path("/proc/wamf-contract.md") if os.geteuid() == 0 else ro / "contract.md"
+    try:
+        result = contract.save_contract(target, "x\n")
+    finally:
+        ro.chmod(0o700)
+    assert result.error and not result.written
+    assert not target.exists()
+
+
+def test_load_template_rejects_other_files(tmp_path):
+    other = tmp_path / "notes.md"
+    other.write_text("# notes\n")
+    with pytest.raises(ValueError, match="not a contract template"):
+        contract.load_template(str(other))
+    with pytest.raises(OSError):
+        contract.load_template(str(tmp_path / "missing.md"))
+    assert contract.load_template(None) == contract.bundled_template()
+
+
+def test_model_json_round_trip():
+    state = full_state()
+    state.hints = ["memory"]
+    again = InitState.from_json(state.to_json())
+    assert again == state

@@ -1,0 +1,135 @@
+"""Command line: the app, and thin subcommands over the core.
+
+`check`, `detect` and `analyze` never import Textual (or torch): the UI is
+imported only when the app actually starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import __version__
+
+SUBCOMMANDS = ("check", "detect", "analyze")
+
+
+def _err(msg: str, code: int = 2) -> int:
+    print(f"wamf-tui: {msg}", file=sys.stderr)
+    return code
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .contract import check
+
+    try:
+        text = Path(args.contract).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        reason = getattr(e, "strerror", None) or e.__class__.__name__
+        return _err(f"cannot read {args.contract}: {reason}")
+    problems = check(text)
+    for p in problems:
+        print(f"{args.contract}:{p.line}: {p.message}")
+    if problems:
+        print(f"{len(problems)} problem(s); the optimizer would refuse this contract.")
+        return 1
+    print(f"{args.contract}: passes the downstream rules.")
+    return 0
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from .detect import describe, detect_all
+
+    path = Path(args.path)
+    if not path.is_dir():
+        return _err(f"no such directory: {args.path}")
+    detected = detect_all(path)
+    if args.json:
+        print(detected.model_dump_json(indent=2))
+        return 0
+    for label, text in describe(detected):
+        print(f"{label:<9}{text}")
+    return 0
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from .analyze import analyze_script
+    from .analyze.report import describe
+
+    script = Path(args.script)
+    if not script.is_file():
+        return _err(f"no such file: {args.script}")
+    analysis = analyze_script(script, Path(args.repo) if args.repo else None)
+    if args.json:
+        print(json.dumps(analysis.model_dump(), indent=2))
+        return 0
+    for line in describe(analysis):
+        print(line)
+    return 0
+
+
+def _sub_parser(name: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"wamf-tui {name}")
+    if name == "check":
+        p.description = "Apply the downstream rules to a contract. Exit 0: passes, 1: problems, 2: unreadable."
+        p.add_argument("contract")
+        p.set_defaults(func=cmd_check)
+    elif name == "detect":
+        p.description = "Detect the repo, environment, machine and job script."
+        p.add_argument("path", nargs="?", default=".")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=cmd_detect)
+    else:
+        p.description = "Read a job script (never run it) and report its training facts at file:line."
+        p.add_argument("script")
+        p.add_argument("--repo", help="repo root (default: the script's git root)")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=cmd_analyze)
+    return p
+
+
+def app_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="wamf-tui",
+        description="Settle a PyTorch job for the who-ate-my-flops optimizer and write contract.md. "
+        "Subcommands: check CONTRACT, detect [PATH], analyze SCRIPT.",
+    )
+    p.add_argument("path", nargs="?", default=".", help="the job's repository (default: here)")
+    p.add_argument("--contract", help="where to write contract.md (default: the repo root)")
+    p.add_argument("--template", help="the plugin's template/contract.md to fill instead of the bundled one")
+    p.add_argument("--demo", action="store_true", help="run on a tiny demo training job in a temporary repo")
+    p.add_argument("--fresh", action="store_true", help="start over instead of resuming a saved session")
+    p.add_argument("--version", action="version", version=f"wamf-tui {__version__}")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SUBCOMMANDS:
+        args = _sub_parser(argv[0]).parse_args(argv[1:])
+        return args.func(args)
+    args = app_parser().parse_args(argv)
+
+    from . import contract, session
+
+    if args.template:
+        try:
+            contract.load_template(args.template)
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            return _err(f"cannot use template {args.template}: {getattr(e, 'strerror', None) or e}")
+    if args.demo:
+        path = session.make_demo()
+    else:
+        path = Path(args.path).expanduser()
+        if not path.exists():
+            return _err(f"no such directory: {args.path}")
+        if not path.is_dir():
+            return _err(f"{args.path} is a file; give the repository folder")
+    if args.contract and not Path(args.contract).expanduser().parent.is_dir():
+        return _err(f"folder for --contract does not exist: {Path(args.contract).parent}")
+
+    from .ui.app import run_app
+
+    return run_app(path, contract=args.contract, template=args.template, fresh=args.fresh)

@@ -1,0 +1,122 @@
+"""The machine: GPUs through NVML (nvidia-ml-py, imported as `pynvml`), CPU and
+memory through psutil, and the Slurm allocation from the environment.
+
+No NVML library, no driver or an NVML error gives a plain statement in
+`nvml_error`, never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+
+from ..model import GpuFacts, GpuProcess, HardwareFacts
+
+SLURM_KEYS = {
+    "SLURM_JOB_ID": "job",
+    "SLURM_JOB_NODELIST": "nodes",
+    "SLURM_JOB_PARTITION": "partition",
+    "SLURM_GPUS_ON_NODE": "gpus",
+    "SLURM_JOB_GPUS": "gpu ids",
+}
+NO_GPU = "no NVIDIA GPU visible on this machine"
+
+
+def _text(value: object) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def _process(pynvml, proc) -> GpuProcess:
+    import psutil
+
+    used = getattr(proc, "usedGpuMemory", None)
+    out = GpuProcess(pid=proc.pid, memory_mib=int(used) // 2**20 if isinstance(used, int) else None)
+    try:
+        p = psutil.Process(proc.pid)
+        out.user = p.username()
+        out.command = " ".join(p.cmdline())[:120] or p.name()
+    except (psutil.Error, OSError):
+        pass  # a host PID seen from inside a container: keep the pid and memory
+    return out
+
+
+def read_gpus(facts: HardwareFacts) -> HardwareFacts:
+    """Fill the GPU part of `facts` from NVML. Safe to call once a second."""
+    try:
+        import pynvml
+    except ImportError:
+        facts.nvml, facts.nvml_error, facts.gpus = False, f"{NO_GPU} (nvidia-ml-py is not installed)", []
+        return facts
+    try:
+        pynvml.nvmlInit()
+    except Exception as e:
+        facts.nvml, facts.nvml_error, facts.gpus = False, f"{NO_GPU} ({_nvml_reason(e)})", []
+        return facts
+    try:
+        facts.driver = _text(pynvml.nvmlSystemGetDriverVersion())
+        cuda = pynvml.nvmlSystemGetCudaDriverVersion()
+        facts.cuda_driver = f"{cuda // 1000}.{cuda % 1000 // 10}"
+        gpus = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            mem = pynvml.nvmlDeviceGetMemoryInfo(h)
+            try:
+                util = pynvml.nvmlDeviceGetUtilizationRates(h).gpu
+            except Exception:
+                util = None
+            try:
+                mig = bool(pynvml.nvmlDeviceGetMigMode(h)[0])
+            except Exception:
+                mig = False
+            procs = [
+                *pynvml.nvmlDeviceGetComputeRunningProcesses(h),
+                *pynvml.nvmlDeviceGetGraphicsRunningProcesses(h),
+            ]
+            gpus.append(
+                GpuFacts(
+                    index=i, name=_text(pynvml.nvmlDeviceGetName(h)),
+                    memory_used_mib=mem.used // 2**20, memory_total_mib=mem.total // 2**20,
+                    utilization=util, mig=mig, processes=[_process(pynvml, p) for p in procs],
+                )
+            )
+        facts.gpus, facts.nvml, facts.nvml_error = gpus, True, None if gpus else NO_GPU
+    except Exception as e:
+        facts.nvml, facts.nvml_error = False, f"NVML stopped answering ({_nvml_reason(e)}); GPU facts may be stale"
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:
+            pass
+    return facts
+
+
+def _nvml_reason(e: Exception) -> str:
+    text = str(e).strip() or e.__class__.__name__
+    return text.splitlines()[0][:120]
+
+
+def detect_hardware(environ: Mapping[str, str] | None = None) -> HardwareFacts:
+    import psutil
+
+    env = os.environ if environ is None else environ
+    facts = HardwareFacts(host=socket.gethostname())
+    facts.cpu_cores = psutil.cpu_count(logical=True)
+    facts.ram_gib = round(psutil.virtual_memory().total / 2**30, 1)
+    try:
+        facts.load = round(os.getloadavg()[0], 2)
+    except OSError:
+        facts.load = None
+    facts.slurm = {label: env[k] for k, label in SLURM_KEYS.items() if env.get(k)}
+    return read_gpus(facts)
+
+
+def verdict(facts: HardwareFacts) -> str:
+    """One line for the node: free, or busy and by whom."""
+    if not facts.gpus:
+        return facts.nvml_error or NO_GPU
+    busy = [g for g in facts.gpus if not g.free]
+    if not busy:
+        return f"all {len(facts.gpus)} GPU(s) free"
+    who = sorted({p.user or f"pid {p.pid}" for g in busy for p in g.processes}) or ["unknown (memory in use)"]
+    return f"{len(busy)} of {len(facts.gpus)} GPU(s) busy: {', '.join(who)}"

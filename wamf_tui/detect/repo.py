@@ -1,0 +1,105 @@
+"""The git checkout: where it is, what HEAD is, and whether it is clean.
+
+Read-only: every git command runs with GIT_OPTIONAL_LOCKS=0 so not even
+`git status` refreshes the index.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..model import RepoFacts
+
+_OPERATIONS = (
+    ("rebase-merge", "rebase"),
+    ("rebase-apply", "rebase"),
+    ("MERGE_HEAD", "merge"),
+    ("CHERRY_PICK_HEAD", "cherry-pick"),
+    ("REVERT_HEAD", "revert"),
+    ("BISECT_LOG", "bisect"),
+)
+GIT_TIMEOUT_S = 10
+
+
+def detect_repo(path: str | os.PathLike[str]) -> RepoFacts:
+    """Facts about the checkout containing `path`; never raises."""
+    import git  # GitPython: imported here so `wamf-tui check` never pays for it
+
+    p = Path(path).expanduser().resolve()
+    facts = RepoFacts(path=str(p))
+    try:
+        repo = git.Repo(p, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return facts
+    except Exception as e:  # unreadable .git, odd permissions
+        facts.error = f"could not read the repository: {e.__class__.__name__}"
+        return facts
+    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    facts.is_git = True
+    facts.bare = repo.bare
+    facts.root = str(Path(repo.working_tree_dir or repo.git_dir).resolve())
+    try:
+        _read_head(repo, facts)
+        if not repo.bare:
+            _read_status(repo, facts)
+            _read_extras(repo, facts)
+    except git.GitCommandError as e:
+        facts.error = f"git failed: {(e.stderr or str(e)).strip().splitlines()[-1][:200]}"
+    except Exception as e:
+        facts.error = f"could not read the repository: {e.__class__.__name__}: {str(e)[:200]}"
+    return facts
+
+
+def _read_head(repo, facts: RepoFacts) -> None:
+    facts.detached = repo.head.is_detached
+    if not facts.detached:
+        facts.branch = repo.head.reference.name
+    if not repo.head.is_valid():
+        facts.no_commits = True
+        return
+    commit = repo.head.commit
+    facts.sha = commit.hexsha[:7]
+    facts.subject = commit.summary if isinstance(commit.summary, str) else commit.summary.decode(errors="replace")
+    if not facts.detached:
+        tracking = repo.head.reference.tracking_branch()
+        facts.upstream = tracking.name if tracking is not None else None
+    if repo.remotes:
+        try:
+            facts.remote_url = next(iter(repo.remotes[0].urls), None)
+        except Exception:
+            facts.remote_url = None
+
+
+def _read_status(repo, facts: RepoFacts) -> None:
+    out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=normal", kill_after_timeout=GIT_TIMEOUT_S)
+    entries = out.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        x, y, name = entry[0], entry[1], entry[3:]
+        if x in "RC":
+            i += 1  # the rename source follows
+        if x == "?":
+            facts.untracked.append(name)
+            continue
+        if x not in " !":
+            facts.staged.append(name)
+        if y not in " !":
+            facts.modified.append(name)
+
+
+def _read_extras(repo, facts: RepoFacts) -> None:
+    gitdir = Path(repo.git_dir)
+    facts.operation = next((op for name, op in _OPERATIONS if (gitdir / name).exists()), None)
+    if (Path(facts.root or "") / ".gitmodules").exists():
+        try:
+            facts.submodules = [s.path for s in repo.submodules]
+        except Exception:
+            facts.submodules = ["(unreadable .gitmodules)"]
+    out = repo.git.worktree("list", "--porcelain", kill_after_timeout=GIT_TIMEOUT_S)
+    trees = [line[len("worktree "):] for line in out.splitlines() if line.startswith("worktree ")]
+    facts.worktrees = [t for t in trees if Path(t).resolve() != Path(facts.root or "")]

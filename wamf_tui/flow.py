@@ -1,0 +1,222 @@
+"""The init flow as data: which questions each step asks, what each proposes, and
+how an answer updates `InitState`. The UI only shows a `Question` and hands the
+answer back, so the whole flow is testable without a terminal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from . import proposals
+from .contract import literal, placeholder_in
+from .model import ALLOWED_CHANGES, HINTS, InitState, Step
+from .wording import READER_OPTIONS, explain, register_for, say
+
+Kind = Literal["choice", "text", "multi"]
+
+
+@dataclass
+class Option:
+    label: str
+    value: str
+    checked: bool = False
+    note: str = ""
+
+
+@dataclass
+class Question:
+    key: str
+    kind: Kind
+    prompt: str
+    help: str
+    options: list[Option] = field(default_factory=list)
+    default: str = ""  # pre-filled text (text questions), or the option picked by Enter (choice)
+    free_text: bool = True  # choice / multi questions also take a typed answer
+    allow_empty: bool = False
+
+
+@dataclass
+class Outcome:
+    error: str | None = None
+    action: Literal["next", "stay", "write", "back", "recheck"] = "next"
+
+
+def _q(state: InitState, key: str, kind: Kind, **kw: object) -> Question:
+    fmt = kw.pop("fmt", {})
+    r = state.reader_register
+    return Question(key, kind, say(key, r, **fmt), explain(key, r), **kw)  # type: ignore[arg-type]
+
+
+def _opt(state: InitState, key: str, value: str) -> Option:
+    return Option(say(key, state.reader_register), value)
+
+
+def questions(state: InitState, step: Step) -> list[Question]:
+    """The questions of `step`, built fresh from the state so they follow every answer."""
+    r = state.reader_register
+    if step == Step.READER:
+        opts = [Option(t, t) for t in READER_OPTIONS]
+        return [_q(state, "reader", "choice", options=opts, default=state.reader or READER_OPTIONS[1])]
+    if step == Step.JOB:
+        qs: list[Question] = []
+        repo = state.detected.repo
+        if repo is not None and not repo.is_git:
+            qs.append(
+                _q(state, "not_git", "choice", fmt={"path": repo.path}, free_text=False,
+                   options=[Option("Continue with this folder", "continue"), Option("Quit", "quit")],
+                   default="continue")
+            )
+        qs.append(_q(state, "repo", "text", default=state.repo or proposals.repo_line(state)))
+        if repo is not None and repo.dirty:
+            qs.append(
+                _q(state, "dirty", "choice", free_text=False,
+                   fmt={"summary": proposals.dirty_summary(repo)},
+                   options=[_opt(state, "dirty_continue", "continue"), _opt(state, "dirty_recheck", "recheck")],
+                   default="continue")
+            )
+        qs.append(_q(state, "activate", "text", default=state.activate or proposals.activate_line(state)))
+        qs.append(_q(state, "run", "text", default=state.run or proposals.run_line(state)))
+        qs.append(_q(state, "node", "text", default=state.node or proposals.node_line(state)))
+        items = proposals.guarantee_items(state, r)
+        qs.append(
+            _q(state, "guarantees", "choice", free_text=False, fmt={"items": "; ".join(items)},
+               options=[_opt(state, "guarantee_yes", "yes"), _opt(state, "guarantee_no", "no")], default="yes")
+        )
+        return qs
+    if step == Step.CHECKS:
+        checks = state.checks if "checks" in state.answered else proposals.checkpoints(state)
+        opts = [
+            Option(f"{c.name}: {c.what}", str(i), c.enabled, f"{c.where} · steps {c.steps} · {c.tolerance}")
+            for i, c in enumerate(checks)
+        ]
+        examples = proposals.extra_check_examples(state)
+        return [
+            _q(state, "checks", "multi", options=opts, free_text=False),
+            _q(state, "extra_checks", "text", default=state.extra_checks, allow_empty=True,
+               fmt={"examples": f" For example: {examples}." if examples else ""}),
+            _q(state, "recorder", "text", default=state.recorder or proposals.recorder(state)),
+        ]
+    if step == Step.RULES:
+        chosen = state.allowed_changes if "allowed" in state.answered else list(ALLOWED_CHANGES[:4])
+        hints = state.hints if "hints" in state.answered else []
+        return [
+            _q(state, "allowed", "multi", free_text=False,
+               options=[Option(c, c, c in chosen) for c in ALLOWED_CHANGES]),
+            _q(state, "own_tests", "text", default=state.own_tests or proposals.test_command(state),
+               allow_empty=True),
+            _q(state, "hands_off", "text", default=state.hands_off, allow_empty=True),
+            _q(state, "memory_trade", "text", default=state.memory_trade or "no more than today", allow_empty=True),
+            _q(state, "when_to_stop", "text",
+               default=state.when_to_stop or "-15% step time would do; then hand back", allow_empty=True),
+            _q(state, "hints", "multi", free_text=True, options=[Option(h, h, h in hints) for h in HINTS]),
+            _q(state, "anything_else", "text", default=state.anything_else, allow_empty=True),
+        ]
+    return [
+        _q(state, "confirm", "choice", free_text=False,
+           options=[_opt(state, "confirm_yes", "yes"), _opt(state, "confirm_no", "no")], default="yes")
+    ]
+
+
+def current(state: InitState) -> Question | None:
+    qs = questions(state, state.step)
+    return qs[state.question] if 0 <= state.question < len(qs) else None
+
+
+def answer(state: InitState, value: str | list[str]) -> Outcome:
+    """Record the answer to the current question and move on. The state is unchanged on error."""
+    q = current(state)
+    if q is None:
+        return Outcome("No question here.", "stay")
+    outcome = _apply(state, q, value)
+    if outcome.error:
+        return outcome
+    if q.key not in state.answered:
+        state.answered.append(q.key)
+    if outcome.action == "next":
+        advance(state)
+    return outcome
+
+
+def advance(state: InitState) -> None:
+    if state.question + 1 < len(questions(state, state.step)):
+        state.question += 1
+    elif state.step < Step.CONFIRM:
+        state.step = Step(state.step + 1)
+        state.question = 0
+
+
+def back(state: InitState) -> None:
+    """Esc: to the first question of the previous step (answers stay as the proposals)."""
+    if state.question > 0:
+        state.question = 0
+    elif state.step > Step.READER:
+        state.step = Step(state.step - 1)
+        state.question = 0
+
+
+def _text(q: Question, value: str | list[str]) -> str | Outcome:
+    text = literal(value if isinstance(value, str) else " ".join(value))
+    found = placeholder_in(text)
+    if found:
+        return Outcome(found, "stay")
+    if not text and not q.allow_empty:
+        return Outcome("empty", "stay")
+    return text
+
+
+def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
+    r = state.reader_register
+    if q.kind == "multi":
+        picked = value if isinstance(value, list) else [value]
+        for p in picked:
+            found = placeholder_in(p)
+            if found:
+                return Outcome(say("placeholder", r, found=found), "stay")
+        return _apply_multi(state, q, [literal(p) for p in picked if p.strip()])
+    text = _text(q, value)
+    if isinstance(text, Outcome):
+        key = "empty" if text.error == "empty" else "placeholder"
+        return Outcome(say(key, r, found=text.error), "stay")
+    k = q.key
+    if k == "reader":
+        state.reader = text
+        state.reader_register = register_for(text)
+    elif k == "not_git":
+        if text == "quit":
+            return Outcome(None, "back")
+    elif k == "dirty":
+        if text == "recheck":
+            return Outcome(None, "recheck")
+        state.dirty_decision = (
+            f"Dirty checkout ({proposals.dirty_summary(state.detected.repo)}) settled: "
+            f"optimize starts from HEAD without the uncommitted changes."
+            if state.detected.repo
+            else ""
+        )
+    elif k in ("repo", "activate", "run", "node", "extra_checks", "recorder", "own_tests", "hands_off",
+               "memory_trade", "when_to_stop", "anything_else"):
+        setattr(state, k, text)
+    elif k == "guarantees":
+        if text != "yes":
+            state.guarantees = ""
+            state.question = 0
+            return Outcome(None, "stay")
+        stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
+        items = "; ".join(proposals.guarantee_items(state, "mlsys"))
+        state.guarantees = f"User confirmed at {stamp}: {items}"
+    elif k == "confirm":
+        return Outcome(None, "write" if text == "yes" else "back")
+    return Outcome()
+
+
+def _apply_multi(state: InitState, q: Question, picked: list[str]) -> Outcome:
+    if q.key == "checks":
+        base = state.checks if "checks" in state.answered else proposals.checkpoints(state)
+        state.checks = [c.model_copy(update={"enabled": str(i) in picked}) for i, c in enumerate(base)]
+    elif q.key == "allowed":
+        state.allowed_changes = [c for c in ALLOWED_CHANGES if c in picked]
+    elif q.key == "hints":
+        state.hints = picked
+    return Outcome()

@@ -1,0 +1,160 @@
+"""What the app proposes for each answer, derived from detected facts and the analysis.
+
+Pure functions of `InitState`: no I/O, so proposals are instant and testable.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from .model import Anchor, Checkpoint, InitState, Register, RepoFacts
+
+PARITY = (
+    "parity (record: PARITY=1 PARITY_OUT=records.jsonl; compare: parity compare; "
+    "tolerance: parity derive over three runs of unmodified code)"
+)
+
+
+def repo_line(state: InitState) -> str:
+    repo = state.detected.repo
+    if repo is None:
+        return state.repo_path
+    root = repo.root or repo.path
+    if not repo.is_git:
+        return f"{root} (not a git repository)"
+    if repo.no_commits:
+        return f"{root} ({repo.branch or 'no branch'}, no commits yet)"
+    where = f"detached HEAD @ {repo.sha}" if repo.detached else f"{repo.branch} @ {repo.sha}"
+    return f"{root} ({where})"
+
+
+def dirty_summary(repo: RepoFacts | None) -> str:
+    if repo is None:
+        return ""
+    parts = [
+        f"{len(files)} {label}"
+        for files, label in ((repo.modified, "modified"), (repo.staged, "staged"), (repo.untracked, "untracked"))
+        if files
+    ]
+    return ", ".join(parts)
+
+
+def activate_line(state: InitState) -> str:
+    env = state.detected.env
+    return (env.activate or "") if env else ""
+
+
+def run_line(state: InitState) -> str:
+    if state.analysis is not None and state.changes:
+        from .analyze.benchmark import run_command
+
+        return run_command(state)
+    scan = state.detected.scripts
+    if state.script:
+        return f"python {shlex.quote(state.script)}"
+    if scan and scan.candidates:
+        top = scan.candidates[0]
+        return top.launch.command if top.launch else f"python {shlex.quote(top.path)}"
+    return ""
+
+
+def node_line(state: InitState) -> str:
+    hw = state.detected.hardware
+    if hw is None:
+        return ""
+    if not hw.gpus:
+        return f"{hw.host} (no NVIDIA GPU visible when checked)"
+    names = sorted({g.name for g in hw.gpus})
+    total = round(hw.gpus[0].memory_total_mib / 1024)
+    busy = [g for g in hw.gpus if not g.free]
+    head = f"{hw.host}, {len(hw.gpus)}x {'/'.join(names)} {total}G"
+    if not busy:
+        return f"{head}, all free when checked"
+    users = sorted({p.user or "unknown" for g in busy for p in g.processes}) or ["unknown"]
+    idx = ",".join(str(g.index) for g in busy)
+    return f"{head}, GPU {idx} busy when checked (held by {', '.join(users)})"
+
+
+def guarantee_items(state: InitState, register: Register) -> list[str]:
+    checked = []
+    env = state.detected.env
+    hw = state.detected.hardware
+    if env is not None and env.python_version:
+        checked.append(f"python {env.python_version}" + (f", torch {env.torch}" if env.torch else ""))
+    if hw is not None and hw.gpus:
+        checked.append(f"{len(hw.gpus)} GPU(s) read via NVML")
+    run = state.run or "the run line"
+    node = (state.node or "the node").split(",")[0]
+    if register == "mlsys":
+        items = [f"`{run}` runs in this env", f"{node}'s GPUs are idle during runs"]
+    else:
+        items = [f"`{run}` runs in this environment", f"nobody else uses the GPUs on {node} during the runs"]
+    if checked:
+        items.append("checked here: " + ", ".join(checked))
+    return items
+
+
+def _anchor(state: InitState, role: str) -> Anchor | None:
+    if state.analysis is None:
+        return None
+    return next((a for a in state.analysis.anchors if a.role == role), None)
+
+
+def _precision(state: InitState) -> str:
+    if state.analysis is None:
+        return "fp32"
+    names = " ".join(f.name for f in state.analysis.precision).lower()
+    if "bf16" in names or "bfloat16" in names:
+        return "bf16"
+    if "fp16" in names or "float16" in names or "half" in names:
+        return "fp16"
+    return "fp32"
+
+
+def checkpoints(state: InitState) -> list[Checkpoint]:
+    """A few correctness checkpoints from the analysis anchors; generic ones without analysis."""
+    low = _precision(state) in ("bf16", "fp16")
+    tight, loose = ("rtol 1e-2", "rtol 5e-2") if low else ("rtol 1e-5", "rtol 1e-3")
+    inference = state.analysis is not None and state.analysis.kind == "inference"
+
+    def where(role: str, fallback: str) -> str:
+        a = _anchor(state, role)
+        return f"{a.file}:{a.line}" if a else fallback
+
+    if inference:
+        return [
+            Checkpoint(name="outputs", where=where("forward", "the generate / forward call"),
+                       what="generated tokens or output summary (mean |x|, shape, dtype)", steps="every batch",
+                       tolerance="exact tokens" if not low else "exact tokens; logits rtol 1e-2"),
+            Checkpoint(name="inputs", where=where("forward", "the generate / forward call"),
+                       what="batch shapes and dtypes", steps="first 3 batches", tolerance="exact"),
+        ]
+    checks = [
+        Checkpoint(name="loss", where=where("loss", "where the loss is computed"), what="loss value",
+                   steps="every step", tolerance=f"{tight} steps 1-5, {loose} after"),
+    ]
+    if _anchor(state, "grad_clip"):
+        checks.append(Checkpoint(name="grad norm", where=where("grad_clip", ""), what="total gradient norm",
+                                 steps="every step", tolerance=loose))
+    checks += [
+        Checkpoint(name="model outputs", where=where("forward", "the model forward call"),
+                   what="mean |output|, shape, dtype", steps="steps 1-3", tolerance=tight),
+        Checkpoint(name="batch", where=where("forward", "the model forward call"),
+                   what="input shapes and dtypes", steps="steps 1-3", tolerance="exact"),
+    ]
+    return checks
+
+
+def extra_check_examples(state: InitState) -> str:
+    if state.analysis is None:
+        return "a metric you log, a second loss term"
+    logged = [f.name for f in state.analysis.evals][:1]
+    return ", ".join(logged + ["a metric you log", "a second loss term"])
+
+
+def recorder(state: InitState) -> str:
+    return state.detected.recorder or PARITY
+
+
+def test_command(state: InitState) -> str:
+    return state.detected.tests or ""

@@ -1,0 +1,82 @@
+"""Where a session lives between runs, and how one starts.
+
+State is saved outside the checkout (the user's state directory, keyed by the
+repo path) after every answer, so `git status` stays clean and a dropped SSH
+connection loses nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from .contract import write_atomic
+from .model import InitState
+
+
+def state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "wamf-tui"
+
+
+def state_file(repo_path: str | Path) -> Path:
+    key = hashlib.sha256(str(Path(repo_path).resolve()).encode()).hexdigest()[:16]
+    return state_dir() / f"{key}.json"
+
+
+def save(state: InitState) -> str | None:
+    """Save atomically; returns an error message instead of raising (the app keeps going)."""
+    path = state_file(state.repo_path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, state.to_json())
+    except OSError as e:
+        return f"could not save the session to {path}: {e.strerror or e}"
+    return None
+
+
+def load(repo_path: str | Path) -> InitState | None:
+    """The saved session for this repo, or None when there is none or it is unreadable."""
+    try:
+        return InitState.from_json(state_file(repo_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def forget(repo_path: str | Path) -> None:
+    try:
+        state_file(repo_path).unlink()
+    except OSError:
+        pass
+
+
+def new_state(repo_path: str | Path, contract: str | None = None, template: str | None = None) -> InitState:
+    root = Path(repo_path).resolve()
+    return InitState(
+        repo_path=str(root),
+        contract_path=str(Path(contract).expanduser().resolve()) if contract else str(root / "contract.md"),
+        template_path=str(Path(template).expanduser().resolve()) if template else None,
+    )
+
+
+def make_demo(parent: str | None = None) -> Path:
+    """Copy the shipped demo job into a new temporary git repository with one commit."""
+    root = Path(tempfile.mkdtemp(prefix="wamf-demo-", dir=parent))
+    src = resources.files("wamf_tui") / "demo"
+    for name in ("train.py", "README.md"):
+        (root / name).write_bytes((src / name).read_bytes())
+    (root / ".gitignore").write_text("runs/\n__pycache__/\n")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "wamf demo", "GIT_AUTHOR_EMAIL": "demo@localhost",
+        "GIT_COMMITTER_NAME": "wamf demo", "GIT_COMMITTER_EMAIL": "demo@localhost",
+    }
+    git = shutil.which("git") or "git"
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "demo training job"]):
+        subprocess.run([git, *args], cwd=root, env=env, check=True, capture_output=True)
+    return root

@@ -1,0 +1,245 @@
+"""The Textual app: holds the `InitState`, runs detection in thread workers, and
+moves between step screens. Every answer is saved before the screen moves on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+from textual.events import Resize
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option as ListOption
+
+from .. import contract, flow, session
+from ..model import STEP_TITLES, InitState, Step
+from ..wording import say
+from .screens import SCREENS, ConfirmScreen, StepScreen
+
+CLAUDE = "/who-ate-my-flops:optimize"
+CODEX = "$who-ate-my-flops:optimize"
+
+
+class Detected(Message):
+    """Posted from a detection worker thread; the only thing a worker does to the app."""
+
+    def __init__(self, subject: str, facts: object) -> None:
+        super().__init__()
+        self.subject = subject
+        self.facts = facts
+
+
+class ResumeScreen(ModalScreen[bool]):
+    """Offer to pick up a saved session where it stopped."""
+
+    BINDINGS = [Binding("escape", "dismiss(True)", "resume")]
+
+    def __init__(self, saved: InitState) -> None:
+        super().__init__()
+        self.saved = saved
+
+    def compose(self):
+        step = f"step {int(self.saved.step)} {STEP_TITLES[self.saved.step]}"
+        yield OptionList(
+            ListOption(f"1 Resume at {step} with your {len(self.saved.answered)} answers", id="resume"),
+            ListOption("2 Start over", id="fresh"),
+            id="resume-list",
+        )
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).border_title = "A saved session exists for this repo"
+
+    def on_key(self, event) -> None:
+        if event.key in ("1", "2"):
+            event.stop()
+            self.dismiss(event.key == "1")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id == "resume")
+
+
+class WamfApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "wamf-tui"
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "quit", priority=True),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
+    ]
+
+    def __init__(self, state: InitState, *, saved: InitState | None = None, detect: bool = True,
+                 detector: dict[str, Callable[[], object]] | None = None) -> None:
+        super().__init__()
+        self.state = state
+        self.saved = saved
+        self.detect = detect
+        self.detector = detector
+        self.pending: list[str] = []
+        self.template = contract.load_template(state.template_path)
+        self.ascii_only = "utf" not in (getattr(sys.stdout, "encoding", "") or "").lower()
+
+    # --- lifecycle -------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGHUP, signal.SIGTERM):
+                loop.add_signal_handler(sig, self._on_signal)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+        self.push_screen(SCREENS[self.state.step]())
+        if self.saved is not None:
+            self.push_screen(ResumeScreen(self.saved), self._resume_answered)
+            return
+        if self.detect:
+            self.start_detection()
+
+    def _resume_answered(self, resume: bool | None) -> None:
+        if resume and self.saved is not None:
+            self.saved.repo_path = self.state.repo_path
+            self.saved.contract_path = self.state.contract_path or self.saved.contract_path
+            self.saved.template_path = self.state.template_path or self.saved.template_path
+            self.state = self.saved
+        self.saved = None
+        self.show_step()
+        if self.detect:
+            self.start_detection()
+
+    def _on_signal(self) -> None:
+        self.save()
+        self.exit()
+
+    def action_quit(self) -> None:
+        self.save()
+        self.exit()
+
+    def save(self) -> None:
+        err = session.save(self.state)
+        if err:
+            self.notify(err, severity="warning")
+
+    # --- detection -------------------------------------------------------------
+
+    def start_detection(self) -> None:
+        from ..detect import environment, hardware, project, repo, scripts
+
+        root = Path(self.state.repo_path)
+        jobs = self.detector or {
+            "repo": lambda: repo.detect_repo(root),
+            "env": lambda: environment.detect_environment(root),
+            "hardware": hardware.detect_hardware,
+            "scripts": lambda: scripts.scan_scripts(root),
+            "tests": lambda: project.find_test_command(root),
+            "recorder": lambda: project.find_recorder(root, scripts.tracked_files(root)),
+        }
+        self.pending = list(jobs)
+        for name, job in jobs.items():
+            self.run_worker(self._detect_one(name, job), thread=True, group=f"detect-{name}", exclusive=True)
+        self._redraw(keep_typed=True)
+
+    def _detect_one(self, name: str, job: Callable[[], object]) -> Callable[[], None]:
+        def work() -> None:
+            try:
+                facts = job()
+            except Exception as e:  # a detector bug must not take the app down
+                facts = e
+            self.post_message(Detected(name, facts))
+
+        return work
+
+    def on_detected(self, msg: Detected) -> None:
+        if msg.subject in self.pending:
+            self.pending.remove(msg.subject)
+        if isinstance(msg.facts, Exception):
+            self.notify(f"{msg.subject} detection failed: {msg.facts}", severity="warning")
+        else:
+            setattr(self.state.detected, msg.subject, msg.facts)
+        if isinstance(self.screen, StepScreen):
+            self.screen.redraw_detected()
+            if isinstance(self.screen, ConfirmScreen) and self.screen.phase != "confirm":
+                return
+            self.screen.redraw(keep_typed=True)
+
+    # --- moving between steps ------------------------------------------------
+
+    def after_answer(self, outcome: flow.Outcome) -> None:
+        self.save()
+        if outcome.action == "back":
+            if self.state.step == Step.CONFIRM:
+                self.state.step, self.state.question = Step.RULES, 0
+            else:
+                self.exit()
+                return
+        if outcome.action == "recheck":
+            self.start_detection()
+        if outcome.action == "write" and isinstance(self.screen, ConfirmScreen):
+            self.screen.write()
+            return
+        self.show_step()
+
+    def show_step(self) -> None:
+        screen = self.screen
+        if isinstance(screen, StepScreen) and screen.STEP == self.state.step:
+            screen.redraw(keep_typed=False)
+        else:
+            self.switch_screen(SCREENS[self.state.step]())
+
+    def _redraw(self, keep_typed: bool) -> None:
+        if isinstance(self.screen, StepScreen):
+            self.screen.redraw(keep_typed=keep_typed)
+
+    # --- contract --------------------------------------------------------------
+
+    def render_contract(self) -> str:
+        return contract.render(self.state, self.template)
+
+    def write_contract(self, text: str, overwrite: bool) -> contract.WriteResult:
+        result = contract.save_contract(Path(self.state.contract_path), text, overwrite)
+        if result.written:
+            self.state.written = self.state.contract_path
+            self.save()
+        return result
+
+    def resolve_contract_path(self, text: str) -> str:
+        p = Path(text).expanduser()
+        p = p if p.is_absolute() else Path(self.state.repo_path) / p
+        return str(p / "contract.md" if p.is_dir() else p)
+
+    def done_message(self) -> str:
+        return say("done", self.state.reader_register, path=self.state.contract_path, claude=CLAUDE, codex=CODEX)
+
+    # --- layout ------------------------------------------------------------------
+
+    def on_resize(self, event: Resize) -> None:
+        self.apply_size_classes(self.screen)
+
+    def apply_size_classes(self, screen) -> None:
+        w, h = self.size
+        for name, on in (("-narrow", w < 100), ("-tiny", w < 60 or h < 20)):
+            if screen.has_class(name) != on:  # restyling the tree is costly: only on a real change
+                screen.set_class(on, name)
+
+
+def run_app(path: Path, contract: str | None = None, template: str | None = None, fresh: bool = False) -> int:
+    from ..detect.repo import detect_repo
+
+    repo = detect_repo(path)
+    root = Path(repo.root or repo.path)
+    state = session.new_state(root, contract, template)
+    saved = None if fresh else session.load(root)
+    if fresh:
+        session.forget(root)
+    if saved is not None and saved.written and saved.step == Step.CONFIRM:
+        saved = None  # a finished session: start a new one
+    state.detected.repo = repo
+    app = WamfApp(state, saved=saved)
+    app.run()
+    if app.state.written:
+        print(app.done_message())
+    return 0

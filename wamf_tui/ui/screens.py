@@ -1,0 +1,282 @@
+"""One screen per step over the shared `InitState`; all four panes on each."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Input, OptionList
+
+from .. import contract, flow
+from ..detect import describe
+from ..flow import Option, Question
+from ..model import Step
+from ..wording import say
+from .widgets import DetectedPane, PreviewPane, QuestionView, StepsBar
+
+if TYPE_CHECKING:
+    from .app import WamfApp
+
+DIGITS = [Binding(str(n), f"digit({n})", show=False, priority=True) for n in range(1, 10)]
+
+
+class StepScreen(Screen):
+    STEP: Step = Step.READER
+    BINDINGS = [
+        Binding("escape", "back", "back"),
+        Binding("question_mark", "explain", "explain", priority=True),
+        Binding("f1", "explain", "explain", show=False),
+        Binding("space", "toggle", "toggle"),
+        Binding("ctrl+t", "switch_register", "voice"),
+        Binding("ctrl+r", "rescan", "re-scan"),
+        Binding("f2", "toggle_preview", "preview"),
+        *DIGITS,
+    ]
+
+    app: WamfApp
+
+    def compose(self) -> ComposeResult:
+        yield StepsBar(id="steps")
+        with Horizontal(id="middle"):
+            yield DetectedPane(id="detected")
+            yield PreviewPane(id="preview")
+        yield QuestionView(id="question")
+        yield Footer()
+
+    ready = False  # set once the panes exist; detection results arriving earlier wait for on_mount
+
+    def on_mount(self) -> None:
+        self.ready = True
+        self.app.apply_size_classes(self)
+        self.redraw()
+
+    def on_screen_resume(self) -> None:
+        self.app.apply_size_classes(self)
+
+    # --- drawing -------------------------------------------------------------
+
+    @property
+    def qview(self) -> QuestionView:
+        return self.query_one(QuestionView)
+
+    def redraw(self, keep_typed: bool = True) -> None:
+        if not self.ready:
+            return
+        st = self.app.state
+        self.query_one(StepsBar).show(st.step, st.reader_register, self.app.ascii_only)
+        self.redraw_detected()
+        self.query_one(PreviewPane).show(self.app.render_contract())
+        q = flow.current(st)
+        if q is not None:
+            kind = self.qview.question.kind if self.qview.question else None
+            self.qview.ask(q, keep_typed=keep_typed)
+            if kind != q.kind:
+                self.refresh_bindings()  # the footer rebuilds itself: only when the keys that work change
+
+    def redraw_detected(self) -> None:
+        if self.ready:
+            self.query_one(DetectedPane).show(describe(self.app.state.detected), self.app.pending)
+
+    # --- answering -----------------------------------------------------------
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        q = self.qview.question
+        if q is None:
+            return
+        typed = event.value
+        if q.kind == "multi":
+            self.submit(self.qview.multi_value())
+        elif q.kind == "choice" and not typed.strip():
+            self.submit(self.qview.highlighted_value() or q.default)
+        else:
+            self.submit(typed)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        q = self.qview.question
+        if q is None:
+            return
+        if q.kind == "multi":
+            self.submit(self.qview.multi_value())
+        else:
+            self.submit(q.options[event.option_index].value)
+
+    def submit(self, value: str | list[str]) -> None:
+        outcome = flow.answer(self.app.state, value)
+        if outcome.error:
+            self.qview.say(outcome.error, error=True)
+            return
+        self.app.after_answer(outcome)
+
+    # --- actions ---------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        focused = self.focused
+        typing = isinstance(focused, Input) and bool(focused.value)
+        q = self.qview.question if self.is_mounted else None
+        if action == "digit":
+            return bool(q and q.options) and not typing
+        if action == "explain":
+            return not typing
+        if action == "toggle":
+            return bool(q and q.kind == "multi") and isinstance(focused, OptionList)
+        if action == "toggle_preview":
+            return self.has_class("-tiny")
+        return True
+
+    def action_digit(self, n: int) -> None:
+        q = self.qview.question
+        if q is None or not 0 < n <= len(q.options):
+            return
+        if q.kind == "multi":
+            self.qview.toggle(n - 1)
+        else:
+            self.submit(q.options[n - 1].value)
+
+    def action_toggle(self) -> None:
+        idx = self.query_one("#options", OptionList).highlighted
+        if idx is not None:
+            self.qview.toggle(idx)
+
+    def action_explain(self) -> None:
+        q = self.qview.question
+        if q is not None:
+            self.qview.say(q.help or q.prompt)
+
+    def action_back(self) -> None:
+        flow.back(self.app.state)
+        self.app.after_answer(flow.Outcome(action="stay"))
+
+    def action_switch_register(self) -> None:
+        st = self.app.state
+        st.reader_register = "mlsys" if st.reader_register == "algo" else "algo"
+        self.app.after_answer(flow.Outcome(action="stay"))
+
+    def action_rescan(self) -> None:
+        self.app.start_detection()
+
+    def action_toggle_preview(self) -> None:
+        self.toggle_class("-show-preview")
+
+    def on_key(self, event) -> None:
+        """Up/down in the answer line move the option highlight, so the hands can stay on the keyboard row."""
+        if event.key in ("up", "down") and isinstance(self.focused, Input):
+            options = self.query_one("#options", OptionList)
+            if options.display and options.option_count:
+                options.action_cursor_up() if event.key == "up" else options.action_cursor_down()
+                event.stop()
+
+
+class ReaderScreen(StepScreen):
+    STEP = Step.READER
+
+
+class JobScreen(StepScreen):
+    STEP = Step.JOB
+
+
+class ChecksScreen(StepScreen):
+    STEP = Step.CHECKS
+
+
+class RulesScreen(StepScreen):
+    STEP = Step.RULES
+
+
+class ConfirmScreen(StepScreen):
+    """Step 4: the check result, the confirmation, and the write (with diff and .bak when a contract exists)."""
+
+    STEP = Step.CONFIRM
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.phase = "confirm"  # confirm, overwrite, path, done
+
+    def redraw(self, keep_typed: bool = True) -> None:
+        if not self.ready:
+            return
+        if self.phase == "confirm":
+            super().redraw(keep_typed)
+            problems = contract.check(self.app.render_contract())
+            if problems:
+                self.qview.say("check: " + "; ".join(f"line {p.line}: {p.message}" for p in problems[:3]), True)
+            else:
+                self.qview.say("check: passes the downstream rules")
+            return
+        st = self.app.state
+        self.query_one(StepsBar).show(st.step, st.reader_register, self.app.ascii_only)
+        self.redraw_detected()
+        self.refresh_bindings()
+
+    def submit(self, value: str | list[str]) -> None:
+        st = self.app.state
+        r = st.reader_register
+        text = value if isinstance(value, str) else " ".join(value)
+        if self.phase == "confirm":
+            super().submit(value)
+        elif self.phase == "overwrite":
+            if text == "overwrite":
+                self.write(overwrite=True)
+            elif text == "other":
+                self.ask_path()
+            else:
+                self.phase = "confirm"
+                self.redraw()
+        elif self.phase == "path":
+            found = contract.placeholder_in(text)
+            if found:
+                self.qview.say(say("placeholder", r, found=found), error=True)
+                return
+            if not text.strip():
+                self.qview.say(say("empty", r), error=True)
+                return
+            st.contract_path = self.app.resolve_contract_path(text.strip())
+            self.app.save()
+            self.write()
+
+    def write(self, overwrite: bool = False) -> None:
+        """Called by the flow's 'write' action, and again after an overwrite or path answer."""
+        st = self.app.state
+        r = st.reader_register
+        text = self.app.render_contract()
+        problems = contract.check(text)
+        if problems:
+            self.phase = "confirm"
+            self.redraw()
+            return
+        result = self.app.write_contract(text, overwrite=overwrite)
+        if result.diff is not None:
+            self.phase = "overwrite"
+            self.query_one(PreviewPane).show(result.diff or "(no difference)", "difference with the file on disk")
+            self.qview.ask(Question("overwrite", "choice", say("overwrite", r, path=st.contract_path), "",
+                                    [Option(say("overwrite_yes", r), "overwrite"),
+                                     Option(say("overwrite_other", r), "other"),
+                                     Option(say("confirm_no", r), "back")], default="overwrite", free_text=False))
+        elif result.error:
+            self.ask_path(say("write_failed", r, path=st.contract_path, reason=result.error))
+        else:
+            self.phase = "done"
+            self.query_one(PreviewPane).show(text, f"written: {st.contract_path}")
+            self.qview.ask(Question("done", "choice", self.app.done_message(), "", [], free_text=False))
+            self.qview.say("ctrl+q quits.")
+        self.refresh_bindings()
+
+    def ask_path(self, error: str = "") -> None:
+        r = self.app.state.reader_register
+        self.phase = "path"
+        self.qview.ask(Question("path", "text", say("other_path", r), "", default=self.app.state.contract_path))
+        if error:
+            self.qview.say(error, error=True)
+
+
+SCREENS: dict[Step, type[StepScreen]] = {
+    Step.READER: ReaderScreen,
+    Step.JOB: JobScreen,
+    Step.CHECKS: ChecksScreen,
+    Step.RULES: RulesScreen,
+    Step.CONFIRM: ConfirmScreen,
+}

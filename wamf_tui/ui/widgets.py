@@ -1,0 +1,157 @@
+"""The shared widgets. They draw what they are given; they detect, analyse and write nothing.
+
+All user text is drawn as `rich.text.Text`, never parsed as markup, so an
+answer like `[bold]` shows literally.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option as ListOption
+
+from ..flow import Question
+from ..model import STEP_TITLES, Step
+
+
+class StepsBar(Static):
+    """● done  ◉ current  ○ to come, plus the register in use."""
+
+    def show(self, current: Step, register: str, ascii_only: bool = False) -> None:
+        done, here, todo = ("*", ">", "-") if ascii_only else ("●", "◉", "○")
+        t = Text()
+        for step, title in STEP_TITLES.items():
+            mark = done if step < current else here if step == current else todo
+            style = "bold reverse" if step == current else ("" if step < current else "dim")
+            t.append(f" {mark} {int(step)} {title} ", style=style)
+        voice = "MLSys engineer" if register == "mlsys" else "algorithm engineer"
+        t.append(f"   for: {voice}", style="italic")
+        self.update(t)
+
+
+class DetectedPane(VerticalScroll):
+    BORDER_TITLE = "detected"
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="detected-body")
+
+    def show(self, rows: list[tuple[str, str]], pending: list[str]) -> None:
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column(overflow="fold")
+        for label, text in rows:
+            grid.add_row(label, Text(text))
+        for name in pending:
+            grid.add_row(name, Text("checking…", style="dim italic"))
+        if not rows and not pending:
+            grid.add_row("", Text("nothing detected yet", style="dim"))
+        self.query_one("#detected-body", Static).update(grid)
+
+
+class PreviewPane(VerticalScroll):
+    BORDER_TITLE = "contract.md (live)"
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="preview-body")
+
+    def show(self, text: str, title: str = "contract.md (live)") -> None:
+        self.border_title = title
+        self.query_one("#preview-body", Static).update(Text(text))
+
+
+class QuestionView(Vertical):
+    """The chat-like area: the app's question, its options, and the user's answer line."""
+
+    BORDER_TITLE = "questions"
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.question: Question | None = None
+        self.prefilled = ""
+        self.checked: set[int] = set()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="prompt")
+        yield OptionList(id="options")
+        yield Input(id="answer", placeholder="type an answer, or Enter to accept")
+        yield Static(id="message")
+
+    def ask(self, q: Question, keep_typed: bool = False) -> None:
+        """Show `q`. With keep_typed, text the user already typed over the proposal stays."""
+        same = self.question is not None and self.question.key == q.key
+        self.question = q
+        prompt = Text()
+        prompt.append("wamf  ", style="bold")
+        prompt.append(q.prompt)
+        self.query_one("#prompt", Static).update(prompt)
+        options = self.query_one("#options", OptionList)
+        if not same:
+            self.checked = {i for i, o in enumerate(q.options) if o.checked}
+        self._fill_options(q)
+        options.display = bool(q.options)
+        answer = self.query_one("#answer", Input)
+        answer.display = q.kind == "text" or q.free_text
+        if q.kind == "text":
+            typed = answer.value
+            if not (same and keep_typed and typed != self.prefilled):
+                answer.value = q.default
+            self.prefilled = q.default
+        elif not same:
+            answer.value = ""
+            self.prefilled = ""
+        if not same:
+            self.say("")
+        if q.options and not same:
+            idx = next((i for i, o in enumerate(q.options) if o.value == q.default), 0)
+            options.highlighted = idx
+        if not same:
+            (options if q.options else answer).focus()
+
+    def _fill_options(self, q: Question) -> None:
+        options = self.query_one("#options", OptionList)
+        keep = options.highlighted
+        options.clear_options()
+        items = []
+        for i, o in enumerate(q.options):
+            t = Text()
+            t.append(f"{i + 1} " if i < 9 else "  ", style="bold")
+            if q.kind == "multi":
+                t.append("[x] " if i in self.checked else "[ ] ")
+            t.append(o.label)
+            if o.note:
+                t.append(f"   {o.note}", style="dim")
+            items.append(ListOption(t))
+        options.add_options(items)
+        if keep is not None and keep < len(items):
+            options.highlighted = keep
+
+    def toggle(self, index: int) -> None:
+        if self.question is None or self.question.kind != "multi" or not 0 <= index < len(self.question.options):
+            return
+        self.checked ^= {index}
+        self._fill_options(self.question)
+        self.query_one("#options", OptionList).highlighted = index
+
+    def say(self, text: str, error: bool = False) -> None:
+        msg = self.query_one("#message", Static)
+        msg.update(Text(text, style="bold red" if error else "italic"))
+        msg.set_class(error, "-error")
+
+    def typed(self) -> str:
+        return self.query_one("#answer", Input).value
+
+    def highlighted_value(self) -> str | None:
+        q = self.question
+        idx = self.query_one("#options", OptionList).highlighted
+        if q is None or idx is None or not q.options:
+            return None
+        return q.options[idx].value
+
+    def multi_value(self) -> list[str]:
+        assert self.question is not None
+        picked = [o.value for i, o in enumerate(self.question.options) if i in self.checked]
+        typed = self.typed().strip()
+        return picked + ([typed] if typed else [])

@@ -1,0 +1,223 @@
+"""Every sentence the user reads, in two registers.
+
+`mlsys`: the technique and the number, no explanation.
+`algo`: what it does to the training, in batches, steps, memory and loss; a
+systems term is explained in parentheses the first time it appears (messages
+are listed here in the order the flow shows them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .model import Register
+
+
+@dataclass(frozen=True)
+class Message:
+    mlsys: str
+    algo: str
+    help_mlsys: str = ""
+    help_algo: str = ""
+
+
+READER_OPTIONS = (
+    "I am an MLSys engineer. I could do these optimizations myself, I would rather not spend the time.",
+    "I am an algorithm engineer. I do not know systems, and I will not recognise most of your optimization techniques.",
+)
+
+# Terms an algorithm engineer may not know; the algo register explains each on first use.
+GLOSSARY = (
+    "worktree",
+    "benchmark",
+    "warm-up",
+    "steady step",
+    "recorder",
+    "tolerance",
+    "kernel",
+    "NVML",
+    "world size",
+)
+
+
+MESSAGES: dict[str, Message] = {
+    # step 0
+    "reader": Message(
+        "How well do you know ML systems? Pick one, or say it in your words.",
+        "How well do you know ML systems? Pick one, or say it in your words.",
+        "Your answer sets how every later message and report is written. It goes into the contract's reader line as you wrote it.",
+        "Your answer sets how every later message and report is written. It goes into the contract's reader line as you wrote it.",
+    ),
+    # step 1
+    "repo": Message(
+        "Repo and branch to optimize.",
+        "The repository to speed up, and its branch.",
+        "optimize branches a worktree from this commit; uncommitted changes stay behind.",
+        "The optimizer works in a worktree (a second copy of the repo made from a commit), so your checkout stays untouched.",
+    ),
+    "not_git": Message(
+        "{path} is not a git repo; optimize needs one for its worktree. Continue with this folder?",
+        "{path} is not a git repository. The optimizer needs one to keep its own copy of the code. Continue with this folder anyway?",
+    ),
+    "dirty": Message(
+        "Checkout is dirty ({summary}). optimize branches from HEAD, so these changes are not in its worktree.",
+        "Your checkout has uncommitted changes ({summary}). The optimizer starts from the last commit, so it will not see them.",
+        "Commit or stash in another pane and re-check, or continue from HEAD and leave them out.",
+        "Commit or stash them in another pane, then re-check; or continue without them.",
+    ),
+    "dirty_recheck": Message("Re-check (I will commit or stash in another pane)", "Re-check (I will commit or stash them in another pane)"),
+    "dirty_continue": Message("Continue from HEAD without them", "Continue from the last commit without them"),
+    "activate": Message(
+        "Command that enters the job's environment.",
+        "The command that enters the Python environment your job runs in.",
+        "Runs before every measured run, in a fresh shell.",
+        "It is typed before each run, in a fresh terminal, exactly as you would.",
+    ),
+    "script": Message(
+        "Job script (path relative to the repo).",
+        "The script that runs your job (path inside the repo).",
+        "Ranked from tracked files by name, torch use and launch commands found in the repo.",
+        "I listed the scripts that look like training or inference entry points, best match first.",
+    ),
+    "changes": Message(
+        "Benchmark conversion: toggle rows, edit the step count, Enter confirms.",
+        "To time the job many times, I run a benchmark (a short version of your job: same model and batch, fewer steps, nothing saved). Toggle rows, Enter confirms.",
+        "Flags and env vars only; the script is never edited. Exclusions go into Anything else with their cost.",
+        "Each row uses your script's own flag or an environment variable; your code is never edited.",
+    ),
+    "steps": Message(
+        "Optimizer steps per benchmark run (warm-up + >=10 steady).",
+        "How many training steps one timed run takes. The first ones are warm-up (slow start-up steps: compiling, loading data), then at least 10 steady steps (the normal speed you see mid-training).",
+    ),
+    "run": Message(
+        "Command that runs the job (the benchmark version).",
+        "The command that runs the job: the short timed version.",
+        "Run from the repo root after activate. Keep model size, batch, sequence length, precision and world size.",
+        "It must keep your model size, batch size, sequence length and number of GPUs, or the speed-up would not carry over.",
+    ),
+    "must_not_change": Message(
+        "Held fixed by the accuracy check.",
+        "What must stay the same so the results still mean the same thing.",
+    ),
+    "node": Message(
+        "Node to measure on; its GPUs must be idle.",
+        "The machine to time the job on. Its GPUs must have no other job, or the timings are wrong.",
+        "NVML process and utilisation readings, when available, back the proposal.",
+        "I checked the GPUs with NVML (NVIDIA's monitoring library) where it was available.",
+    ),
+    "guarantees": Message(
+        "You vouch that: {items}. Confirm?",
+        "Please confirm, since I cannot run your job: {items}.",
+        "Init never runs the job, so these are your word, recorded with the time.",
+        "I never run your job during set-up, so these are your word. The contract records them with the time.",
+    ),
+    "guarantee_yes": Message("Yes, I confirm", "Yes, I confirm"),
+    "guarantee_no": Message("No, let me fix something first", "No, let me fix something first"),
+    # step 2
+    "checks": Message(
+        "Correctness checkpoints (space toggles, Enter accepts):",
+        "To keep your results the same, the optimizer compares a few numbers before and after each change. Each has a tolerance (how far the numbers may drift). Space toggles, Enter accepts:",
+        "Recorded on unmodified code and after each change; compared within tolerance.",
+        "If a change moves these numbers by more than the tolerance, it is thrown away.",
+    ),
+    "extra_checks": Message(
+        "What else should we check?{examples}",
+        "What else should we check?{examples}",
+        "Free text; leave empty if nothing.",
+        "Anything your training computes that must not change. Leave empty if nothing.",
+    ),
+    "recorder": Message(
+        "Recorder for the checkpoints.",
+        "The recorder (the small tool that writes those numbers to a file during a run).",
+        "Prefer one the repo has; else parity: PARITY=1 PARITY_OUT=records.jsonl, then parity compare.",
+        "If your repo has one, it is used; otherwise the optimizer installs parity.",
+    ),
+    # step 3
+    "allowed": Message(
+        "Allowed changes (space toggles, Enter accepts):",
+        "What may the optimizer change? Space toggles, Enter accepts:",
+        "Kernels includes Triton and custom CUDA.",
+        "A kernel (a small program that runs on the GPU) is the deepest level; leave it off if you would rather not review GPU code.",
+    ),
+    "own_tests": Message(
+        "Command for your own test suite.",
+        "The command that runs your own tests, so nothing else in the repo breaks.",
+    ),
+    "hands_off": Message(
+        "Hands off: paths or changes not allowed.",
+        "Files or parts of the code it must not touch, and changes you would not accept.",
+    ),
+    "memory_trade": Message(
+        "Memory for speed: allowed, and how much?",
+        "May it use more GPU memory to go faster? How much?",
+    ),
+    "when_to_stop": Message(
+        "Stop target, and what then.",
+        "When is it fast enough, and what should it do then?",
+    ),
+    "hints": Message(
+        "Where does time go, as far as you know? (space toggles)",
+        "Where does the time seem to go? (space toggles)",
+    ),
+    "anything_else": Message(
+        "Anything else (data paths, required flags, owners).",
+        "Anything else it should know: where data lives, flags it needs, who owns what.",
+    ),
+    # step 4
+    "confirm": Message(
+        "Contract on the right. Does it describe the job?",
+        "Please read the contract on the right. Does it describe the job you want sped up?",
+        "y or Enter writes it; n goes back to change an answer.",
+        "y or Enter writes it; n goes back so you can change an answer.",
+    ),
+    "confirm_yes": Message("Yes, write it", "Yes, write it"),
+    "confirm_no": Message("No, go back", "No, go back"),
+    "overwrite": Message(
+        "{path} exists; differences below. Overwrite (old kept as .bak)?",
+        "{path} already exists; the differences are below. Replace it (the old one is kept as .bak)?",
+    ),
+    "overwrite_yes": Message("Overwrite, keep a .bak", "Replace it, keep a .bak"),
+    "overwrite_other": Message("Write somewhere else", "Write it somewhere else"),
+    "other_path": Message("Path for the contract.", "Where should the contract go? Type a path."),
+    "write_failed": Message(
+        "Cannot write {path}: {reason}. Answers kept; give another path.",
+        "I could not write {path} ({reason}). Your answers are kept; type another path.",
+    ),
+    "done": Message(
+        "Written: {path}. Next: {claude} (Claude Code) or {codex} (Codex); diagnose for one measured fix.",
+        "Written: {path}. Next, start the optimizer: {claude} in Claude Code, or {codex} in Codex. It runs on its own from there.",
+    ),
+    # refusals
+    "placeholder": Message(
+        "{found} reads as an unfilled placeholder downstream; write it without the angle brackets.",
+        "{found} looks like a blank to fill in to the next tool; please write it without the angle brackets.",
+    ),
+    "empty": Message("Needs a value.", "This one needs an answer."),
+}
+
+
+def say(key: str, register: Register, **fmt: object) -> str:
+    msg = MESSAGES[key]
+    text = msg.mlsys if register == "mlsys" else msg.algo
+    return text.format(**fmt) if fmt else text
+
+
+def explain(key: str, register: Register) -> str:
+    msg = MESSAGES[key]
+    text = msg.help_mlsys if register == "mlsys" else msg.help_algo
+    return text or say(key, register)
+
+
+_MLSYS = re.compile(
+    r"mlsys|systems? engineer|could do|myself|cuda|kernel|triton|perf|hpc|infra|compiler|profil", re.I
+)
+_ALGO = re.compile(
+    r"algorithm|research|scientist|new to|do not know|don't know|not recogni|no idea|beginner|modell?ing", re.I
+)
+
+
+def register_for(reader: str) -> Register:
+    """The register nearer to the reader's own words; algorithm engineer when unsure."""
+    m, a = len(_MLSYS.findall(reader)), len(_ALGO.findall(reader))
+    return "mlsys" if m > a else "algo"
