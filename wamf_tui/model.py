@@ -202,8 +202,11 @@ class Analysis(BaseModel):
 
 class BenchmarkChange(BaseModel):
     what: str
-    how: str  # the flag or environment variable
+    how: str  # the flag or environment variable, as the user reads it
     why: str
+    flags: list[str] = Field(default_factory=list)  # what it adds to the run line
+    env: list[str] = Field(default_factory=list)
+    drop: list[str] = Field(default_factory=list)  # flags of the original launch command it removes
     enabled: bool = True
     exclusion: str | None = None  # what the contract records when it is switched off
 

@@ -166,10 +166,10 @@ MESSAGES: dict[str, Message] = {
     ),
     # step 4
     "confirm": Message(
-        "Contract on the right. Does it describe the job?",
-        "Please read the contract on the right. Does it describe the job you want sped up?",
-        "y or Enter writes it; n goes back to change an answer.",
-        "y or Enter writes it; n goes back so you can change an answer.",
+        "Read the contract preview. Does it describe the job?",
+        "Please read the contract preview. Does it describe the job you want sped up?",
+        "Enter or y writes it; n goes back to change an answer. F2 shows the preview in a narrow pane.",
+        "Enter or y writes it; n goes back so you can change an answer. In a narrow pane, F2 shows the preview.",
     ),
     "confirm_yes": Message("Yes, write it", "Yes, write it"),
     "confirm_no": Message("No, go back", "No, go back"),

@@ -217,7 +217,9 @@ class WamfApp(App):
     # --- layout ------------------------------------------------------------------
 
     def on_resize(self, event: Resize) -> None:
-        self.apply_size_classes(self.screen)
+        if isinstance(self.screen, StepScreen) and self.screen.ready:
+            self.apply_size_classes(self.screen)
+            self.screen.redraw(keep_typed=True)
 
     def apply_size_classes(self, screen) -> None:
         w, h = self.size

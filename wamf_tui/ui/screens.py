@@ -66,7 +66,7 @@ class StepScreen(Screen):
         if not self.ready:
             return
         st = self.app.state
-        self.query_one(StepsBar).show(st.step, st.reader_register, self.app.ascii_only)
+        self.query_one(StepsBar).show(st.step, st.reader_register, self.app.ascii_only, self.app.size.width)
         self.redraw_detected()
         self.query_one(PreviewPane).show(self.app.render_contract())
         q = flow.current(st)
@@ -126,6 +126,8 @@ class StepScreen(Screen):
             return bool(q and q.kind == "multi") and isinstance(focused, OptionList)
         if action == "toggle_preview":
             return self.has_class("-tiny")
+        if action == "confirm":
+            return getattr(self, "phase", "") == "confirm" and not typing
         return True
 
     def action_digit(self, n: int) -> None:
@@ -191,10 +193,17 @@ class ConfirmScreen(StepScreen):
     """Step 4: the check result, the confirmation, and the write (with diff and .bak when a contract exists)."""
 
     STEP = Step.CONFIRM
+    BINDINGS = [
+        Binding("y", "confirm('yes')", "write it", priority=True),
+        Binding("n", "confirm('no')", "go back", show=False, priority=True),
+    ]
 
     def __init__(self) -> None:
         super().__init__()
         self.phase = "confirm"  # confirm, overwrite, path, done
+
+    def action_confirm(self, value: str) -> None:
+        self.submit(value)
 
     def redraw(self, keep_typed: bool = True) -> None:
         if not self.ready:
@@ -208,7 +217,7 @@ class ConfirmScreen(StepScreen):
                 self.qview.say("check: passes the downstream rules")
             return
         st = self.app.state
-        self.query_one(StepsBar).show(st.step, st.reader_register, self.app.ascii_only)
+        self.query_one(StepsBar).show(st.step, st.reader_register, self.app.ascii_only, self.app.size.width)
         self.redraw_detected()
         self.refresh_bindings()
 

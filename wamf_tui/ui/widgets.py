@@ -20,15 +20,18 @@ from ..model import STEP_TITLES, Step
 class StepsBar(Static):
     """● done  ◉ current  ○ to come, plus the register in use."""
 
-    def show(self, current: Step, register: str, ascii_only: bool = False) -> None:
+    def show(self, current: Step, register: str, ascii_only: bool = False, width: int = 120) -> None:
         done, here, todo = ("*", ">", "-") if ascii_only else ("●", "◉", "○")
-        t = Text()
+        compact = width < 100  # in a side pane only the current step keeps its title
+        t = Text(no_wrap=True, overflow="ellipsis")
         for step, title in STEP_TITLES.items():
             mark = done if step < current else here if step == current else todo
             style = "bold reverse" if step == current else ("" if step < current else "dim")
-            t.append(f" {mark} {int(step)} {title} ", style=style)
+            label = f" {mark} {int(step)} {title} " if step == current or not compact else f" {mark}{int(step)}"
+            t.append(label, style=style)
         voice = "MLSys engineer" if register == "mlsys" else "algorithm engineer"
-        t.append(f"   for: {voice}", style="italic")
+        t.append(f"  for: {voice}" if not compact else f"  {'MLSys' if register == 'mlsys' else 'algo'}",
+                 style="italic")
         self.update(t)
 
 
@@ -122,7 +125,7 @@ class QuestionView(Vertical):
                 t.append("[x] " if i in self.checked else "[ ] ")
             t.append(o.label)
             if o.note:
-                t.append(f"   {o.note}", style="dim")
+                t.append(f"\n    {o.note}", style="dim")
             items.append(ListOption(t))
         options.add_options(items)
         if keep is not None and keep < len(items):

@@ -1,0 +1,58 @@
+"""Fixed states for the snapshot tests and the screenshots: no clock, no temp paths, no detection."""
+
+from __future__ import annotations
+
+from wamf_tui import flow
+from wamf_tui.model import (
+    Detected,
+    EnvFacts,
+    GpuFacts,
+    HardwareFacts,
+    InitState,
+    PackageVersion,
+    RepoFacts,
+    ScriptCandidate,
+    ScriptScan,
+    Step,
+)
+from wamf_tui.ui.app import WamfApp
+
+ROOT = "/home/ana/nanogpt"
+
+
+def detected() -> Detected:
+    return Detected(
+        repo=RepoFacts(path=ROOT, is_git=True, root=ROOT, branch="main", sha="a1b2c3d", subject="faster data loader"),
+        env=EnvFacts(kind="venv", name=".venv", activate="source .venv/bin/activate", python=f"{ROOT}/.venv/bin/python",
+                     python_version="3.11.7", torch="2.5.1", torch_cuda="12.4",
+                     packages=[PackageVersion(name="numpy", version="2.1.0"),
+                               PackageVersion(name="torch", version="2.5.1")]),
+        hardware=HardwareFacts(host="gpu01", nvml=True, driver="550.54", cuda_driver="12.4", cpu_cores=96,
+                               ram_gib=1007.5, load=0.4,
+                               gpus=[GpuFacts(index=i, name="NVIDIA H100 80GB HBM3", memory_used_mib=2,
+                                              memory_total_mib=81559, utilization=0) for i in range(2)]),
+        scripts=ScriptScan(candidates=[ScriptCandidate(path="train.py", score=11, reasons=["entry-point name"])],
+                           files_seen=42),
+        tests="pytest tests",
+    )
+
+
+def state_at(step: Step, register: str = "algo") -> InitState:
+    """Walk the flow on its proposals up to the first question of `step`."""
+    st = InitState(repo_path=ROOT, contract_path=f"{ROOT}/contract.md", detected=detected())
+    while st.step < step:
+        q = flow.current(st)
+        value = [o.value for o in q.options if o.checked] if q.kind == "multi" else q.default
+        if q.key == "reader" and register == "mlsys":
+            value = q.options[0].value
+        assert flow.answer(st, value).error is None
+        if q.key == "guarantees":
+            st.guarantees = "User confirmed at 2026-11-29 10:00 UTC"
+    st.reader_register = register  # type: ignore[assignment]
+    return st
+
+
+def app_at(step: Step, register: str = "algo") -> WamfApp:
+    app = WamfApp(state_at(step, register), detect=False)
+    app.ascii_only = False
+    return app

@@ -1,0 +1,65 @@
+"""The command line, run as a user runs it: subprocesses, exit codes, one-line messages."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from test_contract import full_state
+
+from wamf_tui import contract
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "wamf_tui", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=120)
+
+
+def test_check_exit_codes(tmp_path):
+    good = tmp_path / "good.md"
+    good.write_text(contract.render(full_state(), contract.bundled_template()))
+    bad = tmp_path / "bad.md"
+    bad.write_text(good.read_text().replace("python train.py --steps 30", "<the command that runs the job>"))
+    ok = run("check", str(good))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    fail = run("check", str(bad))
+    assert fail.returncode == 1
+    assert f"{bad}:13: placeholder <the command that runs the job>" in fail.stdout
+    missing = run("check", str(tmp_path / "nope.md"))
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"wamf-tui: cannot read {tmp_path / 'nope.md'}: No such file or directory"
+    binary = tmp_path / "bin.md"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    assert run("check", str(binary)).returncode == 2
+
+
+def test_subcommands_do_not_import_textual_or_torch(tmp_path, repo):
+    good = tmp_path / "good.md"
+    good.write_text(contract.render(full_state(), contract.bundled_template()))
+    probe = (
+        "import sys, runpy; sys.argv = ['wamf-tui'] + sys.argv[1:]\n"
+        "from wamf_tui.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'torch'))\n"
+        "print('IMPORTED', bad)\n"
+    )
+    for args in (["check", str(good)], ["detect", str(repo)], ["detect", str(repo), "--json"],
+                 ["analyze", str(repo / "train.py")]):
+        out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=120)
+        assert "IMPORTED []" in out.stdout, (args, out.stdout[-500:], out.stderr[-500:])
+
+
+def test_version_and_help():
+    assert run("--version").stdout.startswith("wamf-tui ")
+    help_text = run("--help").stdout
+    for word in ("--demo", "--contract", "--template", "check CONTRACT"):
+        assert word in help_text
+
+
+def test_bad_paths_are_one_line_messages(tmp_path):
+    gone = run(str(tmp_path / "missing"))
+    assert gone.returncode == 2 and gone.stderr.strip() == f"wamf-tui: no such directory: {tmp_path / 'missing'}"
+    tpl = run(str(tmp_path), "--template", str(tmp_path / "none.md"))
+    assert tpl.returncode == 2 and tpl.stderr.count("\n") == 1 and "cannot use template" in tpl.stderr
+    assert "Traceback" not in gone.stderr + tpl.stderr

@@ -1,0 +1,411 @@
+"""Static reading of a job script with `ast`: never imported, never executed.
+
+Finds the training facts the benchmark conversion and the correctness plan
+need, each anchored to file:line, following imports into the repo's own
+modules to a bounded depth. Source that cannot be parsed gets a plain text
+scan, marked `partial`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from ..model import Analysis, Anchor, Fact, StepControl
+
+MAX_BYTES = 2 * 1024 * 1024
+FOLLOW_DEPTH = 2
+
+TRACKERS = {  # call suffix -> (name, environment switch)
+    "wandb.init": ("wandb", "WANDB_MODE=disabled"),
+    "SummaryWriter": ("tensorboard", None),
+    "mlflow.start_run": ("mlflow", "MLFLOW_TRACKING_URI=file:$WAMF_OUT/mlruns"),
+    "mlflow.autolog": ("mlflow", "MLFLOW_TRACKING_URI=file:$WAMF_OUT/mlruns"),
+    "Experiment": ("comet", "COMET_MODE=disabled"),
+    "aim.Run": ("aim", None),
+    "swanlab.init": ("swanlab", "SWANLAB_MODE=disabled"),
+    "Task.init": ("clearml", "CLEARML_OFFLINE_MODE=1"),
+}
+CHECKPOINTS = ("torch.save", "save_pretrained", "save_model", "save_state", "ModelCheckpoint", "save_checkpoint")
+UPLOADS = ("push_to_hub", "upload_file", "upload_folder", "upload_fileobj", "create_repo")
+SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "set_seed", "seed_everything",
+         "manual_seed_all")
+EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|val_step|test)(_|$)", re.I)
+STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|"
+                        r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
+OUT_NAMES = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint|log|logging|root)_?(dir|path|root)?$|^out_dir$")
+HF_KEYS = {
+    "report_to": "trackers", "save_strategy": "checkpoints", "eval_strategy": "evals",
+    "evaluation_strategy": "evals", "push_to_hub": "uploads", "seed": "seeds", "output_dir": "output_dirs",
+    "logging_dir": "output_dirs",
+}
+PL_KEYS = {
+    "logger": "trackers", "enable_checkpointing": "checkpoints", "limit_val_batches": "evals",
+    "default_root_dir": "output_dirs", "check_val_every_n_epoch": "evals",
+}
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else node.attr
+    if isinstance(node, ast.Call):
+        return _dotted(node.func) + "()"
+    if isinstance(node, ast.Subscript):
+        return _dotted(node.value)
+    return ""
+
+
+def _const(node: ast.AST | None) -> str | None:
+    if node is None:
+        return None
+    try:
+        return repr(ast.literal_eval(node))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return ast.unparse(node)[:60] if hasattr(ast, "unparse") else None
+
+
+class _Reader(ast.NodeVisitor):
+    def __init__(self, result: Analysis, rel: str) -> None:
+        self.r = result
+        self.rel = rel
+        self.guards: list[ast.expr] = []
+        self.roles: set[str] = {a.role for a in result.anchors}
+        self.imports: list[str] = []
+
+    # --- helpers ------------------------------------------------------------
+
+    def anchor(self, role: str, node: ast.AST, once: bool = True) -> None:
+        if once and role in self.roles:
+            return
+        self.roles.add(role)
+        self.r.anchors.append(Anchor(role=role, file=self.rel, line=node.lineno))
+
+    def fact(self, kind: str, name: str, node: ast.AST, off: str | None = None) -> None:
+        getattr(self.r, kind).append(Fact(name=name, file=self.rel, line=node.lineno, off_switch=off or self.guard()))
+
+    def guard(self) -> str | None:
+        """The flag that switches the current statement on, read from the enclosing `if`."""
+        for test in reversed(self.guards):
+            for n in ast.walk(test):
+                name = None
+                if isinstance(n, ast.Attribute) and _dotted(n.value) in ("args", "cfg", "config", "opt", "opts",
+                                                                          "self.args", "hparams", "training_args"):
+                    name = n.attr
+                elif isinstance(n, ast.Name) and n.id not in ("step", "iter_num", "epoch", "i", "True", "False"):
+                    name = n.id
+                if name:
+                    return self.flag_for(name)
+        return None
+
+    def flag_for(self, dest: str) -> str:
+        for opt in self.r.flags:
+            if opt.lstrip("-").replace("-", "_") == dest:
+                return opt
+        if self.r.config_system == "configurator":
+            return f"--{dest}=..."
+        return dest
+
+    # --- visiting -----------------------------------------------------------
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        self.guards.append(node.test)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.guards.pop()
+        for stmt in node.orelse:
+            self.visit(stmt)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.imports += [a.name for a in node.names]
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module and node.level == 0:
+            self.imports.append(node.module)
+            self.imports += [f"{node.module}.{a.name}" for a in node.names]
+        elif node.level:
+            base = ".".join(Path(self.rel).parent.parts[: len(Path(self.rel).parent.parts) - node.level + 1])
+            mod = ".".join(x for x in (base, node.module or "") if x)
+            self.imports += [mod] + [f"{mod}.{a.name}" for a in node.names]
+        if node.module and ("hydra" in node.module or "omegaconf" in node.module):
+            self.r.config_system = "hydra" if "hydra" in node.module else "omegaconf"
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for d in node.decorator_list:
+            name = _dotted(d.func if isinstance(d, ast.Call) else d)
+            if name.endswith("hydra.main"):
+                self.r.config_system = "hydra"
+            elif name.startswith(("click.", "typer")) or name.endswith(".command"):
+                self.r.config_system = self.r.config_system if self.r.config_system != "unknown" else "click"
+        if node.name == "training_step":
+            self.r.kind = "training"
+            for n in ast.walk(node):
+                if isinstance(n, ast.Return) and n.value is not None:
+                    self.anchor("loss", n)
+                    break
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        targets = [t for t in node.targets]
+        names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        callee = _dotted(node.value.func) if isinstance(node.value, ast.Call) else ""
+        constructor = callee.split(".")[-1][:1].isupper()  # loss_fn = nn.MSELoss() builds, does not compute
+        if any("loss" in n.lower() for n in names) and isinstance(node.value, ast.Call | ast.BinOp) \
+                and not constructor:
+            if "model" in callee.lower() or callee.endswith(("net", "forward")):
+                self.anchor("forward", node)
+            self.anchor("loss", node)
+        elif isinstance(node.value, ast.Call):
+            callee = _dotted(node.value.func).lower()
+            if callee.split(".")[-1] in ("model", "net", "module", "forward") or callee.endswith(
+                    ("model", ".forward")):
+                self.anchor("forward", node)
+        # plain constants at module level: configurator scripts (nanoGPT) and constant configs
+        for t in targets:
+            if isinstance(t, ast.Name) and not self.guards:
+                if STEP_NAMES.match(t.id):
+                    self.r.step_controls.append(StepControl(name=t.id, file=self.rel, line=node.lineno,
+                                                            default=_const(node.value)))
+                if OUT_NAMES.search(t.id) and isinstance(node.value, ast.Constant) and isinstance(
+                        node.value.value, str):
+                    self.fact("output_dirs", t.id, node, f"--{t.id}=..." if self.r.config_system == "configurator"
+                              else None)
+                if t.id in ("wandb_log", "seed", "eval_interval", "always_save_checkpoint") and isinstance(
+                        node.value, ast.Constant):
+                    self.r.flags.setdefault(t.id, _const(node.value))
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _dotted(node.func)
+        last = name.split(".")[-1]
+        self._config(node, name, last)
+        if last == "backward":
+            self.r.kind = "training"
+            self.anchor("backward", node)
+        elif last == "step" and name != "step":
+            base = name[: -len(".step")].lower()
+            if "sched" in base:
+                self.anchor("scheduler", node)
+            elif "optim" in base or base in ("opt", "scaler", "self.optimizer", "accelerator") or "opt" in base:
+                self.anchor("optimizer_step", node)
+        elif last in ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32"):
+            self.anchor("grad_clip", node)
+        elif name.endswith("compile") and name.startswith("torch") or name == "compile":
+            self.anchor("compile", node)
+        elif last == "generate":
+            self.anchor("forward", node)
+        elif last in ("autocast", "GradScaler", "to") and node.keywords or last in ("autocast", "GradScaler"):
+            text = ast.unparse(node) if hasattr(ast, "unparse") else name
+            if last != "to" or "dtype" in text:
+                self.r.precision.append(Fact(name=text[:80], file=self.rel, line=node.lineno))
+        elif last in ("DistributedDataParallel", "DDP", "FullyShardedDataParallel", "FSDP", "fully_shard") or \
+                name in ("deepspeed.initialize", "accelerator.prepare"):
+            self.r.parallelism.append(Fact(name=last if last != "initialize" else "deepspeed", file=self.rel,
+                                           line=node.lineno))
+        elif last == "DataLoader":
+            self.r.loaders.append(Fact(name="DataLoader", file=self.rel, line=node.lineno))
+        for suffix, (tracker, env) in TRACKERS.items():
+            if name == suffix or name.endswith("." + suffix) or (suffix == last and "." not in suffix):
+                self.fact("trackers", tracker, node, self.guard() or env)
+        if any(name == c or name.endswith("." + c) for c in CHECKPOINTS):
+            self.fact("checkpoints", last if last != "save" else "torch.save", node)
+        if last in UPLOADS:
+            self.fact("uploads", last, node)
+        if any(name == s or name.endswith("." + s) for s in SEEDS):
+            arg = node.args[0] if node.args else None
+            off = None
+            if isinstance(arg, ast.Attribute):
+                off = self.flag_for(arg.attr)
+            elif isinstance(arg, ast.Name):
+                off = self.flag_for(arg.id)
+            self.fact("seeds", name, node, off)
+        if EVAL_CALLS.search(last) and last not in ("eval",) and not name.startswith(("torch.", "ast.")):
+            self.fact("evals", last, node)
+        if last == "makedirs" and node.args:
+            arg = node.args[0]
+            label = _dotted(arg) or (_const(arg) or "")
+            self.fact("output_dirs", label, node, self.flag_for(arg.attr) if isinstance(arg, ast.Attribute)
+                      else None)
+        if last in ("Trainer", "SFTTrainer", "Seq2SeqTrainer"):
+            self.r.kind = "training"
+            for role in ("forward", "loss", "backward", "optimizer_step"):
+                self.anchor(role, node)
+        if last == "fit" or last == "train" and name.endswith("trainer.train"):
+            self.r.kind = "training"
+        self.generic_visit(node)
+
+    def _config(self, node: ast.Call, name: str, last: str) -> None:
+        if last == "ArgumentParser" and self.r.config_system == "unknown":
+            self.r.config_system = "argparse"
+        elif last == "HfArgumentParser":
+            self.r.config_system = "HfArgumentParser"
+        elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower():
+            self.r.config_system = "LightningCLI"
+        elif name == "fire.Fire":
+            self.r.config_system = "fire"
+        elif name in ("typer.Typer", "typer.run"):
+            self.r.config_system = "typer"
+        elif name == "exec" and node.args and "configurator" in ast.dump(node.args[0]):
+            self.r.config_system = "configurator"
+        elif last == "add_argument":
+            opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if opts:
+                kw = {k.arg: k.value for k in node.keywords if k.arg}
+                opt = max(opts, key=len)
+                default = _const(kw.get("default"))
+                if kw.get("action") is not None and "store_true" in ast.dump(kw["action"]):
+                    default = "False"
+                self.r.flags[opt] = default
+                dest = opt.lstrip("-").replace("-", "_")
+                if STEP_NAMES.match(dest):
+                    self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno,
+                                                            default=default))
+                if OUT_NAMES.search(dest):
+                    self.fact("output_dirs", opt, node, opt)
+        # HF TrainingArguments and Lightning Trainer keywords: the library runs the loop
+        if last in ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"):
+            self.r.kind = "training"
+            for k in node.keywords:
+                self._library_keyword(k, HF_KEYS, node, hf=True)
+        elif last == "Trainer" and "lightning" in " ".join(self.imports).lower():
+            self.r.kind = "training"
+            for k in node.keywords:
+                self._library_keyword(k, PL_KEYS, node, hf=False)
+
+    def _library_keyword(self, k: ast.keyword, table: dict[str, str], node: ast.Call, hf: bool) -> None:
+        if k.arg is None:
+            return
+        if STEP_NAMES.match(k.arg):
+            self.r.step_controls.append(StepControl(name=k.arg, file=self.rel, line=k.value.lineno,
+                                                    default=_const(k.value)))
+        kind = table.get(k.arg)
+        if kind:
+            off = {
+                "report_to": "--report_to none", "save_strategy": "--save_strategy no",
+                "eval_strategy": "--eval_strategy no", "evaluation_strategy": "--eval_strategy no",
+                "push_to_hub": "--push_to_hub False", "seed": "--seed",
+                "output_dir": "--output_dir", "logging_dir": "--logging_dir",
+            }.get(k.arg) if hf else f"{k.arg}=..."
+            getattr(self.r, kind).append(Fact(name=k.arg, file=self.rel, line=k.value.lineno, off_switch=off))
+
+
+def _text_scan(result: Analysis, text: str, rel: str) -> None:
+    """What a plain line scan can still find in source that does not parse."""
+    patterns = (
+        ("backward", r"\.backward\("), ("optimizer_step", r"optim\w*\.step\("), ("loss", r"\bloss\w*\s*="),
+        ("forward", r"\bmodel\(|\.generate\("), ("grad_clip", r"clip_grad_"), ("compile", r"torch\.compile\("),
+    )
+    seen = set()
+    for n, line in enumerate(text.splitlines(), 1):
+        for role, pat in patterns:
+            if role not in seen and re.search(pat, line):
+                seen.add(role)
+                result.anchors.append(Anchor(role=role, file=rel, line=n))
+        if "wandb.init" in line:
+            result.trackers.append(Fact(name="wandb", file=rel, line=n, off_switch="WANDB_MODE=disabled"))
+        if "torch.save(" in line or "save_pretrained(" in line:
+            result.checkpoints.append(Fact(name="checkpoint", file=rel, line=n))
+    if "backward" in seen:
+        result.kind = "training"
+
+
+def _read(path: Path) -> tuple[str | None, str | None]:
+    """(text, why it is partial)."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES)
+    except OSError as e:
+        return None, f"could not read {path.name}: {e.strerror or e}"
+    if not data.strip():
+        return "", "the file is empty"
+    if b"\0" in data[:8192]:
+        return None, "the file is binary, not Python source"
+    why = f"the file is {size // 1024} KiB; only the first {MAX_BYTES // 1024} KiB were scanned" \
+        if size > MAX_BYTES else None
+    try:
+        return data.decode("utf-8"), why
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), "the file is not UTF-8; scanned as text"
+
+
+def _module_path(root: Path, module: str) -> Path | None:
+    parts = module.split(".")
+    for base in (root, root / "src"):
+        for n in range(len(parts), 0, -1):
+            cand = base.joinpath(*parts[:n])
+            for p in (cand.with_suffix(".py"), cand / "__init__.py"):
+                if p.is_file():
+                    return p
+    return None
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def find_root(script: Path) -> Path:
+    for d in [script.resolve().parent, *script.resolve().parents]:
+        if (d / ".git").exists():
+            return d
+    return script.resolve().parent
+
+
+def analyze_script(script: str | Path, repo_root: str | Path | None = None) -> Analysis:
+    """Read `script` (and the repo modules it imports) and return its facts; never raises on bad input."""
+    script = Path(script)
+    root = Path(repo_root) if repo_root else find_root(script)
+    result = Analysis(script=_rel(script, root))
+    queue = [(script, 0)]
+    done: set[Path] = set()
+    while queue:
+        path, depth = queue.pop(0)
+        if path.resolve() in done:
+            continue
+        done.add(path.resolve())
+        rel = _rel(path, root)
+        result.files.append(rel)
+        text, why = _read(path)
+        if why:
+            result.notes.append(f"{rel}: {why}")
+        if text is None or text == "":
+            result.partial = result.partial or depth == 0
+            continue
+        try:
+            tree = ast.parse(text, filename=rel)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+            if depth == 0:
+                result.partial = True
+            line = getattr(e, "lineno", None)
+            result.notes.append(f"{rel}: does not parse{f' (line {line})' if line else ''}; text scan only")
+            _text_scan(result, text, rel)
+            continue
+        if why and depth == 0 and "not UTF-8" not in why:
+            result.partial = True
+        reader = _Reader(result, rel)
+        try:
+            reader.visit(tree)
+        except RecursionError:
+            result.partial = True
+            result.notes.append(f"{rel}: nested too deeply; facts may be missing")
+        if depth < FOLLOW_DEPTH:
+            for mod in reader.imports:
+                p = _module_path(root, mod)
+                if p is not None and p.resolve() not in done:
+                    queue.append((p, depth + 1))
+    if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
+        result.kind = "inference"
+    if result.config_system == "unknown" and result.step_controls:
+        result.config_system = "constants"
+    return result
