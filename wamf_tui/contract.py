@@ -117,7 +117,7 @@ def everything_else_rows(state: InitState) -> list[tuple[str, str]]:
         literal(x)
         for x in (
             state.dirty_decision,
-            *(c.exclusion or "" for c in state.changes if not c.enabled and c.exclusion),
+            *(c.exclusion or "" for c in state.changes if c.enabled and c.exclusion),
             state.guarantees,
             state.anything_else,
         )

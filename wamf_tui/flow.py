@@ -40,7 +40,7 @@ class Question:
 @dataclass
 class Outcome:
     error: str | None = None
-    action: Literal["next", "stay", "write", "back", "recheck"] = "next"
+    action: Literal["next", "stay", "write", "back", "recheck", "analyze"] = "next"
 
 
 def _q(state: InitState, key: str, kind: Kind, **kw: object) -> Question:
@@ -77,7 +77,17 @@ def questions(state: InitState, step: Step) -> list[Question]:
                    default="continue")
             )
         qs.append(_q(state, "activate", "text", default=state.activate or proposals.activate_line(state)))
+        qs.append(_q(state, "script", "choice", default=state.script or proposals.script_default(state),
+                     options=[Option(c.path, c.path, note=", ".join(c.reasons[:3]))
+                              for c in (state.detected.scripts.candidates[:5] if state.detected.scripts else [])]))
+        if state.changes:
+            qs.append(_q(state, "changes", "multi", free_text=False, options=[
+                Option(f"{c.what} -> {c.how}", str(i), c.enabled, c.why) for i, c in enumerate(state.changes)]))
+            qs.append(_q(state, "steps", "text", default=proposals.step_count(state)))
         qs.append(_q(state, "run", "text", default=state.run or proposals.run_line(state)))
+        if state.analysis is not None:
+            qs.append(_q(state, "must_not_change", "text",
+                         default=state.must_not_change or proposals.must_not_change(state)))
         qs.append(_q(state, "node", "text", default=state.node or proposals.node_line(state)))
         items = proposals.guarantee_items(state, r)
         qs.append(
@@ -134,7 +144,7 @@ def answer(state: InitState, value: str | list[str]) -> Outcome:
         return outcome
     if q.key not in state.answered:
         state.answered.append(q.key)
-    if outcome.action == "next":
+    if outcome.action in ("next", "analyze"):
         advance(state)
     return outcome
 
@@ -195,9 +205,18 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
             if state.detected.repo
             else ""
         )
-    elif k in ("repo", "activate", "run", "node", "extra_checks", "recorder", "own_tests", "hands_off",
+    elif k in ("repo", "activate", "run", "node", "must_not_change", "extra_checks", "recorder", "own_tests", "hands_off",
                "memory_trade", "when_to_stop", "anything_else"):
         setattr(state, k, text)
+    elif k == "script":
+        if text != state.script:
+            state.script, state.analysis, state.changes, state.run = text, None, [], ""
+        return Outcome(None, "analyze")
+    elif k == "steps":
+        if not text.isdigit() or not 0 < int(text) < 10**7:
+            return Outcome(say("steps_number", r), "stay")
+        proposals.set_step_count(state, int(text))
+        state.run = ""
     elif k == "guarantees":
         if text != "yes":
             state.guarantees = ""
@@ -212,7 +231,10 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
 
 
 def _apply_multi(state: InitState, q: Question, picked: list[str]) -> Outcome:
-    if q.key == "checks":
+    if q.key == "changes":
+        state.changes = [c.model_copy(update={"enabled": str(i) in picked}) for i, c in enumerate(state.changes)]
+        state.run = ""  # the run line follows the table
+    elif q.key == "checks":
         base = state.checks if "checks" in state.answered else proposals.checkpoints(state)
         state.checks = [c.model_copy(update={"enabled": str(i) in picked}) for i, c in enumerate(base)]
     elif q.key == "allowed":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shlex
 
+from .analyze.benchmark import DEFAULT_STEPS, propose, run_command
 from .model import Anchor, Checkpoint, InitState, Register, RepoFacts
 
 PARITY = (
@@ -44,10 +45,38 @@ def activate_line(state: InitState) -> str:
     return (env.activate or "") if env else ""
 
 
+def script_default(state: InitState) -> str:
+    scan = state.detected.scripts
+    return scan.candidates[0].path if scan and scan.candidates else ""
+
+
+def step_count(state: InitState) -> str:
+    first = state.changes[0] if state.changes else None
+    words = (first.flags + first.env) if first else []
+    return next((w.split("=")[1] for w in words if "=" in w), str(DEFAULT_STEPS))
+
+
+def set_step_count(state: InitState, steps: int) -> None:
+    """Re-propose the table for `steps`, keeping the user's toggles."""
+    if state.analysis is None:
+        return
+    enabled = {c.what.split(" (")[0]: c.enabled for c in state.changes}
+    state.changes = [c.model_copy(update={"enabled": enabled.get(c.what.split(" (")[0], True)})
+                     for c in propose(state.analysis, steps)]
+
+
+def must_not_change(state: InitState) -> str:
+    a = state.analysis
+    fixed = "model size, batch size, sequence length, precision, parallelism and world size"
+    if a is None:
+        return fixed
+    shape_flags = [f for f in a.flags if any(k in f for k in ("batch", "seq", "block", "len", "dim", "layer",
+                                                               "head", "dtype", "precision"))]
+    return fixed + (f" (flags: {', '.join(shape_flags[:6])} keep their values)" if shape_flags else "")
+
+
 def run_line(state: InitState) -> str:
     if state.analysis is not None and state.changes:
-        from .analyze.benchmark import run_command
-
         return run_command(state)
     scan = state.detected.scripts
     if state.script:
@@ -84,7 +113,7 @@ def guarantee_items(state: InitState, register: Register) -> list[str]:
     if hw is not None and hw.gpus:
         checked.append(f"{len(hw.gpus)} GPU(s) read via NVML")
     run = state.run or "the run line"
-    node = (state.node or "the node").split(",")[0]
+    node = (state.node or "the node").split(",")[0].split(" (")[0]
     if register == "mlsys":
         items = [f"`{run}` runs in this env", f"{node}'s GPUs are idle during runs"]
     else:

@@ -90,6 +90,7 @@ MESSAGES: dict[str, Message] = {
         "Optimizer steps per benchmark run (warm-up + >=10 steady).",
         "How many training steps one timed run takes. The first ones are warm-up (slow start-up steps: compiling, loading data), then at least 10 steady steps (the normal speed you see mid-training).",
     ),
+    "steps_number": Message("A whole number of steps, please.", "Please type a whole number of training steps."),
     "run": Message(
         "Command that runs the job (the benchmark version).",
         "The command that runs the job: the short timed version.",

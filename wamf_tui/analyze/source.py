@@ -103,7 +103,7 @@ class _Reader(ast.NodeVisitor):
 
     def flag_for(self, dest: str) -> str:
         for opt in self.r.flags:
-            if opt.lstrip("-").replace("-", "_") == dest:
+            if opt.startswith("-") and opt.lstrip("-").replace("-", "_") == dest:
                 return opt
         if self.r.config_system == "configurator":
             return f"--{dest}=..."
@@ -234,7 +234,8 @@ class _Reader(ast.NodeVisitor):
             label = _dotted(arg) or (_const(arg) or "")
             self.fact("output_dirs", label, node, self.flag_for(arg.attr) if isinstance(arg, ast.Attribute)
                       else None)
-        if last in ("Trainer", "SFTTrainer", "Seq2SeqTrainer"):
+        hf = any(m.split(".")[0] in ("transformers", "trl") for m in self.imports)
+        if last in ("Trainer", "SFTTrainer", "Seq2SeqTrainer") and hf:
             self.r.kind = "training"
             for role in ("forward", "loss", "backward", "optimizer_step"):
                 self.anchor(role, node)

@@ -4,6 +4,8 @@ and stops the job after N optimizer steps, then runs the job script unchanged.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 WRAPPER = '''"""Benchmark wrapper written by wamf-tui. Runs the job script unchanged:
 python wamf_bench.py SCRIPT [ARGS...]
 
@@ -76,3 +78,14 @@ try:
 except _StepLimit:
     print(f"wamf: stopped after {done} optimizer steps", file=sys.stderr)
 '''
+
+
+def write_wrapper(path: Path) -> str | None:
+    """Write the wrapper atomically; returns an error message instead of raising."""
+    from ..contract import write_atomic
+
+    try:
+        write_atomic(path, WRAPPER)
+    except OSError as e:
+        return f"could not write {path}: {e.strerror or e}"
+    return None

@@ -19,6 +19,8 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
 from .. import contract, flow, session
+from ..analyze.benchmark import needs_wrapper, wrapper_path
+from ..analyze.wrapper import write_wrapper
 from ..model import STEP_TITLES, InitState, Step
 from ..wording import say
 from .screens import SCREENS, ConfirmScreen, StepScreen
@@ -157,7 +159,9 @@ class WamfApp(App):
         if msg.subject in self.pending:
             self.pending.remove(msg.subject)
         if isinstance(msg.facts, Exception):
-            self.notify(f"{msg.subject} detection failed: {msg.facts}", severity="warning")
+            self.notify(f"{msg.subject} failed: {msg.facts}", severity="warning")
+        elif msg.subject == "analysis":
+            self._analyzed(msg.facts)
         else:
             setattr(self.state.detected, msg.subject, msg.facts)
         if isinstance(self.screen, StepScreen):
@@ -165,6 +169,33 @@ class WamfApp(App):
             if isinstance(self.screen, ConfirmScreen) and self.screen.phase != "confirm":
                 return
             self.screen.redraw(keep_typed=True)
+
+    def start_analysis(self) -> None:
+        from ..analyze import analyze_script
+
+        script = Path(self.state.repo_path) / self.state.script
+        if not script.is_file():
+            self.notify(f"{self.state.script} is not a file in the repo; the run line is yours to write",
+                        severity="warning")
+            return
+        self.pending.append("analysis")
+        root = self.state.repo_path
+        self.run_worker(self._detect_one("analysis", lambda: analyze_script(script, root)), thread=True,
+                        group="analysis", exclusive=True)
+
+    def _analyzed(self, analysis) -> None:
+        """Fold the analysis in, keeping the user on the question they are answering."""
+        from ..analyze.benchmark import propose
+
+        key = flow.current(self.state).key if flow.current(self.state) else None
+        self.state.analysis = analysis
+        self.state.changes = propose(analysis) if analysis.kind == "training" else []
+        keys = [q.key for q in flow.questions(self.state, self.state.step)]
+        if self.state.step == Step.JOB and "changes" in keys and "changes" not in self.state.answered:
+            key = "changes"  # the table is the point of choosing a script: never skip past it
+        if key in keys:
+            self.state.question = keys.index(key)
+        self.save()
 
     # --- moving between steps ------------------------------------------------
 
@@ -178,6 +209,8 @@ class WamfApp(App):
                 return
         if outcome.action == "recheck":
             self.start_detection()
+        if outcome.action == "analyze":
+            self.start_analysis()
         if outcome.action == "write" and isinstance(self.screen, ConfirmScreen):
             self.screen.write()
             return
@@ -201,6 +234,10 @@ class WamfApp(App):
 
     def write_contract(self, text: str, overwrite: bool) -> contract.WriteResult:
         result = contract.save_contract(Path(self.state.contract_path), text, overwrite)
+        if result.written and needs_wrapper(self.state.changes):
+            err = write_wrapper(Path(wrapper_path(self.state)))
+            if err:
+                self.notify(err, severity="error")
         if result.written:
             self.state.written = self.state.contract_path
             self.save()

@@ -1,0 +1,250 @@
+"""The analyzer on fixture scripts in each style, asserted line by line; and the wrapper for real."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import git, make_repo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.benchmark import propose
+from wamf_tui.analyze.wrapper import WRAPPER
+
+RAW = """\
+import argparse
+import torch
+import wandb
+
+p = argparse.ArgumentParser()
+p.add_argument("--max-steps", type=int, default=5000)
+p.add_argument("--seed", type=int, default=1)
+p.add_argument("--output-dir", default="outputs")
+p.add_argument("--no-wandb", action="store_true")
+args = p.parse_args()
+torch.manual_seed(args.seed)
+model = torch.nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+if not args.no_wandb:
+    wandb.init(project="x")
+for step in range(args.max_steps):
+    out = model(torch.randn(2, 4))
+    loss = out.pow(2).mean()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    if step % 1000 == 0:
+        torch.save(model.state_dict(), args.output_dir + "/ckpt.pt")
+"""
+
+HF = """\
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+def main():
+    args = TrainingArguments(
+        output_dir="out",
+        max_steps=1000,
+        report_to="wandb",
+        save_strategy="steps",
+        eval_strategy="steps",
+        push_to_hub=True,
+        seed=42,
+    )
+    trainer = Trainer(model=None, args=args)
+    trainer.train()
+"""
+
+LIGHTNING = """\
+import lightning as L
+import torch
+
+class Lit(L.LightningModule):
+    def training_step(self, batch, idx):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self(x), y)
+
+L.seed_everything(0)
+trainer = L.Trainer(max_steps=500, logger=True, enable_checkpointing=True, default_root_dir="runs")
+trainer.fit(Lit())
+"""
+
+CONFIGURATOR = """\
+import torch
+max_iters = 600000
+eval_interval = 2000
+wandb_log = False
+out_dir = 'out'
+exec(open('configurator.py').read())
+if wandb_log:
+    import wandb
+    wandb.init(project='owt')
+for it in range(max_iters):
+    logits, loss = model(X, Y)
+    loss.backward()
+    optimizer.step()
+"""
+
+INFERENCE = """\
+import torch
+model = load()
+with torch.no_grad():
+    ids = model.generate(prompt, max_new_tokens=50)
+"""
+
+
+def lines(path: Path, needle: str) -> int:
+    return next(i for i, s in enumerate(path.read_text().splitlines(), 1) if needle in s)
+
+
+def repo_with(tmp_path: Path, files: dict[str, str]) -> Path:
+    return make_repo(tmp_path / "r", files)
+
+
+def test_raw_loop_with_argparse(tmp_path):
+    root = repo_with(tmp_path, {"train.py": RAW})
+    a = analyze_script(root / "train.py")
+    f = root / "train.py"
+    assert a.kind == "training" and a.config_system == "argparse" and not a.partial
+    roles = {x.role: x.line for x in a.anchors}
+    assert roles["forward"] == lines(f, "out = model(")
+    assert roles["loss"] == lines(f, "loss = out.pow")
+    assert roles["backward"] == lines(f, "loss.backward()")
+    assert roles["grad_clip"] == lines(f, "clip_grad_norm_")
+    assert roles["optimizer_step"] == lines(f, "opt.step()")
+    assert [(t.name, t.line, t.off_switch) for t in a.trackers] == [("wandb", lines(f, "wandb.init"), "--no-wandb")]
+    assert [(c.line, c.off_switch) for c in a.checkpoints] == [(lines(f, "torch.save"), None)]
+    assert [(s.name, s.default) for s in a.step_controls] == [("--max-steps", "5000")]
+    assert ("--output-dir", "--output-dir") in [(o.name, o.off_switch) for o in a.output_dirs]
+    assert a.seeds[0].off_switch == "--seed" and a.seeds[0].file == "train.py"
+    hows = [c.how for c in propose(a)]
+    assert "--max-steps=30" in hows and "--seed=0" in hows and "--output-dir=runs/wamf-bench" in hows
+
+
+def test_hf_trainer_vocabulary(tmp_path):
+    root = repo_with(tmp_path, {"run_clm.py": HF})
+    a = analyze_script(root / "run_clm.py")
+    f = root / "run_clm.py"
+    assert a.kind == "training"
+    assert {x.role for x in a.anchors} >= {"forward", "loss", "backward", "optimizer_step"}
+    assert [(t.name, t.line, t.off_switch) for t in a.trackers] == [("report_to", lines(f, "report_to"),
+                                                                      "--report_to none")]
+    assert a.checkpoints[0].off_switch == "--save_strategy no"
+    assert a.evals[0].off_switch == "--eval_strategy no"
+    assert a.uploads[0].name == "push_to_hub"
+    assert [s.name for s in a.step_controls] == ["max_steps"]
+
+
+def test_lightning_vocabulary(tmp_path):
+    root = repo_with(tmp_path, {"fit.py": LIGHTNING})
+    a = analyze_script(root / "fit.py")
+    f = root / "fit.py"
+    assert a.kind == "training"
+    assert {x.role: x.line for x in a.anchors}["loss"] == lines(f, "return torch.nn.functional.mse_loss")
+    assert [t.name for t in a.trackers] == ["logger"]
+    assert [c.name for c in a.checkpoints] == ["enable_checkpointing"]
+    assert [o.name for o in a.output_dirs] == ["default_root_dir"]
+    assert a.seeds[0].name.endswith("seed_everything")
+
+
+def test_configurator_script(tmp_path):
+    root = repo_with(tmp_path, {"train.py": CONFIGURATOR, "configurator.py": "# reads --key=value\n"})
+    a = analyze_script(root / "train.py")
+    f = root / "train.py"
+    assert a.config_system == "configurator"
+    assert [(t.line, t.off_switch) for t in a.trackers] == [(lines(f, "wandb.init"), "--wandb_log=...")]
+    assert {x.role: x.line for x in a.anchors}["forward"] == lines(f, "logits, loss = model")
+    assert "--max_iters=30" in [c.how for c in propose(a)]
+
+
+def test_inference_script(tmp_path):
+    root = repo_with(tmp_path, {"generate.py": INFERENCE})
+    a = analyze_script(root / "generate.py")
+    assert a.kind == "inference"
+    assert {x.role: x.line for x in a.anchors}["forward"] == 4
+
+
+def test_trainer_split_across_modules(tmp_path):
+    trainer = "class Trainer:\n    def run(self, model, opt, batch):\n        loss = model(batch)\n" \
+              "        loss.backward()\n        opt.step()\n"
+    root = repo_with(tmp_path, {"train.py": "from src.mylib.trainer import Trainer\nTrainer().run()\n",
+                                "src/mylib/__init__.py": "", "src/mylib/trainer.py": trainer})
+    a = analyze_script(root / "train.py")
+    roles = {x.role: (x.file, x.line) for x in a.anchors}
+    assert roles["backward"] == ("src/mylib/trainer.py", 4)
+    assert roles["optimizer_step"] == ("src/mylib/trainer.py", 5)
+    assert a.kind == "training"
+
+
+def test_bad_sources_give_partial_results(tmp_path):
+    cases = {
+        "syntax.py": b"import torch\nloss.backward(\nx = = 1\n",
+        "latin1.py": "# caf\xe9\nloss = model(x)\nloss.backward()\n".encode("latin-1"),
+        "empty.py": b"",
+        "binary.py": b"\x00\x01\x02ELF",
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        a = analyze_script(tmp_path / name, tmp_path)
+        assert a.notes, name
+    assert analyze_script(tmp_path / "syntax.py", tmp_path).partial
+    assert analyze_script(tmp_path / "syntax.py", tmp_path).anchors[0].role == "backward"
+    assert analyze_script(tmp_path / "latin1.py", tmp_path).kind == "training"
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" * 900_000)  # ~5 MB
+    assert analyze_script(big, tmp_path).partial
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=400))
+def test_never_raises_on_arbitrary_text(tmp_path, text):
+    p = tmp_path / "any.py"
+    p.write_text(text, encoding="utf-8", errors="surrogateescape")
+    analyze_script(p, tmp_path)
+
+
+def test_never_executes_the_script(tmp_path):
+    marker = tmp_path / "MARKER"
+    body = f"open({str(marker)!r}, 'w').write('ran')\nimport helper\n"
+    root = repo_with(tmp_path, {"train.py": body, "helper.py": body})
+    analyze_script(root / "train.py")
+    assert not marker.exists()
+
+
+TINY = """\
+import os
+import torch
+print("WANDB_MODE", os.environ.get("WANDB_MODE"))
+model = torch.nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+data = torch.randn(64, 8)
+for step in range(1000):
+    loss = model(data).pow(2).mean() + torch.randn(()) * 0.01
+    print(f"loss {loss.item():.8f}")
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_wrapper_stops_after_n_steps_pins_seeds_and_leaves_nothing(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": TINY})
+    wrapper = tmp_path / "out" / "wamf_bench.py"  # next to the contract, outside the repo
+    wrapper.parent.mkdir()
+    wrapper.write_text(WRAPPER)
+    before = git(root, "status", "--porcelain", "--ignored")
+    env = {**os.environ, "WAMF_MAX_STEPS": "7", "WAMF_SEED": "3"}
+    env.pop("WANDB_MODE", None)
+    runs = [subprocess.run([sys.executable, str(wrapper), "train.py"], cwd=root, env=env, capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "WANDB_MODE disabled" in r.stdout
+        assert "wamf: stopped after 7 optimizer steps" in r.stderr
+    losses = [[x for x in r.stdout.splitlines() if x.startswith("loss")] for r in runs]
+    assert len(losses[0]) == 7
+    assert losses[0] == losses[1]
+    assert git(root, "status", "--porcelain", "--ignored") == before
