@@ -205,8 +205,8 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
             if state.detected.repo
             else ""
         )
-    elif k in ("repo", "activate", "run", "node", "must_not_change", "extra_checks", "recorder", "own_tests", "hands_off",
-               "memory_trade", "when_to_stop", "anything_else"):
+    elif k in ("repo", "activate", "run", "node", "must_not_change", "extra_checks", "recorder", "own_tests",
+               "hands_off", "memory_trade", "when_to_stop", "anything_else"):
         setattr(state, k, text)
     elif k == "script":
         if text != state.script:

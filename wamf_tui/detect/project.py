@@ -7,7 +7,11 @@ import re
 from pathlib import Path
 
 RECORDER_DIRS = ("research/core/probe", "probe", "parity", "tools/probe", "src/probe")
-_IMPORT = re.compile(r"^\s*(?:from|import)\s+((?:[\w.]*\.)?(?:probe|parity))\b", re.M)
+_IMPORT = re.compile(
+    r"^\s*(?:from\s+([\w.]+)\s+import\s+(?:[\w, ]*\b)?(probe|parity)\b"
+    r"|(?:from|import)\s+((?:[\w.]*\.)?(?:probe|parity))\b)",
+    re.M,
+)
 
 
 def _read(path: Path, limit: int = 64 * 1024) -> str:
@@ -50,7 +54,7 @@ def find_recorder(root: Path, files: list[str] | None = None) -> str | None:
             continue
         m = _IMPORT.search(_read(root / rel))
         if m:
-            name = m.group(1)
+            name = f"{m.group(1)}.{m.group(2)}" if m.group(2) else m.group(3)
             env = "PARITY=1 PARITY_OUT=records.jsonl" if name.endswith("parity") else "PROBE=1"
             return f"{name} (already imported in {rel}; switched on with {env})"
     return None

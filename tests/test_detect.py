@@ -1,0 +1,256 @@
+"""Detection against real repos, real virtual environments, and NVML faked at the binding's edge."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from conftest import git, make_repo
+
+from wamf_tui.detect import describe
+from wamf_tui.detect.environment import detect_environment, locate
+from wamf_tui.detect.hardware import detect_hardware, verdict
+from wamf_tui.detect.project import find_recorder, find_test_command
+from wamf_tui.detect.repo import detect_repo
+from wamf_tui.detect.scripts import scan_scripts
+
+
+def test_repo_states(tmp_path):
+    assert not detect_repo(tmp_path).is_git
+    clean = make_repo(tmp_path / "clean")
+    facts = detect_repo(clean)
+    assert facts.is_git and facts.branch == "main" and len(facts.sha) == 7 and not facts.dirty
+    assert facts.subject == "first commit"
+
+    (clean / "train.py").write_text("import torch  # edited\n")
+    (clean / "new.py").write_text("")
+    (clean / "staged.py").write_text("")
+    git(clean, "add", "staged.py")
+    facts = detect_repo(clean)
+    assert facts.modified == ["train.py"] and facts.untracked == ["new.py"] and facts.staged == ["staged.py"]
+
+    empty = make_repo(tmp_path / "empty", commit=False)
+    assert detect_repo(empty).no_commits
+
+    detached = make_repo(tmp_path / "detached")
+    git(detached, "checkout", "-q", "--detach")
+    assert detect_repo(detached).detached
+
+    odd = make_repo(tmp_path / "wéird path with spaces")
+    (odd / "ünïcode file.py").write_text("")
+    facts = detect_repo(odd)
+    assert facts.root == str(odd.resolve()) and facts.untracked == ["ünïcode file.py"]
+
+
+def test_mid_rebase_and_worktree(tmp_path):
+    root = make_repo(tmp_path / "r", {"a.txt": "1\n"})
+    git(root, "checkout", "-q", "-b", "other")
+    (root / "a.txt").write_text("2\n")
+    git(root, "commit", "-qam", "other")
+    git(root, "checkout", "-q", "main")
+    (root / "a.txt").write_text("3\n")
+    git(root, "commit", "-qam", "main")
+    subprocess.run(["git", "rebase", "other"], cwd=root, capture_output=True)
+    assert detect_repo(root).operation == "rebase"
+    other = make_repo(tmp_path / "w")
+    git(other, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "side")
+    assert detect_repo(other).worktrees == [str((tmp_path / "wt").resolve())]
+
+
+def test_status_changes_nothing(tmp_path):
+    root = make_repo(tmp_path / "r")
+    index = root / ".git" / "index"
+    before = index.stat().st_mtime_ns
+    (root / "train.py").touch()
+    detect_repo(root)
+    assert index.stat().st_mtime_ns == before  # GIT_OPTIONAL_LOCKS=0: no index refresh
+
+
+def make_venv(path: Path, packages: dict[str, str]) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    site = next(path.glob("lib/python*/site-packages"))
+    for name, version in packages.items():
+        dist = site / f"{name.replace('-', '_')}-{version}.dist-info"
+        dist.mkdir()
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        files = []
+        if name == "torch":
+            (site / "torch").mkdir()
+            (site / "torch" / "version.py").write_text("cuda: Optional[str] = '12.4'\n")
+            files.append("torch/version.py,,")
+        (dist / "RECORD").write_text("\n".join(files) + "\n")
+    return path
+
+
+def test_environment_versions_from_a_real_venv(tmp_path):
+    root = make_repo(tmp_path / "r")
+    make_venv(root / ".venv", {"torch": "2.5.1", "numpy": "2.1.0", "transformers": "4.46.0"})
+    env = detect_environment(root, environ={"PATH": "/usr/bin"})
+    assert env.kind == "venv" and env.activate == "source .venv/bin/activate"
+    assert env.torch == "2.5.1" and env.torch_cuda == "12.4"
+    assert {p.name: p.version for p in env.packages}["transformers"] == "4.46.0"
+    assert env.python_version == ".".join(map(str, sys.version_info[:3]))
+
+
+def test_environment_kinds(tmp_path):
+    root = tmp_path
+    assert locate(root, {"CONDA_DEFAULT_ENV": "llm", "CONDA_PREFIX": "/opt/conda/envs/llm"}).activate == \
+        "conda activate llm"
+    (root / "environment.yml").write_text("name: trainenv\n")
+    assert locate(root, {}).activate == "conda activate trainenv"
+    (root / "uv.lock").write_text("")
+    assert locate(root, {}).kind == "uv"
+    mods = locate(root, {"LOADEDMODULES": "cuda/12.4:gcc/12"})
+    assert mods.activate.startswith("module load cuda/12.4 gcc/12; ")
+
+
+def test_missing_and_hanging_interpreters_are_messages(tmp_path):
+    venv = tmp_path / "v"
+    (venv / "bin").mkdir(parents=True)
+    env = detect_environment(tmp_path, environ={"VIRTUAL_ENV": str(venv)})
+    assert env.error and "no interpreter" in env.error
+    hang = venv / "bin" / "python"
+    hang.write_text("#!/bin/sh\nsleep 30\n")
+    hang.chmod(0o755)
+    env = detect_environment(tmp_path, environ={"VIRTUAL_ENV": str(venv)}, timeout=0.5)
+    assert env.error == f"interpreter {hang} did not answer within 0.5 s"
+    hang.write_text("#!/bin/sh\necho boom >&2\nexit 1\n")
+    assert "failed: boom" in detect_environment(tmp_path, environ={"VIRTUAL_ENV": str(venv)}).error
+
+
+class FakeNvml(types.ModuleType):
+    """nvidia-ml-py's surface, as far as the detector uses it."""
+
+    def __init__(self, gpus: list[dict], fail_init: bool = False, fail_after: int | None = None):
+        super().__init__("pynvml")
+        self.gpus, self.fail_init, self.fail_after, self.calls = gpus, fail_init, fail_after, 0
+
+    def nvmlInit(self):
+        if self.fail_init:
+            raise RuntimeError("NVML Shared Library Not Found")
+
+    def nvmlShutdown(self):
+        pass
+
+    def nvmlSystemGetDriverVersion(self):
+        return "550.54.15"
+
+    def nvmlSystemGetCudaDriverVersion(self):
+        return 12040
+
+    def nvmlDeviceGetCount(self):
+        self.calls += 1
+        if self.fail_after is not None and self.calls > self.fail_after:
+            raise RuntimeError("GPU is lost")
+        return len(self.gpus)
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return self.gpus[i]
+
+    def nvmlDeviceGetName(self, h):
+        return h["name"]
+
+    def nvmlDeviceGetMemoryInfo(self, h):
+        return types.SimpleNamespace(used=h["used"] * 2**20, total=81559 * 2**20)
+
+    def nvmlDeviceGetUtilizationRates(self, h):
+        return types.SimpleNamespace(gpu=h["util"])
+
+    def nvmlDeviceGetMigMode(self, h):
+        return (0, 0)
+
+    def nvmlDeviceGetComputeRunningProcesses(self, h):
+        return [types.SimpleNamespace(pid=p, usedGpuMemory=1 << 30) for p in h["pids"]]
+
+    def nvmlDeviceGetGraphicsRunningProcesses(self, h):
+        return []
+
+
+def gpu(used=0, util=0, pids=()):
+    return {"name": "NVIDIA H100 80GB HBM3", "used": used, "util": util, "pids": list(pids)}
+
+
+def test_nvml_cases(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([], fail_init=True))
+    hw = detect_hardware({})
+    assert not hw.gpus and "no NVIDIA GPU visible on this machine" in hw.nvml_error
+
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([]))
+    assert detect_hardware({}).nvml_error == "no NVIDIA GPU visible on this machine"
+
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([gpu(), gpu()]))
+    hw = detect_hardware({"SLURM_JOB_ID": "77", "SLURM_JOB_PARTITION": "a100"})
+    assert [g.free for g in hw.gpus] == [True, True] and verdict(hw) == "all 2 GPU(s) free"
+    assert hw.driver == "550.54.15" and hw.cuda_driver == "12.4" and hw.slurm == {"job": "77", "partition": "a100"}
+
+    import os
+
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([gpu(), gpu(used=40000, util=97, pids=[os.getpid()])]))
+    hw = detect_hardware({})
+    busy = hw.gpus[1]
+    assert not busy.free and busy.processes[0].pid == os.getpid() and busy.processes[0].user
+    assert verdict(hw).startswith("1 of 2 GPU(s) busy: ")
+
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([gpu()], fail_after=0))
+    hw = detect_hardware({})
+    assert "NVML stopped answering (GPU is lost)" in hw.nvml_error
+    assert any("NVML stopped answering" in text for _, text in describe(types.SimpleNamespace(
+        repo=None, env=None, hardware=hw, scripts=None, tests=None, recorder=None)))
+
+
+def test_script_ranking_and_launchers(tmp_path):
+    root = make_repo(tmp_path / "proj", {
+        "README.md": "# proj\n\n```bash\ntorchrun --nproc_per_node=8 scripts/pretrain.py --config big.yaml\n```\n",
+        "scripts/pretrain.py": "import torch\nloss.backward()\nif __name__ == '__main__':\n    main()\n",
+        "launch.sbatch": "#!/bin/bash\n#SBATCH -N 2\nsrun -N 2 --ntasks-per-node=8 python scripts/pretrain.py \\\n"
+                         "  --config big.yaml\n",
+        "Makefile": "train:\n\tpython tools/finetune.py --lr 1e-4\n",
+        "tools/finetune.py": "import torch\n",
+        "utils/helpers.py": "import torch\n",
+        "tests/test_x.py": "import torch\n",
+    })
+    scan = scan_scripts(root)
+    assert scan.candidates[0].path == "scripts/pretrain.py"
+    assert scan.candidates[0].launch.launcher in ("torchrun", "srun python")
+    launches = {(x.launcher, x.script, x.nproc_per_node, x.nnodes) for x in scan.launches}
+    assert ("torchrun", "scripts/pretrain.py", 8, None) in launches
+    assert ("srun python", "scripts/pretrain.py", 8, 2) in launches
+    assert ("python", "tools/finetune.py", None, None) in launches
+    assert "utils/helpers.py" not in [c.path for c in scan.candidates]
+
+
+def test_test_command_and_recorder(tmp_path):
+    assert find_test_command(tmp_path) is None
+    (tmp_path / "tests").mkdir()
+    assert find_test_command(tmp_path) == "pytest tests"
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    assert find_test_command(tmp_path) == "pytest"
+    (tmp_path / "Makefile").write_text("test:\n\tpytest\n")
+    assert find_test_command(tmp_path) == "make test"
+    assert find_recorder(tmp_path, []) is None
+    (tmp_path / "train.py").write_text("from research.core import probe\n")
+    assert "research.core.probe" in find_recorder(tmp_path, ["train.py"])
+    (tmp_path / "research" / "core" / "probe").mkdir(parents=True)
+    assert find_recorder(tmp_path, []).startswith("research/core/probe")
+
+
+def test_detect_cli_json(tmp_path):
+    root = make_repo(tmp_path / "r", {"train.py": "import torch\nloss.backward()\n"})
+    out = subprocess.run([sys.executable, "-m", "wamf_tui", "detect", str(root), "--json"], capture_output=True,
+                         text=True, timeout=120)
+    data = json.loads(out.stdout)
+    assert data["repo"]["branch"] == "main" and data["scripts"]["candidates"][0]["path"] == "train.py"
+
+
+@pytest.mark.parametrize("n", [50_000])
+def test_huge_repo_scan_is_bounded(tmp_path, n):
+    root = tmp_path / "huge"
+    root.mkdir()
+    for i in range(n):
+        (root / f"m{i}.py").write_bytes(b"import torch\n")
+    scan = scan_scripts(root, [f"m{i}.py" for i in range(n)])
+    assert scan.files_seen == n and scan.stopped_early
