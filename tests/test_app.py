@@ -132,3 +132,22 @@ async def test_narrow_terminal_still_walks_the_flow(tmp_path, size):
         await settle(pilot, app)
         await enter_until_done(pilot, app)
     assert contract.check(Path(app.state.contract_path).read_text()) == []
+
+
+async def test_answers_survive_a_restart_and_resume(tmp_path):
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("tab", *"distinctive reader 42", "enter")
+        await pilot.press("enter")  # repo
+        assert app.state.step == Step.JOB and app.state.question == 1
+    saved = session.load(app.state.repo_path)
+    assert saved is not None and saved.reader == "distinctive reader 42"
+    again = WamfApp(session.new_state(app.state.repo_path), saved=saved, detect=False)
+    async with again.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("1")  # resume
+        await pilot.pause()
+        assert again.state.reader == "distinctive reader 42"
+        assert again.state.step == Step.JOB and again.state.question == 1
+        assert isinstance(again.screen, StepScreen) and again.screen.STEP == Step.JOB
