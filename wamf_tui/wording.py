@@ -58,7 +58,7 @@ MESSAGES: dict[str, Message] = {
     ),
     "not_git": Message(
         "{path} is not a git repo; optimize needs one for its worktree. Continue with this folder?",
-        "{path} is not a git repository. The optimizer needs one to keep its own copy of the code. Continue with this folder anyway?",
+        "{path} is not a git repository, which the optimizer needs for its own copy of the code. Continue with this folder anyway?",
     ),
     "dirty": Message(
         "Checkout is dirty ({summary}). optimize branches from HEAD, so these changes are not in its worktree.",
@@ -118,7 +118,7 @@ MESSAGES: dict[str, Message] = {
     # step 2
     "checks": Message(
         "Correctness checkpoints (space toggles, Enter accepts):",
-        "To keep your results the same, the optimizer compares a few numbers before and after each change. Each has a tolerance (how far the numbers may drift). Space toggles, Enter accepts:",
+        "The optimizer compares these numbers before and after each change, within a tolerance (how far they may drift). Space toggles, Enter accepts:",
         "Recorded on unmodified code and after each change; compared within tolerance.",
         "If a change moves these numbers by more than the tolerance, it is thrown away.",
     ),
@@ -187,7 +187,7 @@ MESSAGES: dict[str, Message] = {
     ),
     "done": Message(
         "Written: {path}. Next: {claude} (Claude Code) or {codex} (Codex); diagnose for one measured fix.",
-        "Written: {path}. Next, start the optimizer: {claude} in Claude Code, or {codex} in Codex. It runs on its own from there.",
+        "Written: {path}. Next, start the optimizer with {claude} in Claude Code or {codex} in Codex; it runs on its own from there.",
     ),
     # refusals
     "placeholder": Message(

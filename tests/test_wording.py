@@ -1,0 +1,56 @@
+"""Every message in both registers, short, and the algorithm register explains systems terms first."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from wamf_tui.wording import GLOSSARY, MESSAGES, READER_OPTIONS, register_for, say
+
+SENTENCE_END = re.compile(r"[.?!](?:\s|$)")
+
+
+def sentences(text: str) -> int:
+    return len(SENTENCE_END.findall(re.sub(r"\{\w+\}", "X", text).strip())) or 1
+
+
+@pytest.mark.parametrize("key", list(MESSAGES))
+def test_both_registers_and_short(key):
+    m = MESSAGES[key]
+    assert m.mlsys.strip() and m.algo.strip(), f"{key}: a register is missing"
+    assert bool(m.help_mlsys) == bool(m.help_algo), f"{key}: help exists in one register only"
+    for text in (m.mlsys, m.algo):
+        assert sentences(text) <= 2, f"{key}: over two sentences: {text}"
+
+
+def test_algo_register_explains_each_term_on_first_use():
+    explained: set[str] = set()
+    for key, m in MESSAGES.items():
+        for text in (m.algo, m.help_algo):
+            for term in GLOSSARY:
+                uses = [x.end() for x in re.finditer(rf"\b{re.escape(term)}s?\b", text, re.I)]
+                if not uses or term in explained:
+                    continue
+                assert text[uses[0]:].startswith(" ("), f"{key}: '{term}' used before it is explained: {text}"
+                explained.add(term)
+
+
+def test_mlsys_register_does_not_explain():
+    for key, m in MESSAGES.items():
+        for term in GLOSSARY:
+            assert not re.search(rf"\b{re.escape(term)}s? \((a|the|how|slow|NVIDIA)", m.mlsys), key
+
+
+def test_reader_answer_picks_the_nearer_register():
+    assert register_for(READER_OPTIONS[0]) == "mlsys"
+    assert register_for(READER_OPTIONS[1]) == "algo"
+    assert register_for("I write CUDA kernels for a living") == "mlsys"
+    assert register_for("research scientist, some profiling") == "algo"
+    assert register_for("somewhere in between") == "algo"  # unsure: explain rather than assume
+
+
+def test_say_formats_and_differs_by_register():
+    a = say("done", "algo", path="c.md", claude="/x", codex="$x")
+    m = say("done", "mlsys", path="c.md", claude="/x", codex="$x")
+    assert "/x" in a and "$x" in a and a != m
