@@ -151,3 +151,53 @@ async def test_answers_survive_a_restart_and_resume(tmp_path):
         assert again.state.reader == "distinctive reader 42"
         assert again.state.step == Step.JOB and again.state.question == 1
         assert isinstance(again.screen, StepScreen) and again.screen.STEP == Step.JOB
+
+
+async def test_gpu_pane_refreshes_while_visible_and_not_when_hidden(tmp_path, monkeypatch):
+    import sys
+
+    from test_detect import FakeNvml, gpu
+
+    fake = FakeNvml([gpu(), gpu()])
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        assert app.gpu_timer is not None
+        fake.gpus[1] = gpu(used=50000, util=99, pids=[1])
+        await pilot.pause(2.5)
+        assert not app.state.detected.hardware.gpus[1].free
+        assert "busy" in app.export_screenshot()
+        await pilot.resize_terminal(40, 12)  # the detected pane is hidden in a tiny pane
+        await pilot.pause(0.3)
+        calls = fake.calls
+        await pilot.pause(2.5)
+        assert fake.calls == calls
+
+
+async def test_dirty_checkout_recheck_then_continue(tmp_path):
+    from conftest import git
+
+    app = demo_app(tmp_path)
+    root = Path(app.state.repo_path)
+    (root / "train.py").write_text((root / "train.py").read_text() + "# local tweak\n")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("enter", "enter")  # reader, repo
+        assert app.screen.qview.question.key == "dirty"
+        git(root, "commit", "-qam", "tweak")  # in another pane
+        await pilot.press("2")  # re-check
+        await settle(pilot, app)
+        assert not app.state.detected.repo.dirty
+        assert app.screen.qview.question.key == "activate"  # nothing left to decide
+        (root / "train.py").write_text((root / "train.py").read_text() + "# another\n")
+        await pilot.press("ctrl+r")
+        await settle(pilot, app)
+        await pilot.press("escape", "enter")  # back to the step's first question (repo), accept it
+        assert app.screen.qview.question.key == "dirty"
+        await pilot.press("1")  # continue from HEAD without them
+        assert "without the uncommitted changes" in app.state.dirty_decision
+        await enter_until_done(pilot, app)
+    text = Path(app.state.contract_path).read_text()
+    assert "Dirty checkout (1 modified) settled" in text
+    assert git(root, "log", "-1", "--format=%s").strip() == "tweak"  # the app committed nothing itself

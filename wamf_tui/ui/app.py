@@ -12,7 +12,6 @@ from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
-from textual.events import Resize
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import OptionList
@@ -25,6 +24,7 @@ from ..model import STEP_TITLES, InitState, Step
 from ..wording import say
 from .screens import SCREENS, ConfirmScreen, StepScreen
 
+GPU_REFRESH_S = 1.0
 CLAUDE = "/who-ate-my-flops:optimize"
 CODEX = "$who-ate-my-flops:optimize"
 
@@ -83,6 +83,7 @@ class WamfApp(App):
         self.detect = detect
         self.detector = detector
         self.pending: list[str] = []
+        self.gpu_timer = None
         self.template = contract.load_template(state.template_path)
         self.ascii_only = "utf" not in (getattr(sys.stdout, "encoding", "") or "").lower()
 
@@ -156,6 +157,9 @@ class WamfApp(App):
         return work
 
     def on_detected(self, msg: Detected) -> None:
+        if msg.subject == "gpu-refresh":
+            self._gpu_refreshed(msg.facts)
+            return
         if msg.subject in self.pending:
             self.pending.remove(msg.subject)
         if isinstance(msg.facts, Exception):
@@ -164,11 +168,33 @@ class WamfApp(App):
             self._analyzed(msg.facts)
         else:
             setattr(self.state.detected, msg.subject, msg.facts)
+            if msg.subject == "hardware" and msg.facts.nvml and self.gpu_timer is None:
+                self.gpu_timer = self.set_interval(GPU_REFRESH_S, self._refresh_gpu)
         if isinstance(self.screen, StepScreen):
             self.screen.redraw_detected()
             if isinstance(self.screen, ConfirmScreen) and self.screen.phase != "confirm":
                 return
             self.screen.redraw(keep_typed=True)
+
+    def _refresh_gpu(self) -> None:
+        """Re-read NVML while the detected pane is on screen; nothing at all while it is hidden."""
+        screen = self.screen
+        hw = self.state.detected.hardware
+        if hw is None or not isinstance(screen, StepScreen) or not screen.ready or screen.has_class("-tiny"):
+            return
+        if any(w.group == "gpu" and w.is_running for w in self.workers):
+            return
+        from ..detect.hardware import read_gpus
+
+        copy = hw.model_copy(deep=True)
+        self.run_worker(self._detect_one("gpu-refresh", lambda: read_gpus(copy)), thread=True, group="gpu")
+
+    def _gpu_refreshed(self, facts) -> None:
+        if isinstance(facts, Exception) or facts == self.state.detected.hardware:
+            return  # unchanged: no repaint, no bytes to the terminal
+        self.state.detected.hardware = facts
+        if isinstance(self.screen, StepScreen):
+            self.screen.redraw_detected()
 
     def start_analysis(self) -> None:
         from ..analyze import analyze_script
@@ -252,11 +278,6 @@ class WamfApp(App):
         return say("done", self.state.reader_register, path=self.state.contract_path, claude=CLAUDE, codex=CODEX)
 
     # --- layout ------------------------------------------------------------------
-
-    def on_resize(self, event: Resize) -> None:
-        if isinstance(self.screen, StepScreen) and self.screen.ready:
-            self.apply_size_classes(self.screen)
-            self.screen.redraw(keep_typed=True)
 
     def apply_size_classes(self, screen) -> None:
         w, h = self.size

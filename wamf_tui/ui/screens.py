@@ -56,6 +56,11 @@ class StepScreen(Screen):
     def on_screen_resume(self) -> None:
         self.app.apply_size_classes(self)
 
+    def on_resize(self) -> None:
+        if self.ready:
+            self.app.apply_size_classes(self)
+            self.redraw(keep_typed=True)
+
     # --- drawing -------------------------------------------------------------
 
     @property
