@@ -27,7 +27,17 @@ def wait_for(session: str, text: str, timeout: float = 30) -> str:
         if text in screen:
             return screen
         time.sleep(0.2)
-    raise AssertionError(f"{text!r} never appeared; screen was:\n{screen}")
+    history = tmux("capture-pane", "-p", "-t", session, "-S", "-400")
+    raise AssertionError(f"{text!r} never appeared; screen was:\n{screen}\nhistory:\n{history}")
+
+
+def wait_for_gone(session: str, text: str, timeout: float = 30) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if text not in tmux("capture-pane", "-p", "-t", session):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} still on screen")
 
 
 def test_demo_enter_until_written(tmp_path, state_home):
@@ -36,9 +46,10 @@ def test_demo_enter_until_written(tmp_path, state_home):
     env = f"XDG_STATE_HOME={state_home} TERM=xterm-256color"
     tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40",
          f"env {env} {WAMF} --demo --contract {out}; sleep 60")
+    tmux("resize-window", "-t", session, "-x", "120", "-y", "40")
     try:
         wait_for(session, "How well do you know ML systems?")
-        wait_for(session, "script")  # detection has filled the pane
+        wait_for_gone(session, "checking…")  # detection has filled the pane
         for _ in range(40):
             if out.exists():
                 break
@@ -50,3 +61,84 @@ def test_demo_enter_until_written(tmp_path, state_home):
         tmux("kill-session", "-t", session)
     check = subprocess.run([WAMF, "check", str(out)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
+
+
+def start(session: str, state_home: Path, args: str) -> None:
+    env = f"XDG_STATE_HOME={state_home} TERM=xterm-256color"
+    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", f"env {env} {WAMF} {args}; sleep 60")
+    tmux("resize-window", "-t", session, "-x", "120", "-y", "40")
+
+
+def app_pid(session: str) -> int:
+    shell = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip())
+    out = subprocess.run(["pgrep", "-P", str(shell)], capture_output=True, text=True).stdout.split()
+    return int(out[0])
+
+
+def current_step(state_home: Path) -> int:
+    import json
+
+    files = list((state_home / "wamf-tui").glob("*.json"))
+    return json.loads(files[0].read_text())["step"] if files else 0
+
+
+@pytest.mark.parametrize("kill_at", [0, 1, 2, 3, 4])
+def test_kill_9_then_resume_keeps_every_answer(tmp_path, state_home, kill_at):
+    import signal
+
+    from wamf_tui import session as sessions
+
+    repo = sessions.make_demo(str(tmp_path))
+    out = tmp_path / "contract.md"
+    name = f"wamf-kill-{os.getpid()}-{kill_at}"
+    start(name, state_home, f"{repo} --contract {out}")
+    try:
+        wait_for(name, "How well do you know ML systems?")
+        wait_for_gone(name, "checking…")
+        tmux("send-keys", "-t", name, "-l", "zebra-reader-7731")
+        tmux("send-keys", "-t", name, "Enter")
+        wait_for(name, "The repository to speed up")
+        for _ in range(2):  # accept two more questions
+            tmux("send-keys", "-t", name, "Enter")
+            time.sleep(0.8)
+        for _ in range(40):
+            if current_step(state_home) >= kill_at:
+                break
+            tmux("send-keys", "-t", name, "Enter")
+            time.sleep(0.6)
+        os.kill(app_pid(name), signal.SIGKILL)
+        tmux("kill-session", "-t", name)
+        start(name, state_home, f"{repo} --contract {out}")
+        wait_for(name, "A saved session exists")
+        tmux("send-keys", "-t", name, "1")
+        for _ in range(40):
+            if out.exists():
+                break
+            tmux("send-keys", "-t", name, "Enter")
+            time.sleep(0.6)
+        wait_for(name, "/who-ate-my-flops:optimize")
+    finally:
+        tmux("kill-session", "-t", name)
+    assert "reader          zebra-reader-7731" in out.read_text()
+
+
+def test_hangup_saves_and_exits(tmp_path, state_home):
+    from wamf_tui import session as sessions
+
+    repo = sessions.make_demo(str(tmp_path))
+    name = f"wamf-hup-{os.getpid()}"
+    start(name, state_home, str(repo))
+    wait_for(name, "How well do you know ML systems?")
+    tmux("send-keys", "-t", name, "Enter")
+    wait_for(name, "The repository to speed up")
+    pid = app_pid(name)
+    tmux("kill-session", "-t", name)  # the terminal goes away, as when SSH drops
+    for _ in range(50):
+        if not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text():
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        raise AssertionError("the app did not exit on SIGHUP")
+    saved = sessions.load(repo)
+    assert saved is not None and saved.reader.startswith("I am an algorithm engineer")

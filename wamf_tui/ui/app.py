@@ -5,6 +5,7 @@ moves between step screens. Every answer is saved before the screen moves on.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -92,8 +93,8 @@ class WamfApp(App):
     def on_mount(self) -> None:
         try:
             loop = asyncio.get_running_loop()
-            for sig in (signal.SIGHUP, signal.SIGTERM):
-                loop.add_signal_handler(sig, self._on_signal)
+            loop.add_signal_handler(signal.SIGHUP, self._on_hangup)
+            loop.add_signal_handler(signal.SIGTERM, self._on_signal)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
         self.push_screen(SCREENS[self.state.step]())
@@ -117,6 +118,12 @@ class WamfApp(App):
     def _on_signal(self) -> None:
         self.save()
         self.exit()
+
+    def _on_hangup(self) -> None:
+        """SSH dropped: the terminal is gone, so there is nothing to restore, and Textual's
+        shutdown would block writing to it. Save and leave at once."""
+        self.save()
+        os._exit(0)
 
     def action_quit(self) -> None:
         self.save()

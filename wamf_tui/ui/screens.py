@@ -15,19 +15,20 @@ from ..detect import describe
 from ..flow import Option, Question
 from ..model import Step
 from ..wording import say
-from .widgets import DetectedPane, PreviewPane, QuestionView, StepsBar
+from .widgets import AnswerInput, DetectedPane, PreviewPane, QuestionView, StepsBar
 
 if TYPE_CHECKING:
     from .app import WamfApp
 
-DIGITS = [Binding(str(n), f"digit({n})", show=False, priority=True) for n in range(1, 10)]
+DIGITS = [Binding(str(n), f"digit({n})", show=False) for n in range(1, 10)]
 
 
 class StepScreen(Screen):
     STEP: Step = Step.READER
+    AUTO_FOCUS = "#answer, #options"  # never a pane: keys typed early must land in the answer
     BINDINGS = [
         Binding("escape", "back", "back"),
-        Binding("question_mark", "explain", "explain", priority=True),
+        Binding("question_mark", "explain", "explain"),
         Binding("f1", "explain", "explain", show=False),
         Binding("space", "toggle", "toggle"),
         Binding("ctrl+t", "switch_register", "voice"),
@@ -110,6 +111,16 @@ class StepScreen(Screen):
         else:
             self.submit(q.options[event.option_index].value)
 
+    def on_answer_input_shortcut(self, event: AnswerInput.Shortcut) -> None:
+        event.stop()
+        c = event.character
+        if c == "?":
+            self.action_explain()
+        elif c == " ":
+            self.action_toggle()
+        else:
+            self.action_digit(int(c))
+
     def submit(self, value: str | list[str]) -> None:
         outcome = flow.answer(self.app.state, value)
         if outcome.error:
@@ -128,7 +139,7 @@ class StepScreen(Screen):
         if action == "explain":
             return not typing
         if action == "toggle":
-            return bool(q and q.kind == "multi") and isinstance(focused, OptionList)
+            return bool(q and q.kind == "multi") and not typing
         if action == "toggle_preview":
             return self.has_class("-tiny")
         if action == "confirm":
@@ -199,8 +210,8 @@ class ConfirmScreen(StepScreen):
 
     STEP = Step.CONFIRM
     BINDINGS = [
-        Binding("y", "confirm('yes')", "write it", priority=True),
-        Binding("n", "confirm('no')", "go back", show=False, priority=True),
+        Binding("y", "confirm('yes')", "write it"),
+        Binding("n", "confirm('no')", "go back", show=False),
     ]
 
     def __init__(self) -> None:

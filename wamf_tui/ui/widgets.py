@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option as ListOption
 
@@ -65,6 +67,35 @@ class PreviewPane(VerticalScroll):
         self.query_one("#preview-body", Static).update(Text(text))
 
 
+PLACEHOLDERS = {
+    "choice": "type your own answer · Enter takes the highlighted one · 1-9 pick · ↑↓ move · ? explain",
+    "multi": "space toggles · 1-9 toggle · type to add your own · Enter accepts · ? explain",
+    "text": "type an answer · Enter accepts · ? explain",
+}
+
+
+class AnswerInput(Input):
+    """The answer line. While it is empty, digits, space and ? act as keys (pick, toggle, explain).
+
+    Decided here, in key order, rather than by screen bindings: over a slow SSH link keys arrive
+    in batches, and a binding would see the line still empty while typed keys are queued."""
+
+    class Shortcut(Message):
+        def __init__(self, character: str) -> None:
+            super().__init__()
+            self.character = character
+
+    async def _on_key(self, event: events.Key) -> None:
+        q = getattr(self.parent, "question", None)
+        c = event.character
+        if not self.value and c and (c == "?" or (c in "123456789 " and q is not None and q.options)):
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Shortcut(c))
+            return
+        await super()._on_key(event)
+
+
 class QuestionView(Vertical):
     """The chat-like area: the app's question, its options, and the user's answer line."""
 
@@ -79,7 +110,9 @@ class QuestionView(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="prompt")
         yield OptionList(id="options")
-        yield Input(id="answer", placeholder="type an answer, or Enter to accept")
+        # select_on_focus would select text typed between a Tab and the focus event, and the next key
+        # would replace it: the proposal is selected once, when it is shown, instead.
+        yield AnswerInput(id="answer", placeholder="type an answer, or Enter to accept", select_on_focus=False)
         yield Static(id="message")
 
     def ask(self, q: Question, keep_typed: bool = False) -> None:
@@ -97,10 +130,12 @@ class QuestionView(Vertical):
         options.display = bool(q.options)
         answer = self.query_one("#answer", Input)
         answer.display = q.kind == "text" or q.free_text
+        answer.placeholder = PLACEHOLDERS[q.kind]  # the keys an empty answer line takes
         if q.kind == "text":
             typed = answer.value
             if not (same and keep_typed and typed != self.prefilled):
                 answer.value = q.default
+                answer.action_select_all()  # typing replaces the proposal; Enter accepts it
             self.prefilled = q.default
         elif not same:
             answer.value = ""
@@ -111,7 +146,9 @@ class QuestionView(Vertical):
             idx = next((i for i, o in enumerate(q.options) if o.value == q.default), 0)
             options.highlighted = idx
         if not same:
-            (options if q.options else answer).focus()
+            # Typing always lands in the answer line: keys batched by a slow SSH link would
+            # otherwise reach whichever widget had focus before a Tab was processed.
+            (answer if answer.display else options).focus()
 
     def _fill_options(self, q: Question) -> None:
         options = self.query_one("#options", OptionList)
