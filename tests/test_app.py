@@ -201,3 +201,28 @@ async def test_dirty_checkout_recheck_then_continue(tmp_path):
     text = Path(app.state.contract_path).read_text()
     assert "Dirty checkout (1 modified) settled" in text
     assert git(root, "log", "-1", "--format=%s").strip() == "tweak"  # the app committed nothing itself
+
+
+async def test_resume_says_what_moved_and_follows_head(tmp_path):
+    from conftest import git
+
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("enter", "enter")  # reader, repo
+    root = Path(app.state.repo_path)
+    old_sha = app.state.detected.repo.sha
+    (root / "notes.txt").write_text("x\n")
+    git(root, "add", "notes.txt")
+    git(root, "commit", "-qm", "moved on")
+    (root / "train.py").write_text((root / "train.py").read_text() + "# dirty\n")
+    again = WamfApp(session.new_state(root), saved=session.load(root))
+    async with again.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("1")
+        await settle(pilot, again)
+        new_sha = again.state.detected.repo.sha
+        assert new_sha != old_sha
+        assert any(f"HEAD moved since last time: {old_sha} -> {new_sha}" in x for x in again.change_log)
+        assert any("became dirty: train.py" in x for x in again.change_log)
+        assert again.state.repo.endswith(f"(main @ {new_sha})")

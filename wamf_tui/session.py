@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from .contract import write_atomic
-from .model import InitState
+from .model import Detected, HardwareFacts, InitState, RepoFacts
 
 
 def state_dir() -> Path:
@@ -80,3 +80,24 @@ def make_demo(parent: str | None = None) -> Path:
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "demo training job"]):
         subprocess.run([git, *args], cwd=root, env=env, check=True, capture_output=True)
     return root
+
+
+def what_changed(old: Detected, subject: str, new: object) -> list[str]:
+    """Facts that moved since a saved session, in one line each, for the user resuming it."""
+    lines: list[str] = []
+    if subject == "repo" and old.repo is not None and isinstance(new, RepoFacts):
+        if old.repo.sha and new.sha and old.repo.sha != new.sha:
+            lines.append(f"HEAD moved since last time: {old.repo.sha} -> {new.sha} ({new.subject or ''})".rstrip())
+        if old.repo.branch != new.branch and new.branch:
+            lines.append(f"branch is now {new.branch} (was {old.repo.branch or 'detached'})")
+        if new.dirty and not old.repo.dirty:
+            lines.append("the checkout became dirty: " + ", ".join((new.modified + new.staged + new.untracked)[:3]))
+        elif old.repo.dirty and not new.dirty:
+            lines.append("the checkout is clean now")
+    if subject == "hardware" and old.hardware is not None and isinstance(new, HardwareFacts):
+        was_free = {g.index for g in old.hardware.gpus if g.free}
+        now_busy = [g for g in new.gpus if not g.free and g.index in was_free]
+        if now_busy:
+            users = sorted({p.user or f"pid {p.pid}" for g in now_busy for p in g.processes}) or ["unknown"]
+            lines.append(f"GPU {','.join(str(g.index) for g in now_busy)} became busy ({', '.join(users)})")
+    return lines

@@ -18,10 +18,11 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
-from .. import contract, flow, session
+from .. import contract, flow, proposals, session
 from ..analyze.benchmark import needs_wrapper, wrapper_path
 from ..analyze.wrapper import write_wrapper
 from ..model import STEP_TITLES, InitState, Step
+from ..model import Detected as DetectedFacts
 from ..wording import say
 from .screens import SCREENS, ConfirmScreen, StepScreen
 
@@ -85,6 +86,8 @@ class WamfApp(App):
         self.detector = detector
         self.pending: list[str] = []
         self.gpu_timer = None
+        self.resumed_facts: DetectedFacts | None = None  # what a resumed session knew, to say what moved
+        self.change_log: list[str] = []
         self.template = contract.load_template(state.template_path)
         self.ascii_only = "utf" not in (getattr(sys.stdout, "encoding", "") or "").lower()
 
@@ -106,6 +109,7 @@ class WamfApp(App):
 
     def _resume_answered(self, resume: bool | None) -> None:
         if resume and self.saved is not None:
+            self.resumed_facts = self.saved.detected.model_copy(deep=True)
             self.saved.repo_path = self.state.repo_path
             self.saved.contract_path = self.state.contract_path or self.saved.contract_path
             self.saved.template_path = self.state.template_path or self.saved.template_path
@@ -174,6 +178,7 @@ class WamfApp(App):
         elif msg.subject == "analysis":
             self._analyzed(msg.facts)
         else:
+            self._tell_what_changed(msg.subject, msg.facts)
             setattr(self.state.detected, msg.subject, msg.facts)
             if msg.subject == "hardware" and msg.facts.nvml and self.gpu_timer is None:
                 self.gpu_timer = self.set_interval(GPU_REFRESH_S, self._refresh_gpu)
@@ -182,6 +187,17 @@ class WamfApp(App):
             if isinstance(self.screen, ConfirmScreen) and self.screen.phase != "confirm":
                 return
             self.screen.redraw(keep_typed=True)
+
+    def _tell_what_changed(self, subject: str, facts: object) -> None:
+        if self.resumed_facts is None:
+            return
+        changes = session.what_changed(self.resumed_facts, subject, facts)
+        if subject == "repo" and changes and self.state.repo == proposals.repo_line(self.state):
+            self.state.detected.repo = facts  # type: ignore[assignment]
+            self.state.repo = proposals.repo_line(self.state)  # the answer was the proposal: follow HEAD
+        for line in changes:
+            self.notify(line, title="since your last session", severity="warning", timeout=12)
+        self.change_log += changes
 
     def _refresh_gpu(self) -> None:
         """Re-read NVML while the detected pane is on screen; nothing at all while it is hidden."""
