@@ -130,6 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.contract and not Path(args.contract).expanduser().parent.is_dir():
         return _err(f"folder for --contract does not exist: {Path(args.contract).parent}")
 
+    from .detect.repo import detect_repo
+
+    if detect_repo(path).bare:
+        return _err(f"{path} is a bare repository (no checkout); run wamf-tui in a checkout of it")
+
     from .ui.app import run_app
 
     return run_app(path, contract=args.contract, template=args.template, fresh=args.fresh)

@@ -101,3 +101,39 @@ def what_changed(old: Detected, subject: str, new: object) -> list[str]:
             users = sorted({p.user or f"pid {p.pid}" for g in now_busy for p in g.processes}) or ["unknown"]
             lines.append(f"GPU {','.join(str(g.index) for g in now_busy)} became busy ({', '.join(users)})")
     return lines
+
+
+def own_files(state: InitState) -> list[str]:
+    """The app's files inside the checkout, relative to its root (for .git/info/exclude)."""
+    from .analyze.benchmark import needs_wrapper, wrapper_path
+
+    root = Path(state.repo_path)
+    paths = [Path(state.contract_path), Path(state.contract_path + ".bak")]
+    if needs_wrapper(state.changes):
+        paths.append(Path(wrapper_path(state)))
+    out = []
+    for p in paths:
+        try:
+            out.append(str(p.resolve().relative_to(root.resolve())))
+        except ValueError:
+            continue
+    return out
+
+
+def add_to_exclude(state: InitState) -> str:
+    """Append the app's own files to .git/info/exclude, once each. Only on the user's say-so."""
+    git_dir = Path(state.repo_path) / ".git"
+    if not git_dir.is_dir():
+        return "no .git folder here; nothing to exclude"
+    exclude = git_dir / "info" / "exclude"
+    try:
+        old = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        lines = set(old.splitlines())
+        new = [f"/{p}" for p in own_files(state) if f"/{p}" not in lines]
+        if new:
+            exclude.parent.mkdir(parents=True, exist_ok=True)
+            sep = "" if not old or old.endswith("\n") else "\n"
+            write_atomic(exclude, old + sep + "# wamf-tui\n" + "\n".join(new) + "\n")
+    except OSError as e:
+        return f"could not update {exclude}: {e.strerror or e}"
+    return f"listed in .git/info/exclude: {', '.join(new) or 'already there'}"

@@ -189,6 +189,8 @@ MESSAGES: dict[str, Message] = {
         "Written: {path}. Next: {claude} (Claude Code) or {codex} (Codex); diagnose for one measured fix.",
         "Written: {path}. Next, start the optimizer with {claude} in Claude Code or {codex} in Codex; it runs on its own from there.",
     ),
+    "exclude_no": Message("Leave .git/info/exclude alone", "Leave git's ignore list alone"),
+    "exclude_yes": Message("Add {files} to .git/info/exclude", "Hide {files} from git status (adds them to .git/info/exclude)"),
     # refusals
     "placeholder": Message(
         "{found} reads as an unfilled placeholder downstream; write it without the angle brackets.",

@@ -10,7 +10,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList
 
-from .. import contract, flow
+from .. import contract, flow, session
 from ..detect import describe
 from ..flow import Option, Question
 from ..model import Step
@@ -251,6 +251,11 @@ class ConfirmScreen(StepScreen):
             else:
                 self.phase = "confirm"
                 self.redraw()
+        elif self.phase == "done":
+            if text == "yes":
+                self.qview.say(session.add_to_exclude(st) + " · ctrl+q quits.")
+            else:
+                self.qview.say(".git/info/exclude left alone · ctrl+q quits.")
         elif self.phase == "path":
             found = contract.placeholder_in(text)
             if found:
@@ -286,7 +291,10 @@ class ConfirmScreen(StepScreen):
         else:
             self.phase = "done"
             self.query_one(PreviewPane).show(text, f"written: {st.contract_path}")
-            self.qview.ask(Question("done", "choice", self.app.done_message(), "", [], free_text=False))
+            own = session.own_files(st)
+            options = [Option(say("exclude_no", r), "no"), Option(say("exclude_yes", r, files=", ".join(own)), "yes")]
+            self.qview.ask(Question("done", "choice", self.app.done_message(), "", options if own else [],
+                                    default="no", free_text=False))
             self.qview.say("ctrl+q quits.")
         self.refresh_bindings()
 
