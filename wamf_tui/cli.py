@@ -101,8 +101,54 @@ def app_parser() -> argparse.ArgumentParser:
     p.add_argument("--template", help="the plugin's template/contract.md to fill instead of the bundled one")
     p.add_argument("--demo", action="store_true", help="run on a tiny demo training job in a temporary repo")
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming a saved session")
+    p.add_argument("--answers", metavar="FILE", help="fill the answers from a JSON or TOML file (state field names)")
+    p.add_argument("--yes", action="store_true", help="with --answers: write the contract without the UI")
     p.add_argument("--version", action="version", version=f"wamf-tui {__version__}")
     return p
+
+
+def _state_from_answers(args: argparse.Namespace, path: Path):
+    from . import answers, session
+    from .detect import detect_all
+
+    try:
+        data = answers.load(args.answers)
+    except answers.AnswersError as e:
+        return _err(str(e))
+    detected = detect_all(path)
+    state = session.new_state(Path(detected.repo.root or detected.repo.path) if detected.repo else path,
+                              args.contract, args.template)
+    state.detected = detected
+    problems = answers.fill(state, data)
+    if problems:
+        return _err(f"answer refused: {problems[0]}", 1)
+    return state
+
+
+def _write_without_ui(state) -> int:
+    from . import contract
+    from .analyze.benchmark import needs_wrapper, wrapper_path
+    from .analyze.wrapper import write_wrapper
+    from .ui_text import done_lines
+
+    text = contract.render(state, contract.load_template(state.template_path))
+    problems = contract.check(text)
+    for p in problems:
+        print(f"{state.contract_path}:{p.line}: {p.message}", file=sys.stderr)
+    if problems:
+        return 1
+    result = contract.save_contract(Path(state.contract_path), text, overwrite=True)
+    if result.error:
+        return _err(f"cannot write {state.contract_path}: {result.error}")
+    if needs_wrapper(state.changes):
+        err = write_wrapper(Path(wrapper_path(state)))
+        if err:
+            return _err(err)
+    if result.backup:
+        print(f"the previous contract is kept as {result.backup}")
+    for line in done_lines(state):
+        print(line)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,6 +180,17 @@ def main(argv: list[str] | None = None) -> int:
 
     if detect_repo(path).bare:
         return _err(f"{path} is a bare repository (no checkout); run wamf-tui in a checkout of it")
+    if args.yes and not args.answers:
+        return _err("--yes needs --answers FILE")
+    if args.answers:
+        state = _state_from_answers(args, path)
+        if isinstance(state, int):
+            return state
+        if args.yes:
+            return _write_without_ui(state)
+        from .ui.app import run_prefilled
+
+        return run_prefilled(state)
 
     from .ui.app import run_app
 

@@ -18,17 +18,14 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
-from .. import contract, flow, proposals, session
+from .. import contract, flow, proposals, session, ui_text
 from ..analyze.benchmark import needs_wrapper, wrapper_path
 from ..analyze.wrapper import write_wrapper
 from ..model import STEP_TITLES, InitState, Step
 from ..model import Detected as DetectedFacts
-from ..wording import say
 from .screens import SCREENS, ConfirmScreen, StepScreen
 
 GPU_REFRESH_S = 1.0
-CLAUDE = "/who-ate-my-flops:optimize"
-CODEX = "$who-ate-my-flops:optimize"
 
 
 class Detected(Message):
@@ -298,7 +295,7 @@ class WamfApp(App):
         return str(p / "contract.md" if p.is_dir() else p)
 
     def done_message(self) -> str:
-        return say("done", self.state.reader_register, path=self.state.contract_path, claude=CLAUDE, codex=CODEX)
+        return ui_text.done_message(self.state)
 
     # --- layout ------------------------------------------------------------------
 
@@ -324,5 +321,14 @@ def run_app(path: Path, contract: str | None = None, template: str | None = None
     app = WamfApp(state, saved=saved)
     app.run()
     if app.state.written:
-        print(app.done_message())
+        print("\n".join(ui_text.done_lines(app.state)))
+    return 0
+
+
+def run_prefilled(state: InitState) -> int:
+    """`--answers` without `--yes`: open at step 4 on the filled state, to read and confirm."""
+    app = WamfApp(state)
+    app.run()
+    if app.state.written:
+        print("\n".join(ui_text.done_lines(app.state)))
     return 0

@@ -1,0 +1,67 @@
+"""Non-interactive runs: `--answers FILE --yes` writes the contract with the same checks as the app."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wamf_tui import contract, session
+
+
+def run(*args: str, home: Path) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "wamf_tui", *args], capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "XDG_STATE_HOME": str(home)})
+
+
+@pytest.mark.parametrize("fmt", ["json", "toml"])
+def test_answers_file_writes_a_passing_contract(tmp_path, state_home, fmt):
+    repo = session.make_demo(str(tmp_path))
+    answers = tmp_path / f"answers.{fmt}"
+    if fmt == "json":
+        answers.write_text('{"reader": "MLSys engineer, could do this myself", "steps": "40",'
+                           ' "hints": ["slow steady step"], "hands_off": "data/"}')
+    else:
+        answers.write_text('reader = "MLSys engineer, could do this myself"\nsteps = "40"\n'
+                           'hints = ["slow steady step"]\nhands_off = "data/"\n')
+    out = run(str(repo), "--answers", str(answers), "--yes", home=state_home)
+    assert out.returncode == 0, out.stderr
+    assert "/who-ate-my-flops:optimize" in out.stdout and "$who-ate-my-flops:optimize" in out.stdout
+    text = (repo / "contract.md").read_text()
+    assert contract.check(text) == []
+    assert "reader          MLSys engineer, could do this myself" in text
+    assert "--steps=40" in text and "| **Hints** | slow steady step |" in text
+    assert "| **Hands off** | data/;" in text
+
+
+def test_answers_refusals_are_one_line(tmp_path, state_home):
+    repo = session.make_demo(str(tmp_path))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"run": "python <script>"}')
+    out = run(str(repo), "--answers", str(bad), "--yes", home=state_home)
+    assert out.returncode == 1 and out.stderr.startswith("wamf-tui: answer refused: run: <script>")
+    typo = tmp_path / "typo.json"
+    typo.write_text('{"readr": "x"}')
+    out = run(str(repo), "--answers", str(typo), "--yes", home=state_home)
+    assert out.returncode == 2 and "unknown answer 'readr'" in out.stderr
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    out = run(str(repo), "--answers", str(broken), "--yes", home=state_home)
+    assert out.returncode == 2 and "is not valid JSON" in out.stderr and "Traceback" not in out.stderr
+    assert run(str(repo), "--yes", home=state_home).stderr == "wamf-tui: --yes needs --answers FILE\n"
+    assert not (repo / "contract.md").exists()
+
+
+def test_yes_keeps_the_old_contract_as_backup(tmp_path, state_home):
+    repo = session.make_demo(str(tmp_path))
+    (repo / "contract.md").write_text("# old\n")
+    answers = tmp_path / "a.json"
+    answers.write_text("{}")
+    out = run(str(repo), "--answers", str(answers), "--yes", home=state_home)
+    assert out.returncode == 0, out.stderr
+    assert (repo / "contract.md.bak").read_text() == "# old\n"
+    assert "kept as" in out.stdout

@@ -1,0 +1,84 @@
+"""Non-interactive use: fill the state from an answers file (JSON or TOML, the same
+field names as the state) by walking the same flow the app walks, so the same
+proposals, refusals and checks apply. No Textual here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import flow
+from .model import InitState, Step
+
+# question key -> the state field an answers file names for it
+FIELD = {
+    "reader": "reader", "repo": "repo", "activate": "activate", "script": "script", "run": "run",
+    "must_not_change": "must_not_change", "node": "node", "extra_checks": "extra_checks", "recorder": "recorder",
+    "allowed": "allowed_changes", "own_tests": "own_tests", "hands_off": "hands_off", "memory_trade": "memory_trade",
+    "when_to_stop": "when_to_stop", "hints": "hints", "anything_else": "anything_else", "steps": "steps",
+}
+
+
+class AnswersError(ValueError):
+    """An answers file that cannot be used, with a one-line reason."""
+
+
+def load(path: str | Path) -> dict[str, object]:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise AnswersError(f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        if p.suffix.lower() == ".toml":
+            import tomllib  # Python 3.11+
+
+            data = tomllib.loads(raw.decode("utf-8"))
+        else:
+            data = json.loads(raw)
+    except ImportError:
+        raise AnswersError("TOML answers need Python 3.11+; use JSON") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise AnswersError(f"{path} is not valid {p.suffix.lstrip('.').upper() or 'JSON'}: {e}") from None
+    if not isinstance(data, dict):
+        raise AnswersError(f"{path} must hold a table of answers")
+    known = set(FIELD.values()) | {"checks"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise AnswersError(f"unknown answer '{unknown[0]}' in {path}; known: {', '.join(sorted(known))}")
+    return data
+
+
+def fill(state: InitState, answers: dict[str, object]) -> list[str]:
+    """Walk steps 0-3 on the answers file, proposals where it is silent. Returns the refusal, if any."""
+    for _ in range(200):
+        if state.step == Step.CONFIRM:
+            return []
+        q = flow.current(state)
+        assert q is not None
+        field = FIELD.get(q.key)
+        if q.key == "checks" and "checks" in answers:
+            names = answers["checks"]
+            value: str | list[str] = [o.value for o in q.options if o.label.split(":")[0] in names]  # type: ignore[operator]
+        elif field in answers:
+            given = answers[field]
+            value = [str(x) for x in given] if isinstance(given, list) else str(given)
+        elif q.kind == "multi":
+            value = [o.value for o in q.options if o.checked]
+        else:
+            value = q.default
+        outcome = flow.answer(state, value)
+        if outcome.error:
+            return [f"{field or q.key}: {outcome.error}"]
+        if q.key == "script" and state.analysis is None and state.script:
+            from .analyze import analyze_script
+            from .analyze.benchmark import propose
+
+            script = Path(state.repo_path) / state.script
+            if script.is_file():
+                state.analysis = analyze_script(script, state.repo_path)
+                state.changes = propose(state.analysis) if state.analysis.kind == "training" else []
+                keys = [x.key for x in flow.questions(state, state.step)]
+                state.question = keys.index("changes") if "changes" in keys else state.question
+    return ["the flow did not reach step 4"]
