@@ -248,3 +248,52 @@ def test_wrapper_stops_after_n_steps_pins_seeds_and_leaves_nothing(tmp_path):
     assert len(losses[0]) == 7
     assert losses[0] == losses[1]
     assert git(root, "status", "--porcelain", "--ignored") == before
+
+
+def test_demo_checkpoints_point_at_the_real_lines(tmp_path):
+    from wamf_tui import proposals, session
+    from wamf_tui.model import InitState
+
+    root = session.make_demo(str(tmp_path))
+    state = InitState(repo_path=str(root), script="train.py", analysis=analyze_script(root / "train.py", root))
+    src = (root / "train.py").read_text().splitlines()
+    where = {c.name: int(c.where.split(":")[1]) for c in proposals.checkpoints(state)}
+    assert src[where["loss"] - 1].strip() == "loss = loss_fn(out, y)"
+    assert "clip_grad_norm_" in src[where["grad norm"] - 1]
+    assert src[where["model outputs"] - 1].strip() == "out = model(x)"
+
+
+ACCELERATE = """\
+from accelerate import Accelerator
+accelerator = Accelerator(log_with="wandb")
+model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+for batch in loader:
+    outputs = model(**batch)
+    loss = outputs.loss
+    accelerator.backward(loss)
+    optimizer.step()
+"""
+
+HYDRA = """\
+import hydra
+from omegaconf import DictConfig
+
+@hydra.main(config_path="conf", config_name="config")
+def main(cfg: DictConfig):
+    torch.manual_seed(cfg.seed)
+    for step in range(cfg.max_steps):
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_accelerate_loop_and_hydra_app(tmp_path):
+    root = repo_with(tmp_path, {"acc.py": ACCELERATE, "app.py": HYDRA})
+    a = analyze_script(root / "acc.py")
+    roles = {x.role: x.line for x in a.anchors}
+    assert roles["backward"] == 7 and roles["optimizer_step"] == 8 and roles["forward"] == 5
+    assert [p.name for p in a.parallelism] == ["prepare"]
+    h = analyze_script(root / "app.py")
+    assert h.config_system == "hydra" and h.kind == "training"
+    assert h.seeds[0].off_switch == "seed"

@@ -226,3 +226,28 @@ async def test_resume_says_what_moved_and_follows_head(tmp_path):
         assert any(f"HEAD moved since last time: {old_sha} -> {new_sha}" in x for x in again.change_log)
         assert any("became dirty: train.py" in x for x in again.change_log)
         assert again.state.repo.endswith(f"(main @ {new_sha})")
+
+
+async def test_keys_screen_palette_jump_and_ascii(tmp_path):
+    from wamf_tui.ui.screens import KeysScreen
+
+    app = demo_app(tmp_path, detect=False)
+    app.ascii_only = True
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.screen.has_class("-ascii")
+        await pilot.press("enter", "enter")  # reader, repo
+        assert app.state.step == Step.JOB
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, KeysScreen)
+        assert "ctrl+q" in app.export_screenshot()
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Go to step 0", "enter")
+        await pilot.pause(0.5)
+        assert app.state.step == Step.READER
+        assert "* 0 Reader" not in str(app.screen.query_one("#steps").render())
+        assert "> 0 Reader" in str(app.screen.query_one("#steps").render())

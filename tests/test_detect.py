@@ -254,3 +254,24 @@ def test_huge_repo_scan_is_bounded(tmp_path, n):
         (root / f"m{i}.py").write_bytes(b"import torch\n")
     scan = scan_scripts(root, [f"m{i}.py" for i in range(n)])
     assert scan.files_seen == n and scan.stopped_early
+
+
+def test_real_torch_install_is_read_without_importing_it(tmp_path):
+    pytest.importorskip("torch")  # .ci/run installs torch==2.13.0 (CPU) into the test venv
+    env = detect_environment(tmp_path, environ={"VIRTUAL_ENV": sys.prefix})
+    import torch
+
+    assert env.torch == torch.__version__ and env.torch_cuda == torch.version.cuda
+
+
+def test_submodules_are_listed(tmp_path):
+    lib = make_repo(tmp_path / "lib")
+    root = make_repo(tmp_path / "main")
+    subprocess.run(["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "third_party/lib"],
+                   cwd=root, check=True, capture_output=True,
+                   env={**__import__("os").environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@l",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@l"})
+    facts = detect_repo(root)
+    assert facts.submodules == ["third_party/lib"]
+    assert "submodules: third_party/lib" in [t for _, t in describe(
+        types.SimpleNamespace(repo=facts, env=None, hardware=None, scripts=None, tests=None, recorder=None))]

@@ -65,7 +65,7 @@ def test_demo_enter_until_written(tmp_path, state_home):
 
 def start(session: str, state_home: Path, args: str) -> None:
     env = f"XDG_STATE_HOME={state_home} TERM=xterm-256color"
-    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", f"env {env} {WAMF} {args}; sleep 60")
+    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", f"env {env} {WAMF} {args}; sleep 600")
     tmux("resize-window", "-t", session, "-x", "120", "-y", "40")
 
 
@@ -111,7 +111,7 @@ def test_kill_9_then_resume_keeps_every_answer(tmp_path, state_home, kill_at):
         start(name, state_home, f"{repo} --contract {out}")
         wait_for(name, "A saved session exists")
         tmux("send-keys", "-t", name, "1")
-        for _ in range(40):
+        for _ in range(80):
             if out.exists():
                 break
             tmux("send-keys", "-t", name, "Enter")
@@ -142,3 +142,34 @@ def test_hangup_saves_and_exits(tmp_path, state_home):
         raise AssertionError("the app did not exit on SIGHUP")
     saved = sessions.load(repo)
     assert saved is not None and saved.reader.startswith("I am an algorithm engineer")
+
+
+def test_copy_key_emits_osc52_wrapped_for_tmux(tmp_path, state_home):
+    import base64
+
+    from wamf_tui import session as sessions
+
+    repo = sessions.make_demo(str(tmp_path))
+    answers = tmp_path / "a.json"
+    answers.write_text("{}")
+    raw = tmp_path / "pane.bytes"
+    name = f"wamf-osc-{os.getpid()}"
+    start(name, state_home, f"{repo} --answers {answers}")
+    tmux("pipe-pane", "-o", "-t", name, f"cat >> {raw}")
+    try:
+        wait_for(name, "Does it describe the job")
+        tmux("send-keys", "-t", name, "y")
+        wait_for(name, "/who-ate-my-flops:optimize")
+        tmux("send-keys", "-t", name, "c")
+        wait_for(name, "Sent to your clipboard")
+    finally:
+        tmux("kill-session", "-t", name)
+    payload = base64.b64encode(b"/who-ate-my-flops:optimize")
+    assert b"\x1bPtmux;\x1b\x1b]52;c;" + payload + b"\x07\x1b\\" in raw.read_bytes()
+
+
+def test_osc52_plain_outside_tmux():
+    from wamf_tui.clipboard import osc52
+
+    assert osc52("hi", {}) == "\x1b]52;c;aGk=\x07"
+    assert osc52("hi", {"TMUX": "/tmp/tmux-0/default,1,0"}) == "\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\"

@@ -116,7 +116,8 @@ def questions(state: InitState, step: Step) -> list[Question]:
                options=[Option(c, c, c in chosen) for c in ALLOWED_CHANGES]),
             _q(state, "own_tests", "text", default=state.own_tests or proposals.test_command(state),
                allow_empty=True),
-            _q(state, "hands_off", "text", default=state.hands_off, allow_empty=True),
+            _q(state, "hands_off", "multi", free_text=True, options=[
+                Option(f, f, f in state.hands_off.split(", ")) for f in proposals.folders(state)]),
             _q(state, "memory_trade", "text", default=state.memory_trade or "no more than today", allow_empty=True),
             _q(state, "when_to_stop", "text",
                default=state.when_to_stop or "-15% step time would do; then hand back", allow_empty=True),
@@ -206,7 +207,7 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
             else ""
         )
     elif k in ("repo", "activate", "run", "node", "must_not_change", "extra_checks", "recorder", "own_tests",
-               "hands_off", "memory_trade", "when_to_stop", "anything_else"):
+               "memory_trade", "when_to_stop", "anything_else"):
         setattr(state, k, text)
     elif k == "script":
         if text != state.script:
@@ -241,4 +242,6 @@ def _apply_multi(state: InitState, q: Question, picked: list[str]) -> Outcome:
         state.allowed_changes = [c for c in ALLOWED_CHANGES if c in picked]
     elif q.key == "hints":
         state.hints = picked
+    elif q.key == "hands_off":
+        state.hands_off = ", ".join(picked)
     return Outcome()

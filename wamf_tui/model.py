@@ -143,6 +143,7 @@ class ScriptScan(BaseModel):
     candidates: list[ScriptCandidate] = Field(default_factory=list)
     launches: list[LaunchCommand] = Field(default_factory=list)
     files_seen: int = 0
+    folders: list[str] = Field(default_factory=list)  # top-level folders, for the hands-off picker
     stopped_early: str | None = None
 
 

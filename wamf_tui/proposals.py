@@ -174,6 +174,11 @@ def checkpoints(state: InitState) -> list[Checkpoint]:
     return checks
 
 
+def folders(state: InitState) -> list[str]:
+    scan = state.detected.scripts
+    return scan.folders[:9] if scan else []
+
+
 def extra_check_examples(state: InitState) -> str:
     if state.analysis is None:
         return "a metric you log, a second loss term"

@@ -146,8 +146,8 @@ MESSAGES: dict[str, Message] = {
         "The command that runs your own tests, so nothing else in the repo breaks.",
     ),
     "hands_off": Message(
-        "Hands off: paths or changes not allowed.",
-        "Files or parts of the code it must not touch, and changes you would not accept.",
+        "Hands off: pick folders (space), type paths or changes not allowed.",
+        "Files or parts of the code it must not touch: pick folders with space, or type paths and changes you would not accept.",
     ),
     "memory_trade": Message(
         "Memory for speed: allowed, and how much?",

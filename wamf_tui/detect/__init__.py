@@ -16,17 +16,18 @@ from .scripts import scan_scripts, tracked_files
 
 
 def detect_all(path: str | Path) -> Detected:
+    """Everything at once; the slow parts (the interpreter probe, NVML, git) overlap in threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
     repo = detect_repo(path)
     root = Path(repo.root or repo.path)
-    files = tracked_files(root)
-    return Detected(
-        repo=repo,
-        env=detect_environment(root),
-        hardware=detect_hardware(),
-        scripts=scan_scripts(root, files),
-        recorder=find_recorder(root, files),
-        tests=find_test_command(root),
-    )
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        env = pool.submit(detect_environment, root)
+        hardware = pool.submit(detect_hardware)
+        files = tracked_files(root)
+        scan = scan_scripts(root, files)
+        return Detected(repo=repo, env=env.result(), hardware=hardware.result(), scripts=scan,
+                        recorder=find_recorder(root, files), tests=find_test_command(root))
 
 
 def describe(d: Detected) -> list[tuple[str, str]]:

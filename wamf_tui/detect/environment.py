@@ -17,7 +17,7 @@ from ..model import EnvFacts, PackageVersion
 
 PACKAGES = (
     "torch", "triton", "numpy", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11", "transformers", "accelerate",
-    "deepspeed", "lightning", "pytorch-lightning", "flash-attn", "flash_attn", "apex", "xformers", "peft",
+    "deepspeed", "lightning", "pytorch-lightning", "flash-attn", "apex", "xformers", "peft",
     "datasets", "hydra-core", "omegaconf", "wandb", "vllm", "megatron-core", "bitsandbytes", "timm",
 )
 PROBE_TIMEOUT_S = 8.0
@@ -27,21 +27,22 @@ PROBE_TIMEOUT_S = 8.0
 _PROBE = r"""
 import json, sys, re
 from importlib import metadata
-want = set(json.loads(sys.argv[1]))
 found = {}
 cuda = None
-for dist in metadata.distributions():
-    name = (dist.metadata.get("Name") or "").lower()
-    if name in want and name not in found:
-        found[name] = dist.version
-        if name == "torch":
-            for f in dist.files or ():
-                if str(f).replace("\\", "/").endswith("torch/version.py"):
-                    try:
-                        m = re.search(r"^cuda\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)", f.read_text() or "", re.M)
-                        cuda = m.group(1) if m else None
-                    except Exception:
-                        pass
+for name in json.loads(sys.argv[1]):
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        continue
+    found[name] = dist.version
+    if name == "torch":
+        for f in dist.files or ():
+            if str(f).replace("\\", "/").endswith("torch/version.py"):
+                try:
+                    m = re.search(r"^cuda\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)", f.read_text() or "", re.M)
+                    cuda = m.group(1) if m else None
+                except Exception:
+                    pass
 print(json.dumps({"python": "%d.%d.%d" % sys.version_info[:3], "packages": found, "cuda": cuda}))
 """
 

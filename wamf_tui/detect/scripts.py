@@ -145,6 +145,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
     deadline = time.monotonic() + TIME_BUDGET_S
     files = tracked_files(root) if files is None else files
     scan = ScriptScan(files_seen=len(files))
+    scan.folders = sorted({f.split("/", 1)[0] + "/" for f in files if "/" in f})[:30]
     cands: dict[str, ScriptCandidate] = {}
     launch_sources = [
         f for f in files

@@ -11,14 +11,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
-from .. import contract, flow, proposals, session, ui_text
+from .. import clipboard, contract, flow, proposals, session, ui_text
 from ..analyze.benchmark import needs_wrapper, wrapper_path
 from ..analyze.wrapper import write_wrapper
 from ..model import STEP_TITLES, InitState, Step
@@ -294,6 +294,30 @@ class WamfApp(App):
         p = p if p.is_absolute() else Path(self.state.repo_path) / p
         return str(p / "contract.md" if p.is_dir() else p)
 
+    def get_system_commands(self, screen):
+        """The palette (ctrl+p): jump to a step already reached, and the app's actions."""
+        yield from super().get_system_commands(screen)
+        for step, title in STEP_TITLES.items():
+            if step <= self.state.step and step != self.state.step:
+                yield SystemCommand(f"Go to step {int(step)}: {title}", "answers stay as they are",
+                                    lambda s=step: self._jump(s))
+        if isinstance(screen, StepScreen):
+            yield SystemCommand("Re-scan", "run detection again", self.start_detection)
+            yield SystemCommand("Switch wording", "MLSys engineer / algorithm engineer", screen.action_switch_register)
+            yield SystemCommand("Keys", "every key", screen.action_keys)
+        if self.state.written:
+            yield SystemCommand("Copy the optimize command", ui_text.CLAUDE, lambda: self.copy_osc52(ui_text.CLAUDE))
+
+    def _jump(self, step: Step) -> None:
+        self.state.step, self.state.question = step, 0
+        self.after_answer(flow.Outcome(action="stay"))
+
+    def copy_osc52(self, text: str) -> None:
+        """Like App.copy_to_clipboard, but wrapped for tmux when $TMUX is set."""
+        self._clipboard = text
+        if self._driver is not None:
+            self._driver.write(clipboard.osc52(text, os.environ))
+
     def done_message(self) -> str:
         return ui_text.done_message(self.state)
 
@@ -301,7 +325,7 @@ class WamfApp(App):
 
     def apply_size_classes(self, screen) -> None:
         w, h = self.size
-        for name, on in (("-narrow", w < 100), ("-tiny", w < 60 or h < 20)):
+        for name, on in (("-narrow", w < 100), ("-tiny", w < 60 or h < 20), ("-ascii", self.ascii_only)):
             if screen.has_class(name) != on:  # restyling the tree is costly: only on a real change
                 screen.set_class(on, name)
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Input, OptionList, Static
 
-from .. import contract, flow, session
+from .. import contract, flow, session, ui_text
 from ..detect import describe
 from ..flow import Option, Question
 from ..model import Step
@@ -29,7 +30,7 @@ class StepScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "back"),
         Binding("question_mark", "explain", "explain"),
-        Binding("f1", "explain", "explain", show=False),
+        Binding("f1", "keys", "keys"),
         Binding("space", "toggle", "toggle"),
         Binding("ctrl+t", "switch_register", "voice"),
         Binding("ctrl+r", "rescan", "re-scan"),
@@ -104,8 +105,8 @@ class StepScreen(Screen):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         q = self.qview.question
-        if q is None:
-            return
+        if q is None or not 0 <= event.option_index < len(q.options):
+            return  # an Enter queued for a question that has since moved on
         if q.kind == "multi":
             self.submit(self.qview.multi_value())
         else:
@@ -144,6 +145,8 @@ class StepScreen(Screen):
             return self.has_class("-tiny")
         if action == "confirm":
             return getattr(self, "phase", "") == "confirm" and not typing
+        if action == "copy":
+            return getattr(self, "phase", "") == "done"
         return True
 
     def action_digit(self, n: int) -> None:
@@ -160,10 +163,13 @@ class StepScreen(Screen):
         if idx is not None:
             self.qview.toggle(idx)
 
+    def action_keys(self) -> None:
+        self.app.push_screen(KeysScreen())
+
     def action_explain(self) -> None:
         q = self.qview.question
         if q is not None:
-            self.qview.say(q.help or q.prompt)
+            self.qview.say(f"{q.help or q.prompt}  (F1: every key)")
 
     def action_back(self) -> None:
         flow.back(self.app.state)
@@ -189,6 +195,23 @@ class StepScreen(Screen):
                 event.stop()
 
 
+class KeysScreen(ModalScreen[None]):
+    """Every key, in one place (F1)."""
+
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "close")]
+
+    def compose(self) -> ComposeResult:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for key, what in ui_text.KEYS:
+            table.add_row(key, what)
+        yield Static(table, id="keys")
+
+    def on_mount(self) -> None:
+        self.query_one("#keys").border_title = "keys · Esc closes"
+
+
 class ReaderScreen(StepScreen):
     STEP = Step.READER
 
@@ -212,6 +235,8 @@ class ConfirmScreen(StepScreen):
     BINDINGS = [
         Binding("y", "confirm('yes')", "write it"),
         Binding("n", "confirm('no')", "go back", show=False),
+        Binding("c", "copy('command')", "copy command"),
+        Binding("p", "copy('path')", "copy path"),
     ]
 
     def __init__(self) -> None:
@@ -220,6 +245,11 @@ class ConfirmScreen(StepScreen):
 
     def action_confirm(self, value: str) -> None:
         self.submit(value)
+
+    def action_copy(self, what: str) -> None:
+        text = ui_text.CLAUDE if what == "command" else self.app.state.contract_path
+        self.app.copy_osc52(text)
+        self.qview.say(f"Sent to your clipboard (OSC 52): {text} · if nothing arrived, copy it from here.")
 
     def redraw(self, keep_typed: bool = True) -> None:
         if not self.ready:

@@ -1,0 +1,147 @@
+"""The app in a real terminal (tmux), measured against a hello-world Textual app run the same way.
+
+    python benchmarks/tui_perf.py
+
+first paint  time until the first question is on screen (goal: at most 1.5x hello world)
+input        keypress to repaint, while detection scans a large generated repo (goal: under 50 ms)
+idle         bytes written to the terminal and CPU per second, nobody typing (goal: near zero)
+memory       peak RSS through a whole session on the demo (goal: under 120 MiB)
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+HERE = Path(__file__).resolve().parent
+PY = sys.executable
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True).stdout
+
+
+def screen(s: str) -> str:
+    return tmux("capture-pane", "-p", "-t", s)
+
+
+def start(s: str, cmd: str) -> float:
+    t = time.perf_counter()
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "40", f"{cmd}; sleep 600")
+    return t
+
+
+def wait(s: str, text: str, timeout: float = 60) -> float:
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        if text in screen(s):
+            return time.perf_counter()
+        time.sleep(0.005)
+    raise SystemExit(f"{text!r} never appeared in {s}")
+
+
+def app_pid(s: str) -> psutil.Process:
+    shell = psutil.Process(int(tmux("display-message", "-p", "-t", s, "#{pane_pid}").strip()))
+    return shell.children()[0]
+
+
+def first_paint(cmd: str, runs: int = 3) -> float:
+    best = 1e9
+    for i in range(runs):
+        s = f"fp{os.getpid()}{i}"
+        t0 = start(s, cmd)
+        best = min(best, wait(s, "How well do you know ML systems?") - t0)
+        tmux("kill-session", "-t", s)
+    return best
+
+
+def key_latency(s: str, n: int = 15) -> list[float]:
+    out = []
+    for i in range(n):
+        ch = "abcdefghijklmnopqrstuvwxyz"[i]
+        before = screen(s)
+        t = time.perf_counter()
+        tmux("send-keys", "-t", s, "-l", ch)
+        while screen(s) == before:
+            time.sleep(0.001)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def idle(s: str, seconds: float = 5) -> tuple[float, float]:
+    raw = Path(tempfile.mktemp())
+    proc = app_pid(s)
+    time.sleep(1)
+    tmux("pipe-pane", "-o", "-t", s, f"cat >> {raw}")
+    c0 = sum(proc.cpu_times()[:2])
+    time.sleep(seconds)
+    c1 = sum(proc.cpu_times()[:2])
+    tmux("pipe-pane", "-t", s)
+    size = raw.stat().st_size if raw.exists() else 0
+    return size / seconds, (c1 - c0) / seconds * 100
+
+
+def main() -> None:
+    env = f"env XDG_STATE_HOME={tempfile.mkdtemp()}"
+    demo = subprocess.run([PY, "-c", "from wamf_tui import session; print(session.make_demo())"],
+                          capture_output=True, text=True).stdout.strip()
+    hello = first_paint(f"{PY} {HERE / 'hello_app.py'}")
+    ours = first_paint(f"{env} {PY} -m wamf_tui {demo} --fresh")
+    print(f"first paint: wamf-tui {ours * 1000:.0f} ms, hello world {hello * 1000:.0f} ms: {ours / hello:.2f}x "
+          "(goal <= 1.5x)")
+
+    big = Path(tempfile.mkdtemp())
+    for i in range(20_000):
+        d = big / f"pkg{i // 500}"
+        d.mkdir(exist_ok=True)
+        (d / f"m{i}.py").write_text("import torch\n")
+    (big / "train.py").write_text("import torch\n" + "loss = model(x)\nloss.backward()\n" * 20_000)
+    subprocess.run(["git", "init", "-q"], cwd=big)
+    subprocess.run(["git", "add", "-A"], cwd=big)
+    s = f"lat{os.getpid()}"
+    start(s, f"{env} {PY} -m wamf_tui {big} --fresh")
+    wait(s, "How well do you know ML systems?")
+    busy = key_latency(s)  # detection of the big repo is still running
+    tmux("kill-session", "-t", s)
+    s = f"hel{os.getpid()}"
+    start(s, f"{PY} {HERE / 'hello_app.py'}")
+    wait(s, "How well do you know ML systems?")
+    ref = key_latency(s)
+    print(f"input while busy: median {statistics.median(busy):.0f} ms, max {max(busy):.0f} ms; "
+          f"hello world median {statistics.median(ref):.0f} ms (goal < 50 ms)")
+    tmux("kill-session", "-t", s)
+
+    s = f"idl{os.getpid()}"
+    start(s, f"{env} {PY} -m wamf_tui {demo} --fresh")
+    wait(s, "How well do you know ML systems?")
+    time.sleep(3)
+    for step in range(5):
+        rate, cpu = idle(s)
+        print(f"idle at step {step}: {rate:.0f} bytes/s to the terminal, {cpu:.1f}% CPU")
+        for _ in range(20):  # Enter to the next step
+            before = screen(s)
+            tmux("send-keys", "-t", s, "Enter")
+            time.sleep(0.5)
+            now = screen(s)
+            if f"◉ {step + 1} " in now or f"◉ {step + 1}" in now or "Written:" in now:
+                break
+            if now == before:
+                continue
+    wait(s, "Does it describe the job")
+    tmux("send-keys", "-t", s, "Enter")
+    wait(s, "/who-ate-my-flops:optimize")
+    peak = int(next(x for x in Path(f"/proc/{app_pid(s).pid}/status").read_text().splitlines()
+                    if x.startswith("VmHWM")).split()[1]) / 1024
+    print(f"memory: peak RSS {peak:.0f} MiB through a whole session (goal < 120 MiB)")
+    tmux("kill-session", "-t", s)
+
+
+if __name__ == "__main__":
+    main()
