@@ -32,7 +32,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
         big = root / "train.py"
-        big.write_text("import torch\n" + "".join(BLOCK.format(i=i) for i in range(10_000)))
+        big.write_text("import torch\n" + "".join(BLOCK.format(i=i) for i in range(4_000)))  # under the 2 MiB read limit
         n = big.read_text().count("\n")
         t = time.perf_counter()
         ast.parse(big.read_text())
@@ -51,9 +51,14 @@ def main() -> None:
         total = sum(p.read_text().count("\n") for p in files)
         t = time.perf_counter()
         for p in files:
+            ast.parse(p.read_text())
+        parse_s = time.perf_counter() - t
+        t = time.perf_counter()
+        for p in files:
             analyze_script(p, root)
         s = time.perf_counter() - t
-        print(f"repo of {len(files)} files, {total} lines: {total / s:,.0f} lines/s (goal >= 20,000)")
+        print(f"repo of {len(files)} files, {total} lines: {total / s:,.0f} lines/s (goal >= 20,000); "
+              f"ast.parse alone {total / parse_s:,.0f} lines/s")
 
 
 if __name__ == "__main__":

@@ -331,17 +331,13 @@ class WamfApp(App):
 
 
 def run_app(path: Path, contract: str | None = None, template: str | None = None, fresh: bool = False) -> int:
-    from ..detect.repo import detect_repo
-
-    repo = detect_repo(path)
-    root = Path(repo.root or repo.path)
+    root = session.find_root(path)
     state = session.new_state(root, contract, template)
     saved = None if fresh else session.load(root)
     if fresh:
         session.forget(root)
     if saved is not None and saved.written and saved.step == Step.CONFIRM:
         saved = None  # a finished session: start a new one
-    state.detected.repo = repo
     app = WamfApp(state, saved=saved)
     app.run()
     if app.state.written:

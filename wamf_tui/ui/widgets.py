@@ -80,6 +80,9 @@ class AnswerInput(Input):
     Decided here, in key order, rather than by screen bindings: over a slow SSH link keys arrive
     in batches, and a binding would see the line still empty while typed keys are queued."""
 
+    def on_mount(self) -> None:
+        self.cursor_blink = False  # over SSH every blink is bytes on the wire, twice a second
+
     class Shortcut(Message):
         def __init__(self, character: str) -> None:
             super().__init__()
@@ -112,7 +115,7 @@ class QuestionView(Vertical):
         yield OptionList(id="options")
         # select_on_focus would select text typed between a Tab and the focus event, and the next key
         # would replace it: the proposal is selected once, when it is shown, instead.
-        yield AnswerInput(id="answer", placeholder="type an answer, or Enter to accept", select_on_focus=False)
+        yield AnswerInput(id="answer", select_on_focus=False)
         yield Static(id="message")
 
     def ask(self, q: Question, keep_typed: bool = False) -> None:
