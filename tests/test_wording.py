@@ -54,3 +54,15 @@ def test_say_formats_and_differs_by_register():
     a = say("done", "algo", path="c.md", claude="/x", codex="$x")
     m = say("done", "mlsys", path="c.md", claude="/x", codex="$x")
     assert "/x" in a and "$x" in a and a != m
+
+
+def test_allowed_changes_explained_for_algorithm_engineers_only():
+    from snapshot_states import state_at
+
+    from wamf_tui import flow
+    from wamf_tui.model import ALLOWED_CHANGES, Step
+
+    algo = flow.current(state_at(Step.RULES, "algo"))
+    mlsys = flow.current(state_at(Step.RULES, "mlsys"))
+    assert [o.value for o in algo.options] == list(ALLOWED_CHANGES)
+    assert all(o.note for o in algo.options) and not any(o.note for o in mlsys.options)

@@ -12,7 +12,7 @@ from typing import Literal
 from . import proposals
 from .contract import literal, placeholder_in
 from .model import ALLOWED_CHANGES, HINTS, InitState, Step
-from .wording import READER_OPTIONS, explain, register_for, say
+from .wording import ALLOWED_NOTES, READER_OPTIONS, explain, register_for, say
 
 Kind = Literal["choice", "text", "multi"]
 
@@ -113,7 +113,8 @@ def questions(state: InitState, step: Step) -> list[Question]:
         hints = state.hints if "hints" in state.answered else []
         return [
             _q(state, "allowed", "multi", free_text=False,
-               options=[Option(c, c, c in chosen) for c in ALLOWED_CHANGES]),
+               options=[Option(c, c, c in chosen, ALLOWED_NOTES[c] if r == "algo" else "")
+                        for c in ALLOWED_CHANGES]),
             _q(state, "own_tests", "text", default=state.own_tests or proposals.test_command(state),
                allow_empty=True),
             _q(state, "hands_off", "multi", free_text=True, options=[

@@ -200,6 +200,16 @@ MESSAGES: dict[str, Message] = {
 }
 
 
+# One line each, for a reader who does not know the category (algorithm register only).
+ALLOWED_NOTES = {
+    "system configs": "settings such as data-loader workers, environment variables, launch flags",
+    "enabling existing acceleration features with small code edits": "e.g. mixed precision or torch.compile, already in PyTorch",
+    "installing faster backends": "e.g. a faster attention or optimizer package",
+    "changing Python-level workflow code": "how the training loop feeds and moves data, not the model's maths",
+    "modifying Triton/CUDA kernels": "writing GPU code by hand: the deepest and riskiest level",
+}
+
+
 def say(key: str, register: Register, **fmt: object) -> str:
     msg = MESSAGES[key]
     text = msg.mlsys if register == "mlsys" else msg.algo
