@@ -74,13 +74,11 @@ class WamfApp(App):
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
     ]
 
-    def __init__(self, state: InitState, *, saved: InitState | None = None, detect: bool = True,
-                 detector: dict[str, Callable[[], object]] | None = None) -> None:
+    def __init__(self, state: InitState, *, saved: InitState | None = None, detect: bool = True) -> None:
         super().__init__()
         self.state = state
         self.saved = saved
         self.detect = detect
-        self.detector = detector
         self.pending: list[str] = []
         self.gpu_timer = None
         self.resumed_facts: DetectedFacts | None = None  # what a resumed session knew, to say what moved
@@ -141,7 +139,7 @@ class WamfApp(App):
         from ..detect import environment, hardware, project, repo, scripts
 
         root = Path(self.state.repo_path)
-        jobs = self.detector or {
+        jobs: dict[str, Callable[[], object]] = {
             "repo": lambda: repo.detect_repo(root),
             "env": lambda: environment.detect_environment(root),
             "hardware": hardware.detect_hardware,
