@@ -73,12 +73,8 @@ def fill(state: InitState, answers: dict[str, object]) -> list[str]:
             return [f"{field or q.key}: {outcome.error}"]
         if q.key == "script" and state.analysis is None and state.script:
             from .analyze import analyze_script
-            from .analyze.benchmark import propose
 
             script = Path(state.repo_path) / state.script
             if script.is_file():
-                state.analysis = analyze_script(script, state.repo_path)
-                state.changes = propose(state.analysis) if state.analysis.kind == "training" else []
-                keys = [x.key for x in flow.questions(state, state.step)]
-                state.question = keys.index("changes") if "changes" in keys else state.question
+                flow.take_analysis(state, analyze_script(script, state.repo_path))
     return ["the flow did not reach step 4"]

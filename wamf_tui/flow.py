@@ -11,7 +11,7 @@ from typing import Literal
 
 from . import proposals
 from .contract import literal, placeholder_in
-from .model import ALLOWED_CHANGES, HINTS, InitState, Step
+from .model import ALLOWED_CHANGES, HINTS, Analysis, InitState, Step
 from .wording import ALLOWED_NOTES, READER_OPTIONS, explain, register_for, say
 
 Kind = Literal["choice", "text", "multi"]
@@ -149,6 +149,22 @@ def answer(state: InitState, value: str | list[str]) -> Outcome:
     if outcome.action in ("next", "analyze"):
         advance(state)
     return outcome
+
+
+def take_analysis(state: InitState, analysis: Analysis) -> None:
+    """Fold a script's analysis in: the benchmark table appears, and the user is taken to it
+    unless they already answered it; otherwise they stay on the question they were at."""
+    from .analyze.benchmark import propose
+
+    q = current(state)
+    key = q.key if q else None
+    state.analysis = analysis
+    state.changes = propose(analysis) if analysis.kind == "training" else []
+    keys = [x.key for x in questions(state, state.step)]
+    if state.step == Step.JOB and "changes" in keys and "changes" not in state.answered:
+        key = "changes"  # the table is the point of choosing a script: never skip past it
+    if key in keys:
+        state.question = keys.index(key)
 
 
 def advance(state: InitState) -> None:

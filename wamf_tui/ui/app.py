@@ -8,6 +8,7 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -139,13 +140,23 @@ class WamfApp(App):
         from ..detect import environment, hardware, project, repo, scripts
 
         root = Path(self.state.repo_path)
+        listed: list[list[str]] = []
+        lock = threading.Lock()
+
+        def files() -> list[str]:
+            """`git ls-files` once, shared by the two workers that read the file list."""
+            with lock:
+                if not listed:
+                    listed.append(scripts.tracked_files(root))
+            return listed[0]
+
         jobs: dict[str, Callable[[], object]] = {
             "repo": lambda: repo.detect_repo(root),
             "env": lambda: environment.detect_environment(root),
             "hardware": hardware.detect_hardware,
-            "scripts": lambda: scripts.scan_scripts(root),
+            "scripts": lambda: scripts.scan_scripts(root, files()),
             "tests": lambda: project.find_test_command(root),
-            "recorder": lambda: project.find_recorder(root, scripts.tracked_files(root)),
+            "recorder": lambda: project.find_recorder(root, files()),
         }
         self.pending = list(jobs)
         for name, job in jobs.items():
@@ -171,7 +182,8 @@ class WamfApp(App):
         if isinstance(msg.facts, Exception):
             self.notify(f"{msg.subject} failed: {msg.facts}", severity="warning")
         elif msg.subject == "analysis":
-            self._analyzed(msg.facts)
+            flow.take_analysis(self.state, msg.facts)
+            self.save()
         else:
             self._tell_what_changed(msg.subject, msg.facts)
             setattr(self.state.detected, msg.subject, msg.facts)
@@ -226,20 +238,6 @@ class WamfApp(App):
         root = self.state.repo_path
         self.run_worker(self._detect_one("analysis", lambda: analyze_script(script, root)), thread=True,
                         group="analysis", exclusive=True)
-
-    def _analyzed(self, analysis) -> None:
-        """Fold the analysis in, keeping the user on the question they are answering."""
-        from ..analyze.benchmark import propose
-
-        key = flow.current(self.state).key if flow.current(self.state) else None
-        self.state.analysis = analysis
-        self.state.changes = propose(analysis) if analysis.kind == "training" else []
-        keys = [q.key for q in flow.questions(self.state, self.state.step)]
-        if self.state.step == Step.JOB and "changes" in keys and "changes" not in self.state.answered:
-            key = "changes"  # the table is the point of choosing a script: never skip past it
-        if key in keys:
-            self.state.question = keys.index(key)
-        self.save()
 
     # --- moving between steps ------------------------------------------------
 
