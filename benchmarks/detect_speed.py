@@ -1,7 +1,8 @@
 """`wamf-tui detect` against `python -m torch.utils.collect_env`, in the same environment, one run.
 
 Both report the torch version, its CUDA build, GPU models and the driver. Goal: detect at
-least 10 times faster. Then the script scan of a generated 50,000-file git repo.
+least 10 times faster. Each side is the best of 5 runs: disk stalls on a shared VM add
+noise of hundreds of milliseconds. Then the script scan of a generated 50,000-file git repo.
 
     python benchmarks/detect_speed.py
 """
@@ -24,9 +25,9 @@ def timed(cmd: list[str], cwd: str | None = None) -> tuple[float, str]:
 
 def main() -> None:
     here = str(Path(__file__).resolve().parent.parent)
-    det_s, det_out = min((timed([sys.executable, "-m", "wamf_tui", "detect", here, "--json"]) for _ in range(3)),
+    det_s, det_out = min((timed([sys.executable, "-m", "wamf_tui", "detect", here, "--json"]) for _ in range(5)),
                          key=lambda r: r[0])
-    ref_s, ref_out = min((timed([sys.executable, "-m", "torch.utils.collect_env"]) for _ in range(3)),
+    ref_s, ref_out = min((timed([sys.executable, "-m", "torch.utils.collect_env"]) for _ in range(5)),
                          key=lambda r: r[0])
     env = json.loads(det_out)["env"]
     ref_torch = next((x.split(":", 1)[1].strip() for x in ref_out.splitlines() if x.startswith("PyTorch version")), "?")

@@ -96,6 +96,18 @@ def test_environment_versions_from_a_real_venv(tmp_path):
     assert env.python_version == ".".join(map(str, sys.version_info[:3]))
 
 
+def test_versions_from_folder_names_of_every_layout(tmp_path):
+    """Wheel dist-info (underscored names), old egg-info, odd casing."""
+    root = make_repo(tmp_path / "r")
+    make_venv(root / ".venv", {"flash-attn": "2.6.3", "nvidia-cudnn-cu12": "9.1.0.70"})
+    site = next((root / ".venv").glob("lib/python*/site-packages"))
+    (site / "apex-0.1-py3.11.egg-info").mkdir()
+    (site / "Hydra_Core-1.3.2.dist-info").mkdir()
+    (site / "unrelated-1.0.dist-info").mkdir()
+    got = {p.name: p.version for p in detect_environment(root, environ={"PATH": "/usr/bin"}).packages}
+    assert got == {"flash-attn": "2.6.3", "nvidia-cudnn-cu12": "9.1.0.70", "apex": "0.1", "hydra-core": "1.3.2"}
+
+
 def test_environment_kinds(tmp_path):
     root = tmp_path
     assert locate(root, {"CONDA_DEFAULT_ENV": "llm", "CONDA_PREFIX": "/opt/conda/envs/llm"}).activate == \

@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     args = app_parser().parse_args(argv)
 
-    from . import contract, session
+    from . import checkout, contract, session
 
     if args.template:
         try:
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.contract and not Path(args.contract).expanduser().parent.is_dir():
         return _err(f"folder for --contract does not exist: {Path(args.contract).parent}")
 
-    if session.is_bare(path):
+    if checkout.is_bare(path):
         return _err(f"{path} is a bare repository (no checkout); run wamf-tui in a checkout of it")
     if args.yes and not args.answers:
         return _err("--yes needs --answers FILE")

@@ -7,10 +7,15 @@ round-trips through JSON so a session survives a dropped SSH connection.
 
 from __future__ import annotations
 
+import os
 from enum import IntEnum
 from typing import Literal
 
-from pydantic import BaseModel, Field
+# We use no pydantic plugins; without this, the first model class makes pydantic read the
+# entry points of every installed distribution (a third of `wamf-tui detect`'s time next to torch).
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+from pydantic import BaseModel, Field  # noqa: E402
 
 Register = Literal["mlsys", "algo"]
 

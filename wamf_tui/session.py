@@ -137,23 +137,3 @@ def add_to_exclude(state: InitState) -> str:
     except OSError as e:
         return f"could not update {exclude}: {e.strerror or e}"
     return f"listed in .git/info/exclude: {', '.join(new) or 'already there'}"
-
-
-def find_root(path: str | Path) -> Path:
-    """The checkout's top folder (the nearest parent with .git), or `path` itself: no git call,
-    so the first screen does not wait on GitPython."""
-    p = Path(path).expanduser().resolve()
-    for d in (p, *p.parents):
-        if (d / ".git").exists():
-            return d
-    return p
-
-
-def is_bare(path: str | Path) -> bool:
-    p = Path(path)
-    if (p / ".git").exists() or not (p / "HEAD").is_file() or not (p / "objects").is_dir():
-        return False
-    try:
-        return "bare = true" in (p / "config").read_text(errors="replace")
-    except OSError:
-        return False

@@ -12,6 +12,7 @@ import ast
 import re
 from pathlib import Path
 
+from ..checkout import find_root
 from ..model import Analysis, Anchor, Fact, StepControl
 
 MAX_BYTES = 2 * 1024 * 1024
@@ -356,17 +357,10 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
-def find_root(script: Path) -> Path:
-    for d in [script.resolve().parent, *script.resolve().parents]:
-        if (d / ".git").exists():
-            return d
-    return script.resolve().parent
-
-
 def analyze_script(script: str | Path, repo_root: str | Path | None = None) -> Analysis:
     """Read `script` (and the repo modules it imports) and return its facts; never raises on bad input."""
     script = Path(script)
-    root = Path(repo_root) if repo_root else find_root(script)
+    root = Path(repo_root) if repo_root else find_root(script.parent)
     result = Analysis(script=_rel(script, root))
     queue = [(script, 0)]
     done: set[Path] = set()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..checkout import find_root
 from ..model import Detected
 from .environment import detect_environment
 from .hardware import detect_hardware, verdict
@@ -16,17 +17,18 @@ from .scripts import scan_scripts, tracked_files
 
 
 def detect_all(path: str | Path) -> Detected:
-    """Everything at once; the slow parts (the interpreter probe, NVML, git) overlap in threads."""
+    """Everything at once. The root comes from the file system, so git, the interpreter probe
+    and NVML overlap in threads with the file scan instead of waiting for GitPython to load."""
     from concurrent.futures import ThreadPoolExecutor
 
-    repo = detect_repo(path)
-    root = Path(repo.root or repo.path)
+    root = find_root(path)
     with ThreadPoolExecutor(max_workers=3) as pool:
+        repo = pool.submit(detect_repo, path)
         env = pool.submit(detect_environment, root)
         hardware = pool.submit(detect_hardware)
         files = tracked_files(root)
         scan = scan_scripts(root, files)
-        return Detected(repo=repo, env=env.result(), hardware=hardware.result(), scripts=scan,
+        return Detected(repo=repo.result(), env=env.result(), hardware=hardware.result(), scripts=scan,
                         recorder=find_recorder(root, files), tests=find_test_command(root))
 
 

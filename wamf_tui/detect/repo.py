@@ -48,6 +48,8 @@ def detect_repo(path: str | os.PathLike[str]) -> RepoFacts:
         facts.error = f"git failed: {(e.stderr or str(e)).strip().splitlines()[-1][:200]}"
     except Exception as e:
         facts.error = f"could not read the repository: {e.__class__.__name__}: {str(e)[:200]}"
+    finally:
+        repo.close()  # ends GitPython's persistent `git cat-file` processes now, not at exit
     return facts
 
 

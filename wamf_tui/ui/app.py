@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
-from .. import clipboard, contract, flow, proposals, session, ui_text
+from .. import checkout, clipboard, contract, flow, proposals, session, ui_text
 from ..analyze.benchmark import needs_wrapper, wrapper_path
 from ..analyze.wrapper import write_wrapper
 from ..model import STEP_TITLES, InitState, Step
@@ -327,7 +327,7 @@ class WamfApp(App):
 
 
 def run_app(path: Path, contract: str | None = None, template: str | None = None, fresh: bool = False) -> int:
-    root = session.find_root(path)
+    root = checkout.find_root(path)
     state = session.new_state(root, contract, template)
     saved = None if fresh else session.load(root)
     if fresh:
