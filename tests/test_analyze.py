@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import hypothesmith
 from conftest import git, make_repo
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from wamf_tui.analyze import analyze_script
@@ -206,6 +208,32 @@ def test_never_raises_on_arbitrary_text(tmp_path, text):
     analyze_script(p, tmp_path)
 
 
+TRAINING_LINES = (
+    "loss = model(x)\nloss.backward()\n", "optimizer.step()\n", "torch.save(model.state_dict(), args.out)\n",
+    "if args.wandb:\n    wandb.init(project='p')\n", "for step in range(args.max_steps):\n    evaluate()\n",
+    "torch.manual_seed(cfg.train.seed)\n", "@hydra.main(config_name='c')\ndef main(cfg):\n    print(cfg.a.b)\n",
+)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hypothesmith.from_grammar() | hypothesmith.from_node(), st.lists(st.sampled_from(TRAINING_LINES), max_size=4))
+def test_valid_python_is_read_in_full(tmp_path, code, training):
+    """Any valid Python, mixed with training vocabulary, parses and yields a full (not partial) result."""
+    source = "\n".join([code, *training])
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        assume(False)  # the two pieces did not join into valid Python
+    assume(source.strip())
+    p = tmp_path / "valid.py"
+    p.write_text(source, encoding="utf-8")
+    a = analyze_script(p, tmp_path)
+    assert not a.partial, a.notes
+    if "loss.backward()" in training:
+        assert a.kind == "training"
+
+
 def test_never_executes_the_script(tmp_path):
     marker = tmp_path / "MARKER"
     body = f"open({str(marker)!r}, 'w').write('ran')\nimport helper\n"
@@ -297,3 +325,83 @@ def test_accelerate_loop_and_hydra_app(tmp_path):
     h = analyze_script(root / "app.py")
     assert h.config_system == "hydra" and h.kind == "training"
     assert h.seeds[0].off_switch == "seed"
+
+
+HYDRA_NESTED = """\
+import hydra
+import torch
+
+
+@hydra.main(version_base=None, config_path="conf", config_name="train")
+def main(cfg):
+    torch.manual_seed(cfg.train.seed)
+    for step in range(cfg.train.max_steps):
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+    torch.save(model.state_dict(), cfg.paths.output_dir + "/last.pt")
+"""
+
+HYDRA_CONF = """\
+# primary config
+train:
+  max_steps: 100000   # a day on 8 GPUs
+  seed: 1234
+paths:
+  output_dir: outputs/${now:%Y-%m-%d}
+defaults:
+  - _self_
+"""
+
+
+def test_hydra_overrides_are_key_value_with_defaults_from_the_yaml(tmp_path):
+    from wamf_tui.analyze.benchmark import run_command
+    from wamf_tui.model import InitState
+
+    root = repo_with(tmp_path, {"app.py": HYDRA_NESTED, "conf/train.yaml": HYDRA_CONF})
+    a = analyze_script(root / "app.py")
+    assert a.config_system == "hydra"
+    assert [(c.name, c.line, c.default) for c in a.step_controls] == [("train.max_steps", 8, "100000")]
+    assert [(s.line, s.off_switch) for s in a.seeds] == [(7, "train.seed")]
+    assert [(o.name, o.off_switch) for o in a.output_dirs] == [("paths.output_dir", "paths.output_dir=...")]
+    changes = propose(a, steps=25)
+    assert changes[0].what == "total steps cut to 25 (was 100000)" and changes[0].flags == ["train.max_steps=25"]
+    state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="app.py", changes=changes)
+    run = run_command(state)
+    for override in ("train.max_steps=25", "train.seed=0", "hydra.run.dir=runs/wamf-bench",
+                     "paths.output_dir=runs/wamf-bench"):
+        assert override in run.split()
+    assert " --" not in run  # no argparse-style flag reaches a Hydra app
+
+
+def test_a_job_that_already_fits_is_left_whole(tmp_path):
+    from wamf_tui.analyze.benchmark import default_steps
+
+    short = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--max_steps', type=int, default=20)\n" \
+            "args = p.parse_args()\nfor s in range(args.max_steps):\n    loss = model(x)\n    loss.backward()\n" \
+            "    optimizer.step()\n"
+    root = repo_with(tmp_path, {"short.py": short, "long.py": short.replace("default=20", "default=20000")})
+    a = analyze_script(root / "short.py")
+    assert default_steps(a) is None
+    first = propose(a, default_steps(a))[0]
+    assert (first.what, first.flags, first.env) == ("whole job kept (was 20)", [], [])
+    assert default_steps(analyze_script(root / "long.py")) == 30
+
+
+def test_switched_off_checkpoints_and_evals_are_priced_with_the_scripts_numbers(tmp_path):
+    nanogpt = ("import torch\nmax_iters = 600000\neval_interval = 2000\neval_iters = 200\n"
+               "exec(open('configurator.py').read())\n"
+               "for it in range(max_iters):\n    if it % eval_interval == 0:\n        losses = estimate_loss()\n"
+               "    logits, loss = model(X, Y)\n    loss.backward()\n    optimizer.step()\n")
+    root = repo_with(tmp_path, {"train.py": nanogpt, "configurator.py": "# reads --key=value\n"})
+    evals = [c.exclusion for c in propose(analyze_script(root / "train.py")) if c.exclusion]
+    assert evals == ["eval estimate_loss at train.py:8 excluded; price: 200 eval batches (eval_iters) x 1/3 train "
+                     "step / 2000 steps (eval_interval) = about 3.3% of train time"]
+
+    from wamf_tui import session
+
+    demo = session.make_demo(str(tmp_path))
+    saves = [c.exclusion for c in propose(analyze_script(demo / "train.py")) if c.exclusion]
+    assert saves == ["checkpoint at train.py:64 excluded; price: one save every 500 steps (--save-every default), "
+                     "4 saves in the real job's 2000 steps; share of train time = save time / (500 x step time), "
+                     "save time = bytes on disk / write bandwidth (to measure)"]

@@ -65,3 +65,22 @@ def test_yes_keeps_the_old_contract_as_backup(tmp_path, state_home):
     assert out.returncode == 0, out.stderr
     assert (repo / "contract.md.bak").read_text() == "# old\n"
     assert "kept as" in out.stdout
+
+
+def test_accuracy_mode_and_the_whole_job(tmp_path, state_home):
+    """`steps = "all"` keeps the whole job; accuracy mode turns deterministic algorithms on and makes checks exact."""
+    repo = session.make_demo(str(tmp_path))
+    answers = tmp_path / "answers.toml"
+    answers.write_text('reader = "MLSys"\nsteps = "all"\nmode = "accuracy"\n')
+    out = run(str(repo), "--answers", str(answers), "--yes", home=state_home)
+    assert out.returncode == 0, out.stderr
+    text = (repo / "contract.md").read_text()
+    assert contract.check(text) == []
+    run_line = next(x for x in text.splitlines() if x.startswith("run "))
+    assert "WAMF_DETERMINISTIC=1" in run_line and "WAMF_MAX_STEPS" not in run_line
+    assert "--steps 200" in run_line and "--steps=" not in run_line  # the job's own length, uncut
+    assert "Benchmark mode: accuracy" in text and "bit-exact" in text
+    bad = tmp_path / "bad.toml"
+    bad.write_text('steps = "lots"\n')
+    out = run(str(repo), "--answers", str(bad), "--yes", home=state_home)
+    assert out.returncode == 1 and "refused: steps: " in out.stderr and ", or all" in out.stderr

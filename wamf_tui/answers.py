@@ -17,6 +17,7 @@ FIELD = {
     "must_not_change": "must_not_change", "node": "node", "extra_checks": "extra_checks", "recorder": "recorder",
     "allowed": "allowed_changes", "own_tests": "own_tests", "hands_off": "hands_off", "memory_trade": "memory_trade",
     "when_to_stop": "when_to_stop", "hints": "hints", "anything_else": "anything_else", "steps": "steps",
+    "mode": "mode",
 }
 
 

@@ -116,6 +116,9 @@ def everything_else_rows(state: InitState) -> list[tuple[str, str]]:
     extra = [
         literal(x)
         for x in (
+            f"Benchmark mode: {state.mode}" + (
+                " (deterministic algorithms on, bit-exact checks)" if state.mode == "accuracy"
+                else " (deterministic algorithms off, checks within tolerance)"),
             state.dirty_decision,
             *(c.exclusion or "" for c in state.changes if c.enabled and c.exclusion),
             state.guarantees,

@@ -84,6 +84,8 @@ def questions(state: InitState, step: Step) -> list[Question]:
             qs.append(_q(state, "changes", "multi", free_text=False, options=[
                 Option(f"{c.what} -> {c.how}", str(i), c.enabled, c.why) for i, c in enumerate(state.changes)]))
             qs.append(_q(state, "steps", "text", default=proposals.step_count(state)))
+            qs.append(_q(state, "mode", "choice", free_text=False, default=state.mode,
+                         options=[_opt(state, "mode_speed", "speed"), _opt(state, "mode_accuracy", "accuracy")]))
         qs.append(_q(state, "run", "text", default=state.run or proposals.run_line(state)))
         if state.analysis is not None:
             qs.append(_q(state, "must_not_change", "text",
@@ -154,12 +156,12 @@ def answer(state: InitState, value: str | list[str]) -> Outcome:
 def take_analysis(state: InitState, analysis: Analysis) -> None:
     """Fold a script's analysis in: the benchmark table appears, and the user is taken to it
     unless they already answered it; otherwise they stay on the question they were at."""
-    from .analyze.benchmark import propose
+    from .analyze.benchmark import default_steps, propose
 
     q = current(state)
     key = q.key if q else None
     state.analysis = analysis
-    state.changes = propose(analysis) if analysis.kind == "training" else []
+    state.changes = propose(analysis, default_steps(analysis), state.mode) if analysis.kind == "training" else []
     keys = [x.key for x in questions(state, state.step)]
     if state.step == Step.JOB and "changes" in keys and "changes" not in state.answered:
         key = "changes"  # the table is the point of choosing a script: never skip past it
@@ -231,9 +233,15 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
             state.script, state.analysis, state.changes, state.run = text, None, [], ""
         return Outcome(None, "analyze")
     elif k == "steps":
-        if not text.isdigit() or not 0 < int(text) < 10**7:
+        whole = text.lower() in ("all", "whole", "whole job")
+        if not whole and (not text.isdigit() or not 0 < int(text) < 10**7):
             return Outcome(say("steps_number", r), "stay")
-        proposals.set_step_count(state, int(text))
+        proposals.set_plan(state, None if whole else int(text))
+        state.run = ""
+    elif k == "mode":
+        state.mode = "accuracy" if text == "accuracy" else "speed"
+        steps = proposals.step_count(state)
+        proposals.set_plan(state, None if steps == "all" else int(steps))
         state.run = ""
     elif k == "guarantees":
         if text != "yes":

@@ -251,6 +251,7 @@ class InitState(BaseModel):
     guarantees: str = ""
     changes: list[BenchmarkChange] = Field(default_factory=list)
     must_not_change: str = ""
+    mode: Literal["speed", "accuracy"] = "speed"  # accuracy: deterministic algorithms on, bit-exact checks
 
     checks: list[Checkpoint] = Field(default_factory=list)
     extra_checks: str = ""

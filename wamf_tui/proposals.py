@@ -51,18 +51,21 @@ def script_default(state: InitState) -> str:
 
 
 def step_count(state: InitState) -> str:
+    """The steps question's default: the number in the table's first row, or `all` for the whole job."""
     first = state.changes[0] if state.changes else None
+    if first is not None and first.what.startswith("whole job"):
+        return "all"
     words = (first.flags + first.env) if first else []
     return next((w.split("=")[1] for w in words if "=" in w), str(DEFAULT_STEPS))
 
 
-def set_step_count(state: InitState, steps: int) -> None:
-    """Re-propose the table for `steps`, keeping the user's toggles."""
+def set_plan(state: InitState, steps: int | None) -> None:
+    """Re-propose the table for `steps` (None: the whole job) and the state's mode, keeping the user's toggles."""
     if state.analysis is None:
         return
     enabled = {c.what.split(" (")[0]: c.enabled for c in state.changes}
     state.changes = [c.model_copy(update={"enabled": enabled.get(c.what.split(" (")[0], True)})
-                     for c in propose(state.analysis, steps)]
+                     for c in propose(state.analysis, steps, state.mode)]
 
 
 def must_not_change(state: InitState) -> str:
@@ -144,6 +147,9 @@ def checkpoints(state: InitState) -> list[Checkpoint]:
     """A few correctness checkpoints from the analysis anchors; generic ones without analysis."""
     low = _precision(state) in ("bf16", "fp16")
     tight, loose = ("rtol 1e-2", "rtol 5e-2") if low else ("rtol 1e-5", "rtol 1e-3")
+    exact = state.mode == "accuracy"
+    if exact:
+        tight = loose = "bit-exact"
     inference = state.analysis is not None and state.analysis.kind == "inference"
 
     def where(role: str, fallback: str) -> str:
@@ -160,7 +166,7 @@ def checkpoints(state: InitState) -> list[Checkpoint]:
         ]
     checks = [
         Checkpoint(name="loss", where=where("loss", "where the loss is computed"), what="loss value",
-                   steps="every step", tolerance=f"{tight} steps 1-5, {loose} after"),
+                   steps="every step", tolerance=tight if exact else f"{tight} steps 1-5, {loose} after"),
     ]
     if _anchor(state, "grad_clip"):
         checks.append(Checkpoint(name="grad norm", where=where("grad_clip", ""), what="total gradient norm",

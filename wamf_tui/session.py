@@ -12,6 +12,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -29,15 +31,52 @@ def state_file(repo_path: str | Path) -> Path:
     return state_dir() / f"{key}.json"
 
 
-def save(state: InitState) -> str | None:
-    """Save atomically; returns an error message instead of raising (the app keeps going)."""
-    path = state_file(state.repo_path)
+def _write(path: Path, text: str) -> str | None:
+    """Write atomically; an error message instead of an exception (the app keeps going)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, state.to_json())
+        write_atomic(path, text)
     except OSError as e:
         return f"could not save the session to {path}: {e.strerror or e}"
     return None
+
+
+class Saver:
+    """Saves in one background thread, the newest state winning.
+
+    The app saves after every answer; on a slow (network) home directory the fsync would
+    otherwise delay the next keypress. `flush` waits for the write, for quitting and hangups.
+    """
+
+    def __init__(self, on_error: Callable[[str], None] = lambda msg: None) -> None:
+        self.on_error = on_error
+        self._cond = threading.Condition()
+        self._queued: tuple[Path, str] | None = None
+        self._writing = False
+        threading.Thread(target=self._run, name="wamf-save", daemon=True).start()
+
+    def submit(self, state: InitState) -> None:
+        snapshot = state_file(state.repo_path), state.to_json()  # the UI goes on changing `state`
+        with self._cond:
+            self._queued = snapshot
+            self._cond.notify_all()
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until everything submitted is on disk; False if that took longer than `timeout`."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._queued is None and not self._writing, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._queued is not None)
+                (path, text), self._queued, self._writing = self._queued, None, True
+            err = _write(path, text)
+            if err:
+                self.on_error(err)
+            with self._cond:
+                self._writing = False
+                self._cond.notify_all()
 
 
 def load(repo_path: str | Path) -> InitState | None:

@@ -89,8 +89,20 @@ MESSAGES: dict[str, Message] = {
     "steps": Message(
         "Optimizer steps per benchmark run (warm-up + >=10 steady).",
         "How many training steps one timed run takes. The first ones are warm-up (slow start-up steps: compiling, loading data), then at least 10 steady steps (the normal speed you see mid-training).",
+        "Type all to keep the whole job when it fits in about 8 minutes.",
+        "Type all to run your whole job each time, if it finishes within about 8 minutes.",
     ),
-    "steps_number": Message("A whole number of steps, please.", "Please type a whole number of training steps."),
+    "steps_number": Message("A whole number of steps, or all.", "Please type a whole number of training steps, or all for the whole job."),
+    "mode": Message(
+        "Speed or accuracy mode?",
+        "Should timed runs be as fast as possible, or give bit-for-bit identical results?",
+        "Accuracy mode turns on deterministic algorithms (slower) so checks can be bit-exact; speed mode compares within tolerance.",
+        "Identical results need slower, deterministic maths. Speed mode keeps the normal maths and compares numbers within a small margin instead.",
+    ),
+    "mode_speed": Message("speed: deterministic algorithms off, checks within tolerance",
+                          "speed: normal maths, results compared within a small margin"),
+    "mode_accuracy": Message("accuracy: deterministic algorithms on, bit-exact checks",
+                             "accuracy: identical results every run, slower"),
     "run": Message(
         "Command that runs the job (the benchmark version).",
         "The command that runs the job: the short timed version.",

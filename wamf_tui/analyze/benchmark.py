@@ -12,13 +12,16 @@ import re
 import shlex
 from pathlib import Path
 
-from ..model import Analysis, BenchmarkChange, InitState
+from ..model import Analysis, BenchmarkChange, InitState, StepControl
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
 WRAPPER_NAME = "wamf_bench.py"
 OUT_DIR = "runs/wamf-bench"
 NEVER = 10**9  # an interval no benchmark run reaches
 _INTERVAL = re.compile(r"every|interval|freq|period", re.I)
+_SAVE_INTERVAL = re.compile(r"^-*(save|ckpt|checkpoint)[-_]?(every|interval|steps|freq)$", re.I)
+_EVAL_INTERVAL = re.compile(r"^-*(eval|val|validation)[-_]?(every|interval|steps|freq)$|^-*val_check_interval$", re.I)
+_EVAL_BATCHES = re.compile(r"^-*(eval|val)[-_]?(iters|batches)$|^-*limit_val_batches$|^-*num_eval_batches$", re.I)
 
 
 def _switch_off(flag: str | None, defaults: dict[str, str | None]) -> tuple[str, list[str], list[str]] | None:
@@ -41,19 +44,72 @@ def _switch_off(flag: str | None, defaults: dict[str, str | None]) -> tuple[str,
     return None
 
 
-def propose(a: Analysis, steps: int = DEFAULT_STEPS) -> list[BenchmarkChange]:
-    """The changes table: what changes, the flag or variable it maps to, and why."""
+def default_steps(a: Analysis) -> int | None:
+    """The proposed step count, or None to keep the whole job: a script whose own total is
+    already within one benchmark run is left whole, as the spec asks."""
+    control = _step_control(a)
+    total = control.default if control else None
+    if total and total.isdigit() and 0 < int(total) <= DEFAULT_STEPS and "epoch" not in control.name:
+        return None
+    return DEFAULT_STEPS
+
+
+def _step_control(a: Analysis) -> StepControl | None:
+    return next((s for s in a.step_controls if "epoch" not in s.name and "limit" not in s.name), None)
+
+
+def _number(a: Analysis, pattern: re.Pattern[str], first: str | None = None) -> tuple[str, int] | None:
+    """(flag, default) of the first flag matching `pattern` whose default is a whole number; `first` is tried first."""
+    for name in ([first] if first in a.flags else []) + list(a.flags):
+        default = (a.flags[name] or "").strip("'\"")
+        if pattern.search(name) and default.isdigit() and int(default) > 0:
+            return name, int(default)
+    return None
+
+
+def checkpoint_price(a: Analysis, off_switch: str | None) -> str:
+    """The spec's arithmetic for a switched-off checkpoint: what the script says, and what is left to measure."""
+    found = _number(a, _SAVE_INTERVAL, off_switch)
+    if found is None:
+        return "price: bytes on disk / write bandwidth x saves per run (save interval not found; measure one save)"
+    flag, every = found
+    control = _step_control(a)
+    total = control.default if control and (control.default or "").isdigit() else None
+    saves = f", {int(total) // every} saves in the real job's {total} steps" if total else ""
+    return (f"price: one save every {every} steps ({flag} default){saves}; share of train time = save time / "
+            f"({every} x step time), save time = bytes on disk / write bandwidth (to measure)")
+
+
+def eval_price(a: Analysis) -> str:
+    """The spec's arithmetic for an eval pass: batches x 1/3 of a train step / steps between evals."""
+    every, batches = _number(a, _EVAL_INTERVAL), _number(a, _EVAL_BATCHES)
+    if every and batches:
+        share = batches[1] / 3 / every[1]
+        return (f"price: {batches[1]} eval batches ({batches[0]}) x 1/3 train step / {every[1]} steps "
+                f"({every[0]}) = about {share:.1%} of train time")
+    known = ", ".join(f"{n} {v} ({f})" for n, x in (("every", every), ("batches", batches)) if x for f, v in [x])
+    return ("price: eval batches x 1/3 of a train step / steps between evals"
+            + (f"; found {known}, the rest is to measure" if known else "; interval and batches not found"))
+
+
+def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed") -> list[BenchmarkChange]:
+    """The changes table: what changes, the flag or variable it maps to, and why. `steps` None keeps the whole job."""
     changes: list[BenchmarkChange] = []
-    control = next((s for s in a.step_controls if "epoch" not in s.name and "limit" not in s.name), None)
-    if control is not None and control.name.startswith("--"):
-        flags, env, how = [f"{control.name}={steps}"], [], f"{control.name}={steps}"
-    elif control is not None and a.config_system == "configurator":
-        flags, env, how = [f"--{control.name}={steps}"], [], f"--{control.name}={steps}"
-    else:
-        flags, env, how = [], [f"WAMF_MAX_STEPS={steps}"], f"WAMF_MAX_STEPS={steps} (wrapper)"
+    control = _step_control(a)
+    hydra = a.config_system == "hydra"
     was = f" (was {control.default})" if control and control.default else ""
-    changes.append(BenchmarkChange(what=f"total steps cut to {steps}{was}", how=how, flags=flags, env=env,
-                                   why="one run in ~8 min: warm-up until step time settles, then >=10 steady steps"))
+    if steps is None:
+        changes.append(BenchmarkChange(what=f"whole job kept{was}", how="no step limit", why="it fits in one run"))
+    else:
+        if control is not None and (control.name.startswith("--") or hydra):  # Hydra overrides are key=value
+            flags, env, how = [f"{control.name}={steps}"], [], f"{control.name}={steps}"
+        elif control is not None and a.config_system == "configurator":
+            flags, env, how = [f"--{control.name}={steps}"], [], f"--{control.name}={steps}"
+        else:
+            flags, env, how = [], [f"WAMF_MAX_STEPS={steps}"], f"WAMF_MAX_STEPS={steps} (wrapper)"
+        changes.append(BenchmarkChange(what=f"total steps cut to {steps}{was}", how=how, flags=flags, env=env,
+                                       why="one run in ~8 min: warm-up until step time settles, then >=10 steady "
+                                           "steps"))
     for t in a.trackers:
         off = _switch_off(t.off_switch, a.flags) or ("WANDB_MODE=disabled (wrapper)", [], [])
         drop = [off[0].split()[0]] if "left off" in off[0] else []
@@ -64,31 +120,37 @@ def propose(a: Analysis, steps: int = DEFAULT_STEPS) -> list[BenchmarkChange]:
         how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})", how=how, flags=flags, env=env, why="no checkpoints left behind",
-            exclusion=f"checkpoint at {c.file}:{c.line} excluded from the benchmark; its cost is about bytes on disk "
-                      "/ write bandwidth x saves per run (measure one save to price it)"))
+            exclusion=f"checkpoint at {c.file}:{c.line} excluded; {checkpoint_price(a, c.off_switch)}"))
     for e in a.evals:
         off = _switch_off(e.off_switch, a.flags)
         how, flags, env = off or ("step count below the eval interval", [], [])
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) out of the timed steps", how=how, flags=flags, env=env,
             why="evals are priced, not timed",
-            exclusion=f"eval {e.name} at {e.file}:{e.line} excluded; cost about eval batches x 1/3 of a train step "
-                      "/ steps between evals"))
+            exclusion=f"eval {e.name} at {e.file}:{e.line} excluded; {eval_price(a)}"))
     for u in a.uploads:
         changes.append(BenchmarkChange(what=f"{u.name} off ({u.file}:{u.line})", how="HF_HUB_OFFLINE=1",
                                        env=["HF_HUB_OFFLINE=1"], why="no uploads"))
-    out = next((o.off_switch for o in a.output_dirs if o.off_switch and o.off_switch.startswith("--")), None)
+    out = next((o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)), None)
     if out:
         flag = out.split("=")[0]
         changes.append(BenchmarkChange(what="all outputs into one folder", how=f"{flag}={OUT_DIR}",
                                        flags=[f"{flag}={OUT_DIR}"], why="no writes into the checkout"))
-    seed = next((s.off_switch for s in a.seeds if s.off_switch and s.off_switch.startswith("--")), None)
+    if hydra:
+        run_dir = f"hydra.run.dir={OUT_DIR}"
+        changes.append(BenchmarkChange(what="Hydra's run folder into the benchmark folder", how=run_dir,
+                                       flags=[run_dir], why="no outputs/<date> folders in the checkout"))
+    seed = next((s.off_switch for s in a.seeds if s.off_switch and (
+        s.off_switch.startswith("--") or hydra and "=" not in s.off_switch)), None)
     if seed:
         how, flags, env = f"{seed.split('=')[0]}=0", [f"{seed.split('=')[0]}=0"], []
     else:
         how, flags, env = "WAMF_SEED=0 (wrapper seeds python, numpy, torch)", [], ["WAMF_SEED=0"]
-    changes.append(BenchmarkChange(what="seeds pinned", how=how, flags=flags, env=env,
-                                   why="same answer twice; speed mode keeps deterministic algorithms off"))
+    changes.append(BenchmarkChange(what="seeds pinned", how=how, flags=flags, env=env, why="same answer twice"))
+    if mode == "accuracy":
+        changes.append(BenchmarkChange(what="deterministic algorithms on (accuracy mode)",
+                                       how="WAMF_DETERMINISTIC=1 (wrapper)", env=["WAMF_DETERMINISTIC=1"],
+                                       why="bit-exact checks; costs speed, so speed mode leaves it off"))
     return changes
 
 

@@ -36,6 +36,7 @@ EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|
 STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|"
                         r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
 OUT_NAMES = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint|log|logging|root)_?(dir|path|root)?$|^out_dir$")
+CONSTANT_FLAGS = ("wandb_log", "seed", "eval_interval", "eval_iters", "always_save_checkpoint")  # configurator
 HF_KEYS = {
     "report_to": "trackers", "save_strategy": "checkpoints", "eval_strategy": "evals",
     "evaluation_strategy": "evals", "push_to_hub": "uploads", "seed": "seeds", "output_dir": "output_dirs",
@@ -76,6 +77,8 @@ class _Reader(ast.NodeVisitor):
         self.guards: list[ast.expr] = []
         self.roles: set[str] = {a.role for a in result.anchors}
         self.imports: list[str] = []
+        self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
+        self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
 
     # --- helpers ------------------------------------------------------------
 
@@ -142,6 +145,10 @@ class _Reader(ast.NodeVisitor):
             name = _dotted(d.func if isinstance(d, ast.Call) else d)
             if name.endswith("hydra.main"):
                 self.r.config_system = "hydra"
+                self.hydra_cfg = node.args.args[0].arg if node.args.args else None
+                kw = {k.arg: _const(k.value) for k in getattr(d, "keywords", []) if k.arg}
+                path, conf = (kw.get("config_path") or "'.'").strip("'\""), (kw.get("config_name") or "").strip("'\"")
+                self.hydra_file = Path(path) / f"{conf}.yaml" if conf else None
             elif name.startswith(("click.", "typer")) or name.endswith(".command"):
                 self.r.config_system = self.r.config_system if self.r.config_system != "unknown" else "click"
         if node.name == "training_step":
@@ -153,6 +160,25 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        """`cfg.trainer.max_steps` in a Hydra app: a step control overridden as `trainer.max_steps=N`."""
+        key = self.hydra_key(node)
+        if key and not isinstance(node.ctx, ast.Store):
+            last = key.split(".")[-1]
+            if STEP_NAMES.match(last) and all(c.name != key for c in self.r.step_controls):
+                self.r.step_controls.append(StepControl(name=key, file=self.rel, line=node.lineno))
+            elif OUT_NAMES.search(last) and all(o.name != key for o in self.r.output_dirs):
+                self.fact("output_dirs", key, node, f"{key}=...")
+            return
+        self.generic_visit(node)
+
+    def hydra_key(self, node: ast.AST) -> str | None:
+        """The override key of a read of the Hydra config (`cfg.a.b` -> `a.b`), else None."""
+        dotted = _dotted(node) if isinstance(node, ast.Attribute) else ""
+        if self.hydra_cfg and dotted.startswith(self.hydra_cfg + ".") and "(" not in dotted:
+            return dotted[len(self.hydra_cfg) + 1:]
+        return None
 
     def visit_Assign(self, node: ast.Assign) -> None:
         targets = [t for t in node.targets]
@@ -179,8 +205,7 @@ class _Reader(ast.NodeVisitor):
                         node.value.value, str):
                     self.fact("output_dirs", t.id, node, f"--{t.id}=..." if self.r.config_system == "configurator"
                               else None)
-                if t.id in ("wandb_log", "seed", "eval_interval", "always_save_checkpoint") and isinstance(
-                        node.value, ast.Constant):
+                if t.id in CONSTANT_FLAGS and isinstance(node.value, ast.Constant):
                     self.r.flags.setdefault(t.id, _const(node.value))
         self.generic_visit(node)
 
@@ -222,10 +247,10 @@ class _Reader(ast.NodeVisitor):
             self.fact("uploads", last, node)
         if any(name == s or name.endswith("." + s) for s in SEEDS):
             arg = node.args[0] if node.args else None
-            off = None
-            if isinstance(arg, ast.Attribute):
+            off = self.hydra_key(arg) if arg is not None else None
+            if off is None and isinstance(arg, ast.Attribute):
                 off = self.flag_for(arg.attr)
-            elif isinstance(arg, ast.Name):
+            elif off is None and isinstance(arg, ast.Name):
                 off = self.flag_for(arg.id)
             self.fact("seeds", name, node, off)
         if EVAL_CALLS.search(last) and last not in ("eval",) and not name.startswith(("torch.", "ast.")):
@@ -319,6 +344,39 @@ def _text_scan(result: Analysis, text: str, rel: str) -> None:
         result.kind = "training"
 
 
+def _yaml_scalars(text: str) -> dict[str, str]:
+    """`a.b -> value` for the plain `key: value` lines of a YAML file, nesting by indentation.
+    Enough for a Hydra config's defaults; no YAML library needed (lists and anchors are skipped)."""
+    out: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for raw in text.splitlines():
+        line = raw.split(" #")[0].rstrip()
+        m = re.match(r"^(\s*)([A-Za-z_][\w.-]*)\s*:\s*(.*)$", line)
+        if not m or line.lstrip().startswith(("#", "-")):
+            continue
+        indent, key, value = len(m.group(1)), m.group(2), m.group(3).strip()
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        dotted = ".".join([k for _, k in stack] + [key])
+        if value:
+            out[dotted] = value.strip("'\"")
+        else:
+            stack.append((indent, key))
+    return out
+
+
+def _hydra_defaults(result: Analysis, conf: Path, root: Path) -> None:
+    """Fill in step-control defaults from the app's primary Hydra config."""
+    try:
+        values = _yaml_scalars(conf.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        result.notes.append(f"Hydra config {_rel(conf, root)} not readable; defaults unknown")
+        return
+    for c in result.step_controls:
+        if c.default is None and c.name in values:
+            c.default = values[c.name]
+
+
 def _read(path: Path) -> tuple[str | None, str | None]:
     """(text, why it is partial)."""
     try:
@@ -394,6 +452,8 @@ def analyze_script(script: str | Path, repo_root: str | Path | None = None) -> A
         except RecursionError:
             result.partial = True
             result.notes.append(f"{rel}: nested too deeply; facts may be missing")
+        if reader.hydra_file is not None:
+            _hydra_defaults(result, path.parent / reader.hydra_file, root)
         if depth < FOLLOW_DEPTH:
             for mod in reader.imports:
                 p = _module_path(root, mod)

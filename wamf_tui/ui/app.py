@@ -38,6 +38,14 @@ class Detected(Message):
         self.facts = facts
 
 
+class SaveFailed(Message):
+    """Posted from the saver thread when the session could not be written."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
 class ResumeScreen(ModalScreen[bool]):
     """Offer to pick up a saved session where it stopped."""
 
@@ -84,6 +92,7 @@ class WamfApp(App):
         self.gpu_timer = None
         self.resumed_facts: DetectedFacts | None = None  # what a resumed session knew, to say what moved
         self.change_log: list[str] = []
+        self.saver = session.Saver(on_error=lambda err: self.post_message(SaveFailed(err)))
         self.template = contract.load_template(state.template_path)
         self.ascii_only = "utf" not in (getattr(sys.stdout, "encoding", "") or "").lower()
 
@@ -116,23 +125,30 @@ class WamfApp(App):
             self.start_detection()
 
     def _on_signal(self) -> None:
-        self.save()
+        self.save(wait=True)
         self.exit()
 
     def _on_hangup(self) -> None:
         """SSH dropped: the terminal is gone, so there is nothing to restore, and Textual's
         shutdown would block writing to it. Save and leave at once."""
-        self.save()
+        self.save(wait=True)
         os._exit(0)
 
     def action_quit(self) -> None:
-        self.save()
+        self.save(wait=True)
         self.exit()
 
-    def save(self) -> None:
-        err = session.save(self.state)
-        if err:
-            self.notify(err, severity="warning")
+    def on_unmount(self) -> None:
+        self.saver.flush()
+
+    def save(self, wait: bool = False) -> None:
+        """Queue the state for the saver thread; `wait` when the process is about to end."""
+        self.saver.submit(self.state)
+        if wait and not self.saver.flush():
+            self.notify("the session is still being saved; the disk is slow", severity="warning")
+
+    def on_save_failed(self, msg: SaveFailed) -> None:
+        self.notify(msg.error, severity="warning")
 
     # --- detection -------------------------------------------------------------
 
