@@ -24,6 +24,10 @@ def timed(cmd: list[str], cwd: str | None = None) -> tuple[float, str]:
 
 
 def main() -> None:
+    # An installed wheel has its bytecode compiled by pip; a source checkout run with
+    # PYTHONDONTWRITEBYTECODE=1 would recompile the package at every start instead.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(__file__).resolve().parent.parent / "wamf_tui")],
+                   check=True)
     here = str(Path(__file__).resolve().parent.parent)
     det_s, det_out = min((timed([sys.executable, "-m", "wamf_tui", "detect", here, "--json"]) for _ in range(5)),
                          key=lambda r: r[0])

@@ -96,6 +96,10 @@ def idle(s: str, seconds: float = 5) -> tuple[float, float]:
 
 
 def main() -> None:
+    # An installed wheel has its bytecode compiled by pip; a source checkout run with
+    # PYTHONDONTWRITEBYTECODE=1 would recompile the package at every start instead.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(__file__).resolve().parent.parent / "wamf_tui")],
+                   check=True)
     env = f"env XDG_STATE_HOME={tempfile.mkdtemp()}"
     demo = subprocess.run([PY, "-c", "from wamf_tui import session; print(session.make_demo())"],
                           capture_output=True, text=True).stdout.strip()
@@ -115,14 +119,18 @@ def main() -> None:
     s = f"lat{os.getpid()}"
     start(s, f"{env} {PY} -m wamf_tui {big} --fresh")
     wait(s, "How well do you know ML systems?")
-    busy = key_latency(s)  # detection of the big repo is still running
+    busy = key_latency(s, 26)  # detection of the big repo is still running
     tmux("kill-session", "-t", s)
     s = f"hel{os.getpid()}"
     start(s, f"{PY} {HERE / 'hello_app.py'}")
     wait(s, "How well do you know ML systems?")
-    ref = key_latency(s)
-    print(f"input while busy: median {statistics.median(busy):.0f} ms, max {max(busy):.0f} ms; "
-          f"hello world median {statistics.median(ref):.0f} ms (goal < 50 ms)")
+    ref = key_latency(s, 26)
+
+    def summary(ms: list[float]) -> str:
+        return f"median {statistics.median(ms):.0f} ms, p90 {statistics.quantiles(ms, n=10)[-1]:.0f} ms, max {max(ms):.0f} ms"
+
+    # The hello-world line shows this machine's own stalls: a key that waits there waits on the VM, not on us.
+    print(f"input while busy: {summary(busy)}; hello world, idle: {summary(ref)} (goal < 50 ms)")
     tmux("kill-session", "-t", s)
 
     s = f"idl{os.getpid()}"

@@ -36,6 +36,17 @@ EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|
 STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|"
                         r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
 OUT_NAMES = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint|log|logging|root)_?(dir|path|root)?$|^out_dir$")
+# The last name part of every call visit_Call acts on; any other call is only walked into.
+CALLS = frozenset(
+    {k.split(".")[-1] for k in (*TRACKERS, *CHECKPOINTS, *UPLOADS, *SEEDS)} | {
+        "ArgumentParser", "HfArgumentParser", "LightningCLI", "CLI", "Fire", "Typer", "run", "exec", "add_argument",
+        "TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "Trainer", "SFTTrainer", "Seq2SeqTrainer",
+        "backward", "step", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
+        "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
+        "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
+    })
+# Nodes with nothing below them the reader looks at: not walked into.
+_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 CONSTANT_FLAGS = ("wandb_log", "seed", "eval_interval", "eval_iters", "always_save_checkpoint")  # configurator
 HF_KEYS = {
     "report_to": "trackers", "save_strategy": "checkpoints", "eval_strategy": "evals",
@@ -80,16 +91,36 @@ class _Reader(ast.NodeVisitor):
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
 
+        self._dispatch = {
+            ast.If: self.visit_If, ast.Import: self.visit_Import, ast.ImportFrom: self.visit_ImportFrom,
+            ast.FunctionDef: self.visit_FunctionDef, ast.AsyncFunctionDef: self.visit_FunctionDef,
+            ast.Assign: self.visit_Assign, ast.Call: self.visit_Call, ast.Attribute: self.visit_Attribute,
+        }
+
+    def visit(self, node: ast.AST) -> None:
+        """NodeVisitor's walk without its per-node name lookup, skipping leaves: 2-3x faster."""
+        method = self._dispatch.get(type(node))
+        if method is not None:
+            method(node)
+        else:
+            self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, _LEAVES):
+                self.visit(child)
+
     # --- helpers ------------------------------------------------------------
 
     def anchor(self, role: str, node: ast.AST, once: bool = True) -> None:
         if once and role in self.roles:
             return
         self.roles.add(role)
-        self.r.anchors.append(Anchor(role=role, file=self.rel, line=node.lineno))
+        self.r.anchors.append(Anchor.model_construct(role=role, file=self.rel, line=node.lineno))
 
     def fact(self, kind: str, name: str, node: ast.AST, off: str | None = None) -> None:
-        getattr(self.r, kind).append(Fact(name=name, file=self.rel, line=node.lineno, off_switch=off or self.guard()))
+        getattr(self.r, kind).append(Fact.model_construct(name=name, file=self.rel, line=node.lineno,
+                                                          off_switch=off or self.guard()))
 
     def guard(self) -> str | None:
         """The flag that switches the current statement on, read from the enclosing `if`."""
@@ -211,7 +242,10 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
-        last = name.split(".")[-1]
+        last = name.rsplit(".", 1)[-1]
+        if last not in CALLS and not last.endswith("compile") and not EVAL_CALLS.search(last):
+            self.generic_visit(node)
+            return
         self._config(node, name, last)
         if last == "backward":
             self.r.kind = "training"
@@ -260,8 +294,8 @@ class _Reader(ast.NodeVisitor):
             label = _dotted(arg) or (_const(arg) or "")
             self.fact("output_dirs", label, node, self.flag_for(arg.attr) if isinstance(arg, ast.Attribute)
                       else None)
-        hf = any(m.split(".")[0] in ("transformers", "trl") for m in self.imports)
-        if last in ("Trainer", "SFTTrainer", "Seq2SeqTrainer") and hf:
+        if last in ("Trainer", "SFTTrainer", "Seq2SeqTrainer") and any(
+                m.split(".")[0] in ("transformers", "trl") for m in self.imports):
             self.r.kind = "training"
             for role in ("forward", "loss", "backward", "optimizer_step"):
                 self.anchor(role, node)

@@ -175,9 +175,13 @@ class WamfApp(App):
             "recorder": lambda: project.find_recorder(root, files()),
         }
         self.pending = list(jobs)
+        self._redraw(keep_typed=True)
+        # Threads start once the frame is on screen: before that they would compete with the first paint.
+        self.call_after_refresh(self._launch_detection, jobs)
+
+    def _launch_detection(self, jobs: dict[str, Callable[[], object]]) -> None:
         for name, job in jobs.items():
             self.run_worker(self._detect_one(name, job), thread=True, group=f"detect-{name}", exclusive=True)
-        self._redraw(keep_typed=True)
 
     def _detect_one(self, name: str, job: Callable[[], object]) -> Callable[[], None]:
         def work() -> None:
