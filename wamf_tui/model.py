@@ -17,6 +17,9 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 from pydantic import BaseModel, Field  # noqa: E402
 
+# Mutable defaults are written `[]` / `{}`: pydantic copies them for each instance, and a
+# `default_factory=list` would make it parse `list`'s text signature for every field at import.
+
 Register = Literal["mlsys", "algo"]
 
 
@@ -62,12 +65,12 @@ class RepoFacts(BaseModel):
     bare: bool = False
     upstream: str | None = None
     remote_url: str | None = None
-    modified: list[str] = Field(default_factory=list)
-    staged: list[str] = Field(default_factory=list)
-    untracked: list[str] = Field(default_factory=list)
-    submodules: list[str] = Field(default_factory=list)
+    modified: list[str] = []
+    staged: list[str] = []
+    untracked: list[str] = []
+    submodules: list[str] = []
     operation: str | None = None
-    worktrees: list[str] = Field(default_factory=list)
+    worktrees: list[str] = []
     error: str | None = None
 
     @property
@@ -88,8 +91,8 @@ class EnvFacts(BaseModel):
     python_version: str | None = None
     torch: str | None = None
     torch_cuda: str | None = None
-    packages: list[PackageVersion] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    packages: list[PackageVersion] = []
+    notes: list[str] = []
     error: str | None = None
 
 
@@ -107,7 +110,7 @@ class GpuFacts(BaseModel):
     memory_total_mib: int
     utilization: int | None = None
     mig: bool = False
-    processes: list[GpuProcess] = Field(default_factory=list)
+    processes: list[GpuProcess] = []
 
     @property
     def free(self) -> bool:
@@ -120,18 +123,18 @@ class HardwareFacts(BaseModel):
     nvml_error: str | None = None
     driver: str | None = None
     cuda_driver: str | None = None
-    gpus: list[GpuFacts] = Field(default_factory=list)
+    gpus: list[GpuFacts] = []
     cpu_cores: int | None = None
     ram_gib: float | None = None
     load: float | None = None
-    slurm: dict[str, str] = Field(default_factory=dict)
+    slurm: dict[str, str] = {}
 
 
 class LaunchCommand(BaseModel):
     command: str
     launcher: str
     script: str | None = None
-    args: list[str] = Field(default_factory=list)
+    args: list[str] = []
     nproc_per_node: int | None = None
     nnodes: int | None = None
     source: str = ""  # file:line it was found at
@@ -140,15 +143,15 @@ class LaunchCommand(BaseModel):
 class ScriptCandidate(BaseModel):
     path: str
     score: int
-    reasons: list[str] = Field(default_factory=list)
+    reasons: list[str] = []
     launch: LaunchCommand | None = None
 
 
 class ScriptScan(BaseModel):
-    candidates: list[ScriptCandidate] = Field(default_factory=list)
-    launches: list[LaunchCommand] = Field(default_factory=list)
+    candidates: list[ScriptCandidate] = []
+    launches: list[LaunchCommand] = []
     files_seen: int = 0
-    folders: list[str] = Field(default_factory=list)  # top-level folders, for the hands-off picker
+    folders: list[str] = []  # top-level folders, for the hands-off picker
     stopped_early: str | None = None
 
 
@@ -188,31 +191,31 @@ class StepControl(BaseModel):
 class Analysis(BaseModel):
     script: str
     kind: Literal["training", "inference", "unknown"] = "unknown"
-    anchors: list[Anchor] = Field(default_factory=list)
-    trackers: list[Fact] = Field(default_factory=list)
-    checkpoints: list[Fact] = Field(default_factory=list)
-    evals: list[Fact] = Field(default_factory=list)
-    uploads: list[Fact] = Field(default_factory=list)
-    output_dirs: list[Fact] = Field(default_factory=list)
-    seeds: list[Fact] = Field(default_factory=list)
-    step_controls: list[StepControl] = Field(default_factory=list)
-    loaders: list[Fact] = Field(default_factory=list)
-    parallelism: list[Fact] = Field(default_factory=list)
-    precision: list[Fact] = Field(default_factory=list)
-    flags: dict[str, str | None] = Field(default_factory=dict)
+    anchors: list[Anchor] = []
+    trackers: list[Fact] = []
+    checkpoints: list[Fact] = []
+    evals: list[Fact] = []
+    uploads: list[Fact] = []
+    output_dirs: list[Fact] = []
+    seeds: list[Fact] = []
+    step_controls: list[StepControl] = []
+    loaders: list[Fact] = []
+    parallelism: list[Fact] = []
+    precision: list[Fact] = []
+    flags: dict[str, str | None] = {}
     config_system: str = "unknown"
-    files: list[str] = Field(default_factory=list)
+    files: list[str] = []
     partial: bool = False
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = []
 
 
 class BenchmarkChange(BaseModel):
     what: str
     how: str  # the flag or environment variable, as the user reads it
     why: str
-    flags: list[str] = Field(default_factory=list)  # what it adds to the run line
-    env: list[str] = Field(default_factory=list)
-    drop: list[str] = Field(default_factory=list)  # flags of the original launch command it removes
+    flags: list[str] = []  # what it adds to the run line
+    env: list[str] = []
+    drop: list[str] = []  # flags of the original launch command it removes
     enabled: bool = True
     exclusion: str | None = None  # what the contract records when it is switched off
 
@@ -249,23 +252,23 @@ class InitState(BaseModel):
     node: str = ""
     dirty_decision: str = ""
     guarantees: str = ""
-    changes: list[BenchmarkChange] = Field(default_factory=list)
+    changes: list[BenchmarkChange] = []
     must_not_change: str = ""
     mode: Literal["speed", "accuracy"] = "speed"  # accuracy: deterministic algorithms on, bit-exact checks
 
-    checks: list[Checkpoint] = Field(default_factory=list)
+    checks: list[Checkpoint] = []
     extra_checks: str = ""
     recorder: str = ""
 
-    allowed_changes: list[str] = Field(default_factory=list)
+    allowed_changes: list[str] = []
     own_tests: str = ""
     hands_off: str = ""
     memory_trade: str = ""
     when_to_stop: str = ""
-    hints: list[str] = Field(default_factory=list)
+    hints: list[str] = []
     anything_else: str = ""
 
-    answered: list[str] = Field(default_factory=list)  # question keys answered so far
+    answered: list[str] = []  # question keys answered so far
     written: str | None = None  # path of the contract once written
 
     detected: Detected = Field(default_factory=Detected)
