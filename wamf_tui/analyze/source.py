@@ -106,9 +106,15 @@ class _Reader(ast.NodeVisitor):
             self.generic_visit(node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, _LEAVES):
-                self.visit(child)
+        visit = self.visit
+        for field in node._fields:  # ast.iter_child_nodes, without its two generators
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                        visit(child)
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                visit(value)
 
     # --- helpers ------------------------------------------------------------
 
