@@ -1,8 +1,8 @@
 """`wamf-tui detect` against `python -m torch.utils.collect_env`, in the same environment, one run.
 
 Both report the torch version, its CUDA build, GPU models and the driver. Goal: detect at
-least 10 times faster. Each side is the best of 5 runs: disk stalls on a shared VM add
-noise of hundreds of milliseconds. Then the script scan of a generated 50,000-file git repo.
+least 10 times faster. Each side is the best of 5 interleaved runs: a shared VM has slow
+spells of hundreds of milliseconds. Then the script scan of a generated 50,000-file git repo.
 
     python benchmarks/detect_speed.py
 """
@@ -29,10 +29,11 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(__file__).resolve().parent.parent / "wamf_tui")],
                    check=True)
     here = str(Path(__file__).resolve().parent.parent)
-    det_s, det_out = min((timed([sys.executable, "-m", "wamf_tui", "detect", here, "--json"]) for _ in range(5)),
-                         key=lambda r: r[0])
-    ref_s, ref_out = min((timed([sys.executable, "-m", "torch.utils.collect_env"]) for _ in range(5)),
-                         key=lambda r: r[0])
+    det, ref = [], []
+    for _ in range(5):  # interleaved, so both sides see the same slow and fast spells of the VM
+        det.append(timed([sys.executable, "-m", "wamf_tui", "detect", here, "--json"]))
+        ref.append(timed([sys.executable, "-m", "torch.utils.collect_env"]))
+    (det_s, det_out), (ref_s, ref_out) = min(det), min(ref)
     env = json.loads(det_out)["env"]
     ref_torch = next((x.split(":", 1)[1].strip() for x in ref_out.splitlines() if x.startswith("PyTorch version")), "?")
     print(f"torch: detect {env['torch']} (CUDA build {env['torch_cuda']}) | collect_env {ref_torch}")

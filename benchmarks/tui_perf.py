@@ -127,7 +127,8 @@ def main() -> None:
     ref = key_latency(s, 26)
 
     def summary(ms: list[float]) -> str:
-        return f"median {statistics.median(ms):.0f} ms, p90 {statistics.quantiles(ms, n=10)[-1]:.0f} ms, max {max(ms):.0f} ms"
+        p90 = statistics.quantiles(ms, n=10)[-1]
+        return f"median {statistics.median(ms):.0f} ms, p90 {p90:.0f} ms, max {max(ms):.0f} ms"
 
     # The hello-world line shows this machine's own stalls: a key that waits there waits on the VM, not on us.
     print(f"input while busy: {summary(busy)}; hello world, idle: {summary(ref)} (goal < 50 ms)")
