@@ -98,7 +98,7 @@ class _Reader(ast.NodeVisitor):
         }
 
     def visit(self, node: ast.AST) -> None:
-        """NodeVisitor's walk without its per-node name lookup, skipping leaves: 2-3x faster."""
+        """NodeVisitor's walk without its per-node method lookup, and leaves skipped: about twice as fast."""
         method = self._dispatch.get(type(node))
         if method is not None:
             method(node)
@@ -183,9 +183,9 @@ class _Reader(ast.NodeVisitor):
             if name.endswith("hydra.main"):
                 self.r.config_system = "hydra"
                 self.hydra_cfg = node.args.args[0].arg if node.args.args else None
-                kw = {k.arg: _const(k.value) for k in getattr(d, "keywords", []) if k.arg}
-                path, conf = (kw.get("config_path") or "'.'").strip("'\""), (kw.get("config_name") or "").strip("'\"")
-                self.hydra_file = Path(path) / f"{conf}.yaml" if conf else None
+                kw = {k.arg: (_const(k.value) or "None").strip("'\"") for k in getattr(d, "keywords", []) if k.arg}
+                path, conf = kw.get("config_path", "None"), kw.get("config_name", "None")
+                self.hydra_file = Path("." if path == "None" else path) / f"{conf}.yaml" if conf != "None" else None
             elif name.startswith(("click.", "typer")) or name.endswith(".command"):
                 self.r.config_system = self.r.config_system if self.r.config_system != "unknown" else "click"
         if node.name == "training_step":
@@ -195,8 +195,6 @@ class _Reader(ast.NodeVisitor):
                     self.anchor("loss", n)
                     break
         self.generic_visit(node)
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         """`cfg.trainer.max_steps` in a Hydra app: a step control overridden as `trainer.max_steps=N`."""
