@@ -59,6 +59,12 @@ def test_mid_rebase_and_worktree(tmp_path):
     other = make_repo(tmp_path / "w")
     git(other, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "side")
     assert detect_repo(other).worktrees == [str((tmp_path / "wt").resolve())]
+    linked = detect_repo(tmp_path / "wt")  # from inside the linked worktree: the main checkout is the other one
+    assert linked.worktrees == [str(other.resolve())] and linked.branch == "side" and linked.sha == detect_repo(
+        other).sha
+    listed = subprocess.run(["git", "worktree", "list", "--porcelain"], cwd=other, capture_output=True, text=True)
+    assert sorted(x.split(" ", 1)[1] for x in listed.stdout.splitlines() if x.startswith("worktree ")) == sorted(
+        [str(other.resolve()), *detect_repo(other).worktrees])  # the same list git gives
 
 
 def test_status_changes_nothing(tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..checkout import is_bare
 from ..model import RepoFacts
 
 _OPERATIONS = (
@@ -49,26 +50,31 @@ def detect_repo(path: str | os.PathLike[str]) -> RepoFacts:
     except Exception as e:
         facts.error = f"could not read the repository: {e.__class__.__name__}: {str(e)[:200]}"
     finally:
-        repo.close()  # ends GitPython's persistent `git cat-file` processes now, not at exit
+        repo.close()  # ends any git process GitPython keeps open (reading submodules can start one)
     return facts
 
 
 def _read_head(repo, facts: RepoFacts) -> None:
+    """HEAD from the ref files and one `git log`: GitPython's object database would start two
+    persistent `git cat-file` processes just for the subject line."""
+    from git.refs.symbolic import SymbolicReference
+
     facts.detached = repo.head.is_detached
     if not facts.detached:
         facts.branch = repo.head.reference.name
-    if not repo.head.is_valid():
+    try:
+        SymbolicReference.dereference_recursive(repo, "HEAD")
+    except ValueError:  # the branch has no commit yet
         facts.no_commits = True
         return
-    commit = repo.head.commit
-    facts.sha = commit.hexsha[:7]
-    facts.subject = commit.summary if isinstance(commit.summary, str) else commit.summary.decode(errors="replace")
+    sha, _, subject = repo.git.log("-1", "--format=%H%x00%s", kill_after_timeout=GIT_TIMEOUT_S).partition("\0")
+    facts.sha, facts.subject = sha[:7], subject
     if not facts.detached:
         tracking = repo.head.reference.tracking_branch()
         facts.upstream = tracking.name if tracking is not None else None
     if repo.remotes:
         try:
-            facts.remote_url = next(iter(repo.remotes[0].urls), None)
+            facts.remote_url = repo.remotes[0].url  # from the config; `.urls` would run `git remote`
         except Exception:
             facts.remote_url = None
 
@@ -102,6 +108,21 @@ def _read_extras(repo, facts: RepoFacts) -> None:
             facts.submodules = [s.path for s in repo.submodules]
         except Exception:
             facts.submodules = ["(unreadable .gitmodules)"]
-    out = repo.git.worktree("list", "--porcelain", kill_after_timeout=GIT_TIMEOUT_S)
-    trees = [line[len("worktree "):] for line in out.splitlines() if line.startswith("worktree ")]
-    facts.worktrees = [t for t in trees if Path(t).resolve() != Path(facts.root or "")]
+    facts.worktrees = [str(t) for t in _worktrees(Path(repo.common_dir).resolve()) if t != Path(facts.root or "")]
+
+
+def _worktrees(common: Path) -> list[Path]:
+    """Every worktree of the repository, read from `.git/worktrees/*/gitdir` as `git worktree
+    list` does, without starting it: the main checkout first, then the linked ones."""
+    trees = [] if is_bare(common) else [common.parent.resolve()]
+    try:
+        linked = sorted((common / "worktrees").iterdir())
+    except OSError:
+        return trees
+    for d in linked:
+        try:
+            trees.append(Path((d / "gitdir").read_text(encoding="utf-8").strip()).parent.resolve())
+        except OSError:
+            continue
+    return trees
+
