@@ -12,7 +12,7 @@ from enum import IntEnum
 from typing import Literal
 
 # We use no pydantic plugins; without this, the first model class makes pydantic read the
-# entry points of every installed distribution (a third of `wamf-tui detect`'s time next to torch).
+# entry points of every installed distribution, which takes long in a venv holding torch.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 from pydantic import BaseModel, Field  # noqa: E402

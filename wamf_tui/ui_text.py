@@ -17,6 +17,7 @@ def done_lines(state: InitState) -> list[str]:
     return [done_message(state), f"  Claude Code: {CLAUDE}", f"  Codex:       {CODEX}",
             "  (or who-ate-my-flops:diagnose for one measured fix)"]
 
+
 KEYS = (
     ("Enter", "accept the proposal, or record what you typed"),
     ("1-9", "pick an option; in a checklist, toggle it (while the answer line is empty)"),

@@ -210,8 +210,10 @@ class _Reader(ast.NodeVisitor):
 
     def hydra_key(self, node: ast.AST) -> str | None:
         """The override key of a read of the Hydra config (`cfg.a.b` -> `a.b`), else None."""
-        dotted = _dotted(node) if isinstance(node, ast.Attribute) else ""
-        if self.hydra_cfg and dotted.startswith(self.hydra_cfg + ".") and "(" not in dotted:
+        if not self.hydra_cfg or not isinstance(node, ast.Attribute):
+            return None
+        dotted = _dotted(node)
+        if dotted.startswith(self.hydra_cfg + ".") and "(" not in dotted:
             return dotted[len(self.hydra_cfg) + 1:]
         return None
 

@@ -321,8 +321,9 @@ class WamfApp(App):
             yield SystemCommand("Re-scan", "run detection again", self.start_detection)
             yield SystemCommand("Switch wording", "MLSys engineer / algorithm engineer", screen.action_switch_register)
             yield SystemCommand("Keys", "every key", screen.action_keys)
-        if self.state.written:
-            yield SystemCommand("Copy the optimize command", ui_text.CLAUDE, lambda: self.copy_osc52(ui_text.CLAUDE))
+        if isinstance(screen, ConfirmScreen) and screen.phase == "done":  # the same path as `c` / `p`
+            yield SystemCommand("Copy the optimize command", ui_text.CLAUDE, lambda: screen.action_copy("command"))
+            yield SystemCommand("Copy the contract path", self.state.contract_path, lambda: screen.action_copy("path"))
 
     def _jump(self, step: Step) -> None:
         self.state.step, self.state.question = step, 0
