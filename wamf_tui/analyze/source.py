@@ -9,6 +9,7 @@ scan, marked `partial`.
 from __future__ import annotations
 
 import ast
+import gc
 import re
 from pathlib import Path
 
@@ -116,6 +117,13 @@ class _Reader(ast.NodeVisitor):
             elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
                 visit(value)
 
+    def _walk_chain(self, node: ast.expr) -> None:
+        """Down `a.b.c` without a visit per link: only what ends the chain (a call, a subscript) can matter."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if not isinstance(node, _LEAVES):
+            self.visit(node)
+
     # --- helpers ------------------------------------------------------------
 
     def anchor(self, role: str, node: ast.AST, once: bool = True) -> None:
@@ -198,6 +206,9 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         """`cfg.trainer.max_steps` in a Hydra app: a step control overridden as `trainer.max_steps=N`."""
+        if not self.hydra_cfg:
+            self._walk_chain(node)
+            return
         key = self.hydra_key(node)
         if key and not isinstance(node.ctx, ast.Store):
             last = key.split(".")[-1]
@@ -218,8 +229,9 @@ class _Reader(ast.NodeVisitor):
         return None
 
     def visit_Assign(self, node: ast.Assign) -> None:
-        targets = [t for t in node.targets]
-        names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        targets = node.targets
+        names = [n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple | ast.List) else (t,))
+                 if isinstance(n, ast.Name)]
         callee = _dotted(node.value.func) if isinstance(node.value, ast.Call) else ""
         constructor = callee.split(".")[-1][:1].isupper()  # loss_fn = nn.MSELoss() builds, does not compute
         if any("loss" in n.lower() for n in names) and isinstance(node.value, ast.Call | ast.BinOp) \
@@ -250,7 +262,14 @@ class _Reader(ast.NodeVisitor):
         name = _dotted(node.func)
         last = name.rsplit(".", 1)[-1]
         if last not in CALLS and not last.endswith("compile") and not EVAL_CALLS.search(last):
-            self.generic_visit(node)
+            self._walk_chain(node.func)
+            visit = self.visit
+            for arg in node.args:
+                if not isinstance(arg, _LEAVES):
+                    visit(arg)
+            for k in node.keywords:
+                if not isinstance(k.value, _LEAVES):
+                    visit(k.value)
             return
         self._config(node, name, last)
         if last == "backward":
@@ -457,7 +476,18 @@ def _rel(path: Path, root: Path) -> str:
 
 def analyze_script(script: str | Path, repo_root: str | Path | None = None) -> Analysis:
     """Read `script` (and the repo modules it imports) and return its facts; never raises on bad input."""
-    script = Path(script)
+    # A syntax tree is millions of objects with no cycles; the cyclic collector rescanning them while
+    # they are built made a 40,000-line parse 2.5 times slower. Plain reference counting frees them.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(Path(script), repo_root)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
     root = Path(repo_root) if repo_root else find_root(script.parent)
     result = Analysis(script=_rel(script, root))
     queue = [(script, 0)]
