@@ -200,6 +200,24 @@ def test_bad_sources_give_partial_results(tmp_path):
     assert analyze_script(big, tmp_path).partial
 
 
+def test_the_collector_pause_ends_with_the_analysis(tmp_path):
+    """The analyzer pauses the cyclic GC while it reads; the app's other threads need it back."""
+    import gc
+
+    (tmp_path / "ok.py").write_text("loss = model(x)\nloss.backward()\n")
+    (tmp_path / "bad.py").write_text("loss.backward(\n")
+    for name in ("ok.py", "bad.py"):
+        assert gc.isenabled()
+        analyze_script(tmp_path / name, tmp_path)
+        assert gc.isenabled(), name
+    gc.disable()
+    try:
+        analyze_script(tmp_path / "ok.py", tmp_path)
+        assert not gc.isenabled()  # a caller's own pause is left as it was
+    finally:
+        gc.enable()
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=400))
 def test_never_raises_on_arbitrary_text(tmp_path, text):
