@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,16 @@ async def settle(pilot, app: WamfApp) -> None:
     await pilot.pause()
 
 
+async def written(pilot, app: WamfApp) -> None:
+    """The contract is written in a thread: wait for its outcome to reach the screen."""
+    for _ in range(200):
+        await pilot.pause()
+        if getattr(app.screen, "phase", None) != "writing":
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("the contract write never reported back")
+
+
 async def enter_until_done(pilot, app: WamfApp, limit: int = 40) -> None:
     for _ in range(limit):
         screen = app.screen
@@ -35,7 +46,15 @@ async def enter_until_done(pilot, app: WamfApp, limit: int = 40) -> None:
     raise AssertionError(f"not done after {limit} Enters; at step {app.state.step} q{app.state.question}")
 
 
-async def test_enter_everywhere_writes_a_passing_contract(tmp_path):
+async def test_enter_everywhere_writes_a_passing_contract(tmp_path, monkeypatch):
+    threads = []
+    save = contract.save_contract
+
+    def recording_save(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return save(*args, **kwargs)
+
+    monkeypatch.setattr(contract, "save_contract", recording_save)
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
@@ -44,6 +63,7 @@ async def test_enter_everywhere_writes_a_passing_contract(tmp_path):
         assert contract.check(text) == []
         assert "/who-ate-my-flops:optimize" in app.screen.qview.question.prompt
         assert "$who-ate-my-flops:optimize" in app.screen.qview.question.prompt
+    assert threads and threading.main_thread() not in threads  # no frame waits on the disk
     assert "reader          I am an algorithm engineer." in text
     assert f"repo            {app.state.repo_path} (main @ " in text
     assert "User confirmed at" in text
@@ -97,7 +117,7 @@ async def test_existing_contract_shows_diff_and_keeps_backup(tmp_path):
         assert path.read_text() == "# my old contract\n"
         assert "-# my old contract" in str(app.screen.query_one("#preview-body").render())
         await pilot.press("enter")  # overwrite, keep a .bak
-        await pilot.pause()
+        await written(pilot, app)
         assert app.screen.phase == "done"
         copy = {c.title: c for c in app.get_system_commands(app.screen)}["Copy the contract path"]
         copy.callback()  # the palette copies the way `p` does, fallback text included
@@ -125,7 +145,7 @@ async def test_unwritable_contract_path_keeps_answers_and_asks_again(tmp_path):
         answer = app.screen.query_one("#answer")
         answer.value = str(tmp_path / "elsewhere.md")
         await pilot.press("enter")
-        await pilot.pause()
+        await written(pilot, app)
         assert app.screen.phase == "done"
     assert contract.check((tmp_path / "elsewhere.md").read_text()) == []
 

@@ -14,7 +14,6 @@ import re
 import tempfile
 import unicodedata
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from .model import InitState
@@ -28,11 +27,11 @@ _KEY_WIDTH = 16
 
 
 def bundled_template() -> str:
-    """The template shipped inside the wheel (or the source tree's copy)."""
-    packaged = resources.files("wamf_tui") / "templates" / "contract.md"
-    if packaged.is_file():
-        return packaged.read_text(encoding="utf-8")
-    return (Path(__file__).resolve().parent.parent / "templates" / "contract.md").read_text(encoding="utf-8")
+    """The template shipped inside the wheel (or the source tree's copy). Read as a plain file:
+    `importlib.resources` cost a fifth of a second at start for the same bytes."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "templates" / "contract.md"
+    return (packaged if packaged.is_file() else here.parent / "templates" / "contract.md").read_text(encoding="utf-8")
 
 
 def load_template(path: str | None) -> str:

@@ -294,16 +294,25 @@ class WamfApp(App):
     def render_contract(self) -> str:
         return contract.render(self.state, self.template)
 
-    def write_contract(self, text: str, overwrite: bool) -> contract.WriteResult:
-        result = contract.save_contract(Path(self.state.contract_path), text, overwrite)
-        if result.written and needs_wrapper(self.state.changes):
-            err = write_wrapper(Path(wrapper_path(self.state)))
-            if err:
-                self.notify(err, severity="error")
-        if result.written:
-            self.state.written = self.state.contract_path
-            self.save()
-        return result
+    def write_contract(self, text: str, overwrite: bool) -> None:
+        """Write the contract (and the wrapper) in a thread, so a slow or network home directory
+        never holds a frame; the confirm screen gets the outcome as `ConfirmScreen.Written`."""
+        screen = self.screen
+        path = Path(self.state.contract_path)
+        wrapper = Path(wrapper_path(self.state)) if needs_wrapper(self.state.changes) else None
+
+        def work() -> None:
+            result = contract.save_contract(path, text, overwrite)
+            error = write_wrapper(wrapper) if result.written and wrapper is not None else None
+            screen.post_message(ConfirmScreen.Written(result, text, error))
+
+        self.run_worker(work, thread=True, group="write-contract")
+
+    def contract_written(self, path: str, wrapper_error: str | None) -> None:
+        if wrapper_error:
+            self.notify(wrapper_error, severity="error")
+        self.state.written = path
+        self.save()
 
     def resolve_contract_path(self, text: str) -> str:
         p = Path(text).expanduser()

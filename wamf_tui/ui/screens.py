@@ -8,15 +8,16 @@ from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets import Input, OptionList, Static
 
 from .. import contract, flow, session, ui_text
 from ..detect import describe
 from ..flow import Option, Question
 from ..model import Step
 from ..wording import say
-from .widgets import AnswerInput, DetectedPane, PreviewPane, QuestionView, StepsBar
+from .widgets import AnswerInput, DetectedPane, KeysFooter, PreviewPane, QuestionView, StepsBar
 
 if TYPE_CHECKING:
     from .app import WamfApp
@@ -46,7 +47,7 @@ class StepScreen(Screen):
             yield DetectedPane(id="detected")
             yield PreviewPane(id="preview")
         yield QuestionView(id="question")
-        yield Footer()
+        yield KeysFooter()
 
     ready = False  # set once the panes exist; detection results arriving earlier wait for on_mount
 
@@ -239,9 +240,16 @@ class ConfirmScreen(StepScreen):
         Binding("p", "copy('path')", "copy path"),
     ]
 
+    class Written(Message):
+        """The outcome of the contract write, posted from the writing thread."""
+
+        def __init__(self, result: contract.WriteResult, text: str, wrapper_error: str | None) -> None:
+            super().__init__()
+            self.result, self.text, self.wrapper_error = result, text, wrapper_error
+
     def __init__(self) -> None:
         super().__init__()
-        self.phase = "confirm"  # confirm, overwrite, path, done
+        self.phase = "confirm"  # confirm, writing, overwrite, path, done
 
     def action_confirm(self, value: str) -> None:
         self.submit(value)
@@ -271,6 +279,8 @@ class ConfirmScreen(StepScreen):
         st = self.app.state
         r = st.reader_register
         text = value if isinstance(value, str) else " ".join(value)
+        if self.phase == "writing":
+            return  # an Enter while the file is being written: the outcome is on its way
         if self.phase == "confirm":
             super().submit(value)
         elif self.phase == "overwrite":
@@ -301,14 +311,22 @@ class ConfirmScreen(StepScreen):
     def write(self, overwrite: bool = False) -> None:
         """Called by the flow's 'write' action, and again after an overwrite or path answer."""
         st = self.app.state
-        r = st.reader_register
         text = self.app.render_contract()
         problems = contract.check(text)
         if problems:
             self.phase = "confirm"
             self.redraw()
             return
-        result = self.app.write_contract(text, overwrite=overwrite)
+        self.phase = "writing"
+        self.qview.say(f"writing {st.contract_path} …")
+        self.app.write_contract(text, overwrite=overwrite)
+
+    def on_confirm_screen_written(self, msg: Written) -> None:
+        st = self.app.state
+        r = st.reader_register
+        result, text = msg.result, msg.text
+        if result.written:
+            self.app.contract_written(st.contract_path, msg.wrapper_error)
         if result.diff is not None:
             self.phase = "overwrite"
             self.query_one(PreviewPane).show(result.diff or "(no difference)", "difference with the file on disk")

@@ -12,11 +12,28 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Input, OptionList, Static
+from textual.screen import Screen
+from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option as ListOption
 
 from ..flow import Question
 from ..model import STEP_TITLES, Step
+
+
+class KeysFooter(Footer):
+    """Textual's footer rebuilds all its keys on every bindings signal, seven times while the app
+    opens; this one rebuilds only when a key, its label or whether it works has changed."""
+
+    _keys: tuple[tuple[str, str, str, bool, bool], ...] | None = None
+
+    def bindings_changed(self, screen: Screen) -> None:
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            keys = tuple((key, b.action, b.description, enabled, b.show)
+                         for key, (_, b, enabled, _) in screen.active_bindings.items())
+            if keys == self._keys:
+                return
+            self._keys = keys
+        super().bindings_changed(screen)
 
 
 class StepsBar(Static):
