@@ -276,3 +276,29 @@ async def test_keys_screen_palette_jump_and_ascii(tmp_path):
         assert app.state.step == Step.READER
         assert "* 0 Reader" not in str(app.screen.query_one("#steps").render())
         assert "> 0 Reader" in str(app.screen.query_one("#steps").render())
+
+
+async def test_footer_shows_the_keys_that_work_now():
+    """The footer is rebuilt only when its keys change; a change must still reach it."""
+    from snapshot_states import app_at
+    from textual.widgets._footer import FooterKey
+
+    app = app_at(Step.RULES)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+
+        def shown() -> set[str]:
+            return {k.description for k in app.screen.query(FooterKey)}
+
+        assert app.screen.qview.question.kind == "multi"
+        assert "toggle" in shown()
+        app.screen.query_one("#answer").focus()  # on the answer line, space types
+        await pilot.pause()
+        assert "toggle" not in shown()
+        app.screen.query_one("#options").focus()
+        await pilot.pause()
+        assert "toggle" in shown()
+        before = list(app.screen.query(FooterKey))
+        app.screen.refresh_bindings()  # nothing changed: the keys are not rebuilt
+        await pilot.pause()
+        assert list(app.screen.query(FooterKey)) == before
