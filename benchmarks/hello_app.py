@@ -1,4 +1,14 @@
-"""The reference for first paint and input latency: a hello-world Textual app with one Input."""
+"""The reference for first paint and input latency: a hello-world Textual app with one Input.
+
+`--with-wamf-imports` first imports what the real app imports, to split wamf-tui's first
+paint into the cost of its imports and the cost of its own start.
+"""
+
+import sys
+
+if "--with-wamf-imports" in sys.argv:
+    import wamf_tui.cli
+    import wamf_tui.ui.app  # noqa: F401
 
 from textual.app import App
 from textual.widgets import Input, Static

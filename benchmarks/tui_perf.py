@@ -59,13 +59,15 @@ def saved_step(home: str) -> int:
     return json.loads(files[0].read_text())["step"] if files else 0
 
 
-def first_paint(cmd: str, runs: int = 3) -> float:
-    best = 1e9
+def first_paint(cmds: dict[str, str], runs: int = 7) -> dict[str, float]:
+    """Best of `runs` per command, the commands taking turns, so a slow spell of the VM hits all alike."""
+    best = {name: 1e9 for name in cmds}
     for i in range(runs):
-        s = f"fp{os.getpid()}{i}"
-        t0 = start(s, cmd)
-        best = min(best, wait(s, "How well do you know ML systems?") - t0)
-        tmux("kill-session", "-t", s)
+        for n, (name, cmd) in enumerate(cmds.items()):
+            s = f"fp{os.getpid()}-{i}-{n}"
+            t0 = start(s, cmd)
+            best[name] = min(best[name], wait(s, "How well do you know ML systems?") - t0)
+            tmux("kill-session", "-t", s)
     return best
 
 
@@ -103,10 +105,15 @@ def main() -> None:
     env = f"env XDG_STATE_HOME={tempfile.mkdtemp()}"
     demo = subprocess.run([PY, "-c", "from wamf_tui import session; print(session.make_demo())"],
                           capture_output=True, text=True).stdout.strip()
-    hello = first_paint(f"{PY} {HERE / 'hello_app.py'}")
-    ours = first_paint(f"{env} {PY} -m wamf_tui {demo} --fresh")
+    # A session that outlives the measured ones: a tmux server exiting between two runs can lose the next one.
+    tmux("new-session", "-d", "-s", f"keep{os.getpid()}", "sleep 3600")
+    fp = first_paint({"hello": f"{PY} {HERE / 'hello_app.py'}",
+                      "imports": f"{PY} {HERE / 'hello_app.py'} --with-wamf-imports",
+                      "ours": f"{env} {PY} -m wamf_tui {demo} --fresh"})
+    hello, ours = fp["hello"], fp["ours"]
     print(f"first paint: wamf-tui {ours * 1000:.0f} ms, hello world {hello * 1000:.0f} ms: {ours / hello:.2f}x "
-          "(goal <= 1.5x)")
+          f"(goal <= 1.5x); hello world after importing what wamf-tui imports: {fp['imports'] * 1000:.0f} ms "
+          f"({fp['imports'] / hello:.2f}x)")
 
     big = Path(tempfile.mkdtemp())
     for i in range(20_000):
@@ -159,6 +166,7 @@ def main() -> None:
                     if x.startswith("VmHWM")).split()[1]) / 1024
     print(f"memory: peak RSS {peak:.0f} MiB through a whole session (goal < 120 MiB)")
     tmux("kill-session", "-t", s)
+    tmux("kill-session", "-t", f"keep{os.getpid()}")
 
 
 if __name__ == "__main__":

@@ -302,3 +302,20 @@ async def test_footer_shows_the_keys_that_work_now():
         app.screen.refresh_bindings()  # nothing changed: the keys are not rebuilt
         await pilot.pause()
         assert list(app.screen.query(FooterKey)) == before
+
+
+async def test_panes_repaint_only_what_changed(tmp_path):
+    """Every answer and detection result redraws the panes; unchanged text must not re-layout them."""
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        preview, detected = app.screen.query_one("#preview-body"), app.screen.query_one("#detected-body")
+        shown = preview.content, detected.content
+        app.screen.redraw()
+        await pilot.pause()
+        assert preview.content is shown[0] and detected.content is shown[1]  # no update: the same objects
+        pane = app.screen.query_one("#preview")
+        pane.show(str(shown[0]) + "\nreader  perf person\n")  # what an answer does to the text
+        await pilot.pause()
+        assert preview.content is not shown[0]
+        assert "perf person" in str(preview.content)

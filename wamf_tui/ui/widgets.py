@@ -39,9 +39,14 @@ class KeysFooter(Footer):
 class StepsBar(Static):
     """● done  ◉ current  ○ to come, plus the register in use."""
 
+    _shown: tuple[object, ...] = ()
+
     def show(self, current: Step, register: str, ascii_only: bool = False, width: int = 120) -> None:
         done, here, todo = ("*", ">", "-") if ascii_only else ("●", "◉", "○")
         compact = width < 100  # in a side pane only the current step keeps its title
+        if self._shown == (current, register, ascii_only, compact):
+            return  # the panes redraw on every answer and detection result: only what changed repaints
+        self._shown = (current, register, ascii_only, compact)
         t = Text(no_wrap=True, overflow="ellipsis")
         for step, title in STEP_TITLES.items():
             mark = done if step < current else here if step == current else todo
@@ -60,7 +65,12 @@ class DetectedPane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(id="detected-body")
 
+    _shown: tuple[object, ...] = ()
+
     def show(self, rows: list[tuple[str, str]], pending: list[str]) -> None:
+        if self._shown == (rows, pending):
+            return
+        self._shown = (list(rows), list(pending))
         grid = Table.grid(padding=(0, 1))
         grid.add_column(style="bold", no_wrap=True)
         grid.add_column(overflow="fold")
@@ -79,7 +89,12 @@ class PreviewPane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(id="preview-body")
 
+    _shown: tuple[str, str] = ("", "")
+
     def show(self, text: str, title: str = "contract.md (live)") -> None:
+        if self._shown == (text, title):
+            return
+        self._shown = (text, title)
         self.border_title = title
         self.query_one("#preview-body", Static).update(Text(text))
 
