@@ -9,12 +9,14 @@ import sys
 from pathlib import Path
 
 import hypothesmith
+import pytest
 from conftest import git, make_repo
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from wamf_tui.analyze import analyze_script
 from wamf_tui.analyze.benchmark import propose
+from wamf_tui.analyze.isolated import AnalysisFailed, analyze_in_child
 from wamf_tui.analyze.wrapper import WRAPPER
 
 RAW = """\
@@ -423,3 +425,14 @@ def test_switched_off_checkpoints_and_evals_are_priced_with_the_scripts_numbers(
     assert saves == ["checkpoint at train.py:64 excluded; price: one save every 500 steps (--save-every default), "
                      "4 saves in the real job's 2000 steps; share of train time = save time / (500 x step time), "
                      "save time = bytes on disk / write bandwidth (to measure)"]
+
+
+def test_the_app_reads_in_a_child_the_same_facts(tmp_path):
+    """The app analyses in a child process (a long parse would hold the GIL and freeze the screen);
+    what comes back must be what the analyzer finds in-process, and a failure a one-line message."""
+    root = make_repo(tmp_path / "r", {"train.py": RAW})
+    assert analyze_in_child(root / "train.py", root) == analyze_script(root / "train.py", root)
+    with pytest.raises(AnalysisFailed, match="took over"):
+        analyze_in_child(root / "train.py", root, timeout=0.001)
+    with pytest.raises(AnalysisFailed, match="no such file"):
+        analyze_in_child(root / "gone.py", root)

@@ -55,6 +55,12 @@ async def test_enter_everywhere_writes_a_passing_contract(tmp_path, monkeypatch)
         return save(*args, **kwargs)
 
     monkeypatch.setattr(contract, "save_contract", recording_save)
+
+    def parsed_in_the_app(*args, **kwargs):
+        raise AssertionError("the app parsed the script in its own process")
+
+    monkeypatch.setattr("wamf_tui.analyze.source.analyze_script", parsed_in_the_app)
+    monkeypatch.setattr("wamf_tui.analyze.analyze_script", parsed_in_the_app)
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
@@ -64,6 +70,8 @@ async def test_enter_everywhere_writes_a_passing_contract(tmp_path, monkeypatch)
         assert "/who-ate-my-flops:optimize" in app.screen.qview.question.prompt
         assert "$who-ate-my-flops:optimize" in app.screen.qview.question.prompt
     assert threads and threading.main_thread() not in threads  # no frame waits on the disk
+    # The script was read in a child process: this process never parsed it (the analyzer is broken here).
+    assert app.state.analysis is not None and app.state.analysis.kind == "training"
     assert "reader          I am an algorithm engineer." in text
     assert f"repo            {app.state.repo_path} (main @ " in text
     assert "User confirmed at" in text

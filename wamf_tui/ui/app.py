@@ -247,7 +247,7 @@ class WamfApp(App):
             self.screen.redraw_detected()
 
     def start_analysis(self) -> None:
-        from ..analyze import analyze_script
+        from ..analyze.isolated import analyze_in_child
 
         script = Path(self.state.repo_path) / self.state.script
         if not script.is_file():
@@ -256,7 +256,7 @@ class WamfApp(App):
             return
         self.pending.append("analysis")
         root = self.state.repo_path
-        self.run_worker(self._detect_one("analysis", lambda: analyze_script(script, root)), thread=True,
+        self.run_worker(self._detect_one("analysis", lambda: analyze_in_child(script, root)), thread=True,
                         group="analysis", exclusive=True)
 
     # --- moving between steps ------------------------------------------------

@@ -1,0 +1,38 @@
+"""The analysis in a child process, for the app.
+
+`ast.parse` holds the GIL for the whole parse: a few milliseconds for a usual
+script, seconds for a 40,000-line one. In a thread of the app that would freeze
+the screen; in a child it costs the screen nothing, and the child's syntax trees
+never count against the app's memory.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from ..model import Analysis
+
+TIMEOUT_S = 120
+
+
+class AnalysisFailed(RuntimeError):
+    """The child could not read the script; the message is one short line for the user."""
+
+
+def analyze_in_child(script: Path, repo_root: str | Path, timeout: float = TIMEOUT_S) -> Analysis:
+    cmd = [sys.executable, "-m", "wamf_tui", "analyze", str(script), "--repo", str(repo_root), "--json"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise AnalysisFailed(f"reading {script.name} took over {timeout:g} s; stopped") from None
+    except OSError as e:
+        raise AnalysisFailed(f"could not start the reader: {e.strerror or e}") from None
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise AnalysisFailed(lines[-1] if lines else f"the reader exited with status {proc.returncode}")
+    try:
+        return Analysis.model_validate_json(proc.stdout)
+    except ValueError:
+        raise AnalysisFailed("the reader's answer was not readable") from None
