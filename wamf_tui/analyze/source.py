@@ -46,6 +46,12 @@ CALLS = frozenset(
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
     })
+# The tables by the call's last name part: a call can only match an entry that ends like it.
+TRACKERS_BY_LAST: dict[str, list[str]] = {}
+for _suffix in TRACKERS:
+    TRACKERS_BY_LAST.setdefault(_suffix.split(".")[-1], []).append(_suffix)
+CHECKPOINTS_BY_LAST = {c.split(".")[-1] for c in CHECKPOINTS}
+SEEDS_BY_LAST = {s.split(".")[-1] for s in SEEDS}
 # Nodes with nothing below them the reader looks at: not walked into.
 _LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 CONSTANT_FLAGS = ("wandb_log", "seed", "eval_interval", "eval_iters", "always_save_checkpoint")  # configurator
@@ -91,6 +97,7 @@ class _Reader(ast.NodeVisitor):
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
+        self._interesting: dict[str, bool] = {}  # a call's last name part -> whether visit_Call acts on it
 
         self._dispatch = {
             ast.If: self.visit_If, ast.Import: self.visit_Import, ast.ImportFrom: self.visit_ImportFrom,
@@ -202,7 +209,11 @@ class _Reader(ast.NodeVisitor):
                 if isinstance(n, ast.Return) and n.value is not None:
                     self.anchor("loss", n)
                     break
-        self.generic_visit(node)
+        # the parameters themselves hold nothing to read; their defaults and the decorators might
+        visit = self.visit
+        for child in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults, *node.body):
+            if child is not None and not isinstance(child, _LEAVES):
+                visit(child)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         """`cfg.trainer.max_steps` in a Hydra app: a step control overridden as `trainer.max_steps=N`."""
@@ -261,7 +272,11 @@ class _Reader(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
         last = name.rsplit(".", 1)[-1]
-        if last not in CALLS and not last.endswith("compile") and not EVAL_CALLS.search(last):
+        interesting = self._interesting.get(last)
+        if interesting is None:
+            interesting = self._interesting[last] = (
+                last in CALLS or last.endswith("compile") or EVAL_CALLS.search(last) is not None)
+        if not interesting:
             self._walk_chain(node.func)
             visit = self.visit
             for arg in node.args:
@@ -297,14 +312,15 @@ class _Reader(ast.NodeVisitor):
                                            line=node.lineno))
         elif last == "DataLoader":
             self.r.loaders.append(Fact(name="DataLoader", file=self.rel, line=node.lineno))
-        for suffix, (tracker, env) in TRACKERS.items():
+        for suffix in TRACKERS_BY_LAST.get(last, ()):
             if name == suffix or name.endswith("." + suffix) or (suffix == last and "." not in suffix):
+                tracker, env = TRACKERS[suffix]
                 self.fact("trackers", tracker, node, self.guard() or env)
-        if any(name == c or name.endswith("." + c) for c in CHECKPOINTS):
+        if last in CHECKPOINTS_BY_LAST and any(name == c or name.endswith("." + c) for c in CHECKPOINTS):
             self.fact("checkpoints", last if last != "save" else "torch.save", node)
         if last in UPLOADS:
             self.fact("uploads", last, node)
-        if any(name == s or name.endswith("." + s) for s in SEEDS):
+        if last in SEEDS_BY_LAST and any(name == s or name.endswith("." + s) for s in SEEDS):
             arg = node.args[0] if node.args else None
             off = self.hydra_key(arg) if arg is not None else None
             if off is None and isinstance(arg, ast.Attribute):
