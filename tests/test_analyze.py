@@ -14,7 +14,7 @@ from conftest import git, make_repo
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze import analyze_script, isolated
 from wamf_tui.analyze.benchmark import propose
 from wamf_tui.analyze.isolated import AnalysisFailed, analyze_in_child
 from wamf_tui.analyze.wrapper import WRAPPER
@@ -436,3 +436,29 @@ def test_the_app_reads_in_a_child_the_same_facts(tmp_path):
         analyze_in_child(root / "train.py", root, timeout=0.001)
     with pytest.raises(AnalysisFailed, match="no such file"):
         analyze_in_child(root / "gone.py", root)
+
+
+def test_quitting_stops_a_reader_still_running(tmp_path):
+    """The app calls `stop_all` when it quits: a long read must end then, not when it is done."""
+    import threading
+    import time
+
+    root = make_repo(tmp_path / "r", {"train.py": "import torch\n" + "loss = model(x)\nloss.backward()\n" * 60_000})
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            analyze_in_child(root / "train.py", root)
+        except AnalysisFailed as e:
+            outcome.append(e)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    deadline = time.monotonic() + 30
+    while not isolated._running and time.monotonic() < deadline:
+        time.sleep(0.01)
+    isolated.stop_all()
+    reader.join(timeout=30)
+    assert not reader.is_alive()
+    assert outcome and "stopped" in str(outcome[0])
+    assert not isolated._running

@@ -20,6 +20,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
 from .. import checkout, clipboard, contract, flow, proposals, session, ui_text
+from ..analyze import isolated
 from ..analyze.benchmark import needs_wrapper, wrapper_path
 from ..analyze.wrapper import write_wrapper
 from ..model import STEP_TITLES, InitState, Step
@@ -132,6 +133,7 @@ class WamfApp(App):
         """SSH dropped: the terminal is gone, so there is nothing to restore, and Textual's
         shutdown would block writing to it. Save and leave at once."""
         self.save(wait=True)
+        isolated.stop_all()
         os._exit(0)
 
     def action_quit(self) -> None:
@@ -139,6 +141,7 @@ class WamfApp(App):
         self.exit()
 
     def on_unmount(self) -> None:
+        isolated.stop_all()  # a script still being read must not hold the exit
         self.saver.flush()
 
     def save(self, wait: bool = False) -> None:
@@ -247,8 +250,6 @@ class WamfApp(App):
             self.screen.redraw_detected()
 
     def start_analysis(self) -> None:
-        from ..analyze.isolated import analyze_in_child
-
         script = Path(self.state.repo_path) / self.state.script
         if not script.is_file():
             self.notify(f"{self.state.script} is not a file in the repo; the run line is yours to write",
@@ -256,7 +257,7 @@ class WamfApp(App):
             return
         self.pending.append("analysis")
         root = self.state.repo_path
-        self.run_worker(self._detect_one("analysis", lambda: analyze_in_child(script, root)), thread=True,
+        self.run_worker(self._detect_one("analysis", lambda: isolated.analyze_in_child(script, root)), thread=True,
                         group="analysis", exclusive=True)
 
     # --- moving between steps ------------------------------------------------
