@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import gc
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from ..checkout import find_root
@@ -66,6 +67,12 @@ PL_KEYS = {
 }
 
 
+@lru_cache(maxsize=4096)
+def _acts_on(last: str) -> bool:
+    """Whether visit_Call reads a call whose last name part is `last`; names repeat, so it is cached."""
+    return last in CALLS or last.endswith("compile") or EVAL_CALLS.search(last) is not None
+
+
 def _dotted(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -97,7 +104,6 @@ class _Reader(ast.NodeVisitor):
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
-        self._interesting: dict[str, bool] = {}  # a call's last name part -> whether visit_Call acts on it
 
         self._dispatch = {
             ast.If: self.visit_If, ast.Import: self.visit_Import, ast.ImportFrom: self.visit_ImportFrom,
@@ -272,11 +278,7 @@ class _Reader(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
         last = name.rsplit(".", 1)[-1]
-        interesting = self._interesting.get(last)
-        if interesting is None:
-            interesting = self._interesting[last] = (
-                last in CALLS or last.endswith("compile") or EVAL_CALLS.search(last) is not None)
-        if not interesting:
+        if not _acts_on(last):
             self._walk_chain(node.func)
             visit = self.visit
             for arg in node.args:

@@ -125,4 +125,3 @@ def _worktrees(common: Path) -> list[Path]:
         except OSError:
             continue
     return trees
-

@@ -36,17 +36,27 @@ class KeysFooter(Footer):
         super().bindings_changed(screen)
 
 
-class StepsBar(Static):
-    """● done  ◉ current  ○ to come, plus the register in use."""
+class DrawsOnChange:
+    """The panes are redrawn on every answer and detection result: a widget with this draws only
+    when what it is given has changed, so unchanged text costs no layout and no bytes."""
 
-    _shown: tuple[object, ...] = ()
+    _shown: object = None
+
+    def unchanged(self, shown: object) -> bool:
+        if shown == self._shown:
+            return True
+        self._shown = shown
+        return False
+
+
+class StepsBar(DrawsOnChange, Static):
+    """● done  ◉ current  ○ to come, plus the register in use."""
 
     def show(self, current: Step, register: str, ascii_only: bool = False, width: int = 120) -> None:
         done, here, todo = ("*", ">", "-") if ascii_only else ("●", "◉", "○")
         compact = width < 100  # in a side pane only the current step keeps its title
-        if self._shown == (current, register, ascii_only, compact):
-            return  # the panes redraw on every answer and detection result: only what changed repaints
-        self._shown = (current, register, ascii_only, compact)
+        if self.unchanged((current, register, ascii_only, compact)):
+            return
         t = Text(no_wrap=True, overflow="ellipsis")
         for step, title in STEP_TITLES.items():
             mark = done if step < current else here if step == current else todo
@@ -59,18 +69,15 @@ class StepsBar(Static):
         self.update(t)
 
 
-class DetectedPane(VerticalScroll):
+class DetectedPane(DrawsOnChange, VerticalScroll):
     BORDER_TITLE = "detected"
 
     def compose(self) -> ComposeResult:
         yield Static(id="detected-body")
 
-    _shown: tuple[object, ...] = ()
-
     def show(self, rows: list[tuple[str, str]], pending: list[str]) -> None:
-        if self._shown == (rows, pending):
+        if self.unchanged((tuple(rows), tuple(pending))):  # tuples: the app's pending list changes in place
             return
-        self._shown = (list(rows), list(pending))
         grid = Table.grid(padding=(0, 1))
         grid.add_column(style="bold", no_wrap=True)
         grid.add_column(overflow="fold")
@@ -83,18 +90,15 @@ class DetectedPane(VerticalScroll):
         self.query_one("#detected-body", Static).update(grid)
 
 
-class PreviewPane(VerticalScroll):
+class PreviewPane(DrawsOnChange, VerticalScroll):
     BORDER_TITLE = "contract.md (live)"
 
     def compose(self) -> ComposeResult:
         yield Static(id="preview-body")
 
-    _shown: tuple[str, str] = ("", "")
-
     def show(self, text: str, title: str = "contract.md (live)") -> None:
-        if self._shown == (text, title):
+        if self.unchanged((text, title)):
             return
-        self._shown = (text, title)
         self.border_title = title
         self.query_one("#preview-body", Static).update(Text(text))
 
