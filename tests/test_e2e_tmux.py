@@ -75,11 +75,33 @@ def app_pid(session: str) -> int:
     return int(out[0])
 
 
+def saved_text(state_home: Path) -> str:
+    files = list((state_home / "wamf-tui").glob("*.json"))
+    return files[0].read_text() if files else ""
+
+
 def current_step(state_home: Path) -> int:
     import json
 
-    files = list((state_home / "wamf-tui").glob("*.json"))
-    return json.loads(files[0].read_text())["step"] if files else 0
+    text = saved_text(state_home)
+    return json.loads(text)["step"] if text else 0
+
+
+def enter_and_wait_for_save(session: str, state_home: Path, timeout: float = 10) -> None:
+    """Press Enter, then wait until the saved session changes: the saver writes after the screen,
+    and on a slow machine a fixed pause let the next Enter land one step further than read."""
+    before = saved_text(state_home)
+    tmux("send-keys", "-t", session, "Enter")
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and saved_text(state_home) == before:
+        time.sleep(0.1)
+    settled = saved_text(state_home)
+    while time.monotonic() < end:  # one key can save twice (answer, then step): wait for quiet
+        time.sleep(0.4)
+        now = saved_text(state_home)
+        if now == settled:
+            break
+        settled = now
 
 
 @pytest.mark.parametrize("kill_at", [0, 1, 2, 3, 4])
@@ -99,13 +121,12 @@ def test_kill_9_then_resume_keeps_every_answer(tmp_path, state_home, kill_at):
         tmux("send-keys", "-t", name, "Enter")
         wait_for(name, "The repository to speed up")
         for _ in range(2):  # accept two more questions
-            tmux("send-keys", "-t", name, "Enter")
-            time.sleep(0.8)
+            enter_and_wait_for_save(name, state_home)
         for _ in range(40):
             if current_step(state_home) >= kill_at:
                 break
-            tmux("send-keys", "-t", name, "Enter")
-            time.sleep(0.6)
+            enter_and_wait_for_save(name, state_home)
+        assert not out.exists(), "the contract was written before the kill: the test went a step too far"
         os.kill(app_pid(name), signal.SIGKILL)
         tmux("kill-session", "-t", name)
         start(name, state_home, f"{repo} --contract {out}")
