@@ -208,6 +208,30 @@ async def test_gpu_pane_refreshes_while_visible_and_not_when_hidden(tmp_path, mo
         assert fake.calls == calls
 
 
+async def test_a_hung_interpreter_holds_no_other_detection_back(tmp_path, monkeypatch):
+    """Detection jobs take turns (so keys stay quick); one that never ends must not keep the
+    others waiting: the repo's `.venv` python here sleeps past the probe's timeout."""
+    import time
+
+    from wamf_tui.detect import environment
+
+    for var in ("VIRTUAL_ENV", "CONDA_DEFAULT_ENV", "CONDA_PREFIX"):
+        monkeypatch.delenv(var, raising=False)
+    app = demo_app(tmp_path)
+    venv = Path(app.state.repo_path) / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "python").write_text("#!/bin/sh\nsleep 30\n")
+    (venv / "bin" / "python").chmod(0o755)
+    async with app.run_test(size=(120, 40)) as pilot:
+        start = time.monotonic()
+        while any(k in app.pending for k in ("repo", "hardware", "scripts", "tests", "recorder")):
+            await pilot.pause(0.05)
+            assert time.monotonic() - start < environment.PROBE_TIMEOUT_S - 2, app.pending
+        assert app.pending == ["env"]  # still waiting on the interpreter
+        assert app.state.detected.scripts.candidates[0].path == "train.py"
+
+
 async def test_dirty_checkout_recheck_then_continue(tmp_path):
     from conftest import git
 
@@ -319,9 +343,12 @@ async def test_panes_repaint_only_what_changed(tmp_path):
         await settle(pilot, app)
         preview, detected = app.screen.query_one("#preview-body"), app.screen.query_one("#detected-body")
         shown = preview.content, detected.content
+        options = list(app.screen.query_one("#options").options)
         app.screen.redraw()
         await pilot.pause()
         assert preview.content is shown[0] and detected.content is shown[1]  # no update: the same objects
+        # the same question with the same options: not refilled (each refill re-laid the screen out)
+        assert all(a is b for a, b in zip(app.screen.query_one("#options").options, options, strict=True))
         pane = app.screen.query_one("#preview")
         pane.show(str(shown[0]) + "\nreader  perf person\n")  # what an answer does to the text
         await pilot.pause()

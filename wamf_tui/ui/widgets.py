@@ -157,6 +157,8 @@ class QuestionView(Vertical):
     def ask(self, q: Question, keep_typed: bool = False) -> None:
         """Show `q`. With keep_typed, text the user already typed over the proposal stays."""
         same = self.question is not None and self.question.key == q.key
+        if same and keep_typed and q == self.question:
+            return  # a detection result redraws the screen: refilling equal options would re-lay it out
         self.question = q
         prompt = Text()
         prompt.append("wamf  ", style="bold")
