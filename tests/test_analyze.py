@@ -14,7 +14,8 @@ from conftest import git, make_repo
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from wamf_tui.analyze import analyze_script, isolated
+from wamf_tui import children
+from wamf_tui.analyze import analyze_script
 from wamf_tui.analyze.benchmark import propose
 from wamf_tui.analyze.isolated import AnalysisFailed, analyze_in_child
 from wamf_tui.analyze.wrapper import WRAPPER
@@ -455,10 +456,10 @@ def test_quitting_stops_a_reader_still_running(tmp_path):
     reader = threading.Thread(target=read)
     reader.start()
     deadline = time.monotonic() + 30
-    while not isolated._running and time.monotonic() < deadline:
+    while not children._running and time.monotonic() < deadline:
         time.sleep(0.01)
-    isolated.stop_all()
+    children.stop_all()
     reader.join(timeout=30)
     assert not reader.is_alive()
     assert outcome and "stopped" in str(outcome[0])
-    assert not isolated._running
+    assert not children._running

@@ -208,10 +208,13 @@ async def test_gpu_pane_refreshes_while_visible_and_not_when_hidden(tmp_path, mo
         assert fake.calls == calls
 
 
-async def test_a_hung_interpreter_holds_no_other_detection_back(tmp_path, monkeypatch):
+async def test_a_hung_interpreter_holds_back_neither_detection_nor_quitting(tmp_path, monkeypatch):
     """Detection jobs take turns (so keys stay quick); one that never ends must not keep the
-    others waiting: the repo's `.venv` python here sleeps past the probe's timeout."""
+    others waiting, nor hold the exit, nor outlive the app: the repo's `.venv` python here sleeps
+    past the probe's timeout."""
     import time
+
+    import psutil
 
     from wamf_tui.detect import environment
 
@@ -230,6 +233,15 @@ async def test_a_hung_interpreter_holds_no_other_detection_back(tmp_path, monkey
             assert time.monotonic() - start < environment.PROBE_TIMEOUT_S - 2, app.pending
         assert app.pending == ["env"]  # still waiting on the interpreter
         assert app.state.detected.scripts.candidates[0].path == "train.py"
+        python = str(venv / "bin" / "python")
+        probe = [p for p in psutil.process_iter(["cmdline"]) if python in (p.info["cmdline"] or [])]
+        assert probe, "the environment probe should still be running"
+        hung = probe + [c for p in probe for c in p.children(recursive=True)]
+        quitting = time.monotonic()
+        await pilot.press("ctrl+q")
+    assert time.monotonic() - quitting < 2
+    gone, alive = psutil.wait_procs(hung, timeout=2)
+    assert not alive, alive
 
 
 async def test_dirty_checkout_recheck_then_continue(tmp_path):

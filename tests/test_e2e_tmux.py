@@ -63,8 +63,8 @@ def test_demo_enter_until_written(tmp_path, state_home):
     assert check.returncode == 0, check.stdout
 
 
-def start(session: str, state_home: Path, args: str) -> None:
-    env = f"XDG_STATE_HOME={state_home} TERM=xterm-256color"
+def start(session: str, state_home: Path, args: str, env: str = "") -> None:
+    env = f"XDG_STATE_HOME={state_home} TERM=xterm-256color {env}"
     tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", f"env {env} {WAMF} {args}; sleep 600")
     tmux("resize-window", "-t", session, "-x", "120", "-y", "40")
 
@@ -194,3 +194,32 @@ def test_osc52_plain_outside_tmux():
 
     assert osc52("hi", {}) == "\x1b]52;c;aGk=\x07"
     assert osc52("hi", {"TMUX": "/tmp/tmux-0/default,1,0"}) == "\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\"
+
+
+def test_quitting_never_waits_for_a_hung_nvml(tmp_path, state_home):
+    """NVML can hang on a broken node. Its thread cannot be stopped, so quitting must not wait
+    for it: asyncio joins its executor's threads at exit, the app's are daemons."""
+    from wamf_tui import session as sessions
+
+    repo = sessions.make_demo(str(tmp_path))
+    fake = tmp_path / "fake-nvml"
+    fake.mkdir()
+    entered = tmp_path / "nvml-entered"
+    (fake / "pynvml.py").write_text(  # faked at the binding's edge
+        f"import pathlib, time\n\ndef nvmlInit():\n    pathlib.Path({str(entered)!r}).touch()\n    time.sleep(120)\n")
+    name = f"wamf-nvml-{os.getpid()}"
+    start(name, state_home, f"{repo}", env=f"PYTHONPATH={fake}")
+    try:
+        wait_for(name, "How well do you know ML systems?")
+        end = time.monotonic() + 30
+        while not entered.exists():  # the GPU detection is inside NVML, never to come back
+            assert time.monotonic() < end, "NVML was never called"
+            time.sleep(0.05)
+        pid = app_pid(name)
+        quitting = time.monotonic()
+        tmux("send-keys", "-t", name, "C-q")
+        while Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text():
+            assert time.monotonic() - quitting < 5, "quitting waited for the hung NVML call"
+            time.sleep(0.05)
+    finally:
+        tmux("kill-session", "-t", name)

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
+from .. import children
 from ..model import Analysis
 
 TIMEOUT_S = 120
-
-_running: set[subprocess.Popen[str]] = set()
-_lock = threading.Lock()
 
 
 class AnalysisFailed(RuntimeError):
@@ -28,34 +25,18 @@ class AnalysisFailed(RuntimeError):
 def analyze_in_child(script: Path, repo_root: str | Path, timeout: float = TIMEOUT_S) -> Analysis:
     cmd = [sys.executable, "-m", "wamf_tui", "analyze", str(script), "--repo", str(repo_root), "--json"]
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = children.run(cmd, timeout)
     except OSError as e:
         raise AnalysisFailed(f"could not start the reader: {e.strerror or e}") from None
-    with _lock:
-        _running.add(proc)
-    try:
-        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
         raise AnalysisFailed(f"reading {script.name} took over {timeout:g} s; stopped") from None
-    finally:
-        with _lock:
-            _running.discard(proc)
     if proc.returncode < 0:
         raise AnalysisFailed(f"reading {script.name} was stopped")
     if proc.returncode != 0:
-        lines = err.strip().splitlines()
+        lines = proc.stderr.strip().splitlines()
         raise AnalysisFailed(lines[-1] if lines else f"the reader exited with status {proc.returncode}")
     try:
-        return Analysis.model_validate_json(out)
+        return Analysis.model_validate_json(proc.stdout)
     except ValueError:
         raise AnalysisFailed("the reader's answer was not readable") from None
 
-
-def stop_all() -> None:
-    """Kill the readers still running: quitting the app must not wait for them."""
-    with _lock:
-        for proc in _running:
-            proc.kill()

@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from .. import children
 from ..model import EnvFacts, PackageVersion
 
 PACKAGES = (
@@ -126,10 +127,7 @@ def read_versions(facts: EnvFacts, timeout: float = PROBE_TIMEOUT_S) -> EnvFacts
         facts.error = f"interpreter {facts.python} is missing or not executable"
         return facts
     try:
-        proc = subprocess.run(
-            [facts.python, "-I", "-c", _PROBE, json.dumps(PACKAGES)],
-            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-        )
+        proc = children.run([facts.python, "-I", "-c", _PROBE, json.dumps(PACKAGES)], timeout)
     except subprocess.TimeoutExpired:
         facts.error = f"interpreter {facts.python} did not answer within {timeout:g} s"
         return facts

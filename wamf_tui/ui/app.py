@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from textual.app import App, SystemCommand
@@ -19,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
-from .. import checkout, clipboard, contract, flow, proposals, session, ui_text
+from .. import checkout, children, clipboard, contract, flow, proposals, session, ui_text
 from ..analyze import isolated
 from ..analyze.benchmark import needs_wrapper, wrapper_path
 from ..analyze.wrapper import write_wrapper
@@ -29,6 +30,28 @@ from .screens import SCREENS, ConfirmScreen, StepScreen
 
 GPU_REFRESH_S = 1.0
 DETECT_TURN_S = 0.5  # the longest a detection job waits for its turn (see `_in_turn`)
+
+
+class DaemonThreads(ThreadPoolExecutor):
+    """The loop's executor for thread workers. asyncio waits for its default executor's threads
+    when the app ends, so a detection call that hangs (NVML on a broken node, git on a dead
+    network mount) would hold the exit; these threads are daemons and nobody waits for them."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+
+        def run() -> None:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args, **kwargs))
+                except BaseException as e:
+                    future.set_exception(e)
+
+        threading.Thread(target=run, name="wamf-worker", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        pass
 
 
 class Detected(Message):
@@ -104,6 +127,7 @@ class WamfApp(App):
     def on_mount(self) -> None:
         try:
             loop = asyncio.get_running_loop()
+            loop.set_default_executor(DaemonThreads())
             loop.add_signal_handler(signal.SIGHUP, self._on_hangup)
             loop.add_signal_handler(signal.SIGTERM, self._on_signal)
         except (NotImplementedError, RuntimeError, ValueError):
@@ -135,15 +159,20 @@ class WamfApp(App):
         """SSH dropped: the terminal is gone, so there is nothing to restore, and Textual's
         shutdown would block writing to it. Save and leave at once."""
         self.save(wait=True)
-        isolated.stop_all()
+        children.stop_all()
         os._exit(0)
 
     def action_quit(self) -> None:
         self.save(wait=True)
         self.exit()
 
+    def exit(self, *args, **kwargs) -> None:
+        # First of all: a script still being read or a hung interpreter must not hold the exit,
+        # and killing the child ends the worker thread waiting on it.
+        children.stop_all()
+        super().exit(*args, **kwargs)
+
     def on_unmount(self) -> None:
-        isolated.stop_all()  # a script still being read must not hold the exit
         self.saver.flush()
 
     def save(self, wait: bool = False) -> None:
