@@ -192,6 +192,39 @@ def gpu(used=0, util=0, pids=()):
     return {"name": "NVIDIA H100 80GB HBM3", "used": used, "util": util, "pids": list(pids)}
 
 
+def test_nvml_that_never_answers_is_a_message(monkeypatch):
+    """NVML can hang for good on a node with a GPU in a bad state: a plain statement after the
+    timeout, and no second call piled onto the stuck one."""
+    import threading
+    import time
+
+    from wamf_tui.detect import hardware
+    from wamf_tui.model import HardwareFacts
+
+    release = threading.Event()
+
+    class HungNvml(FakeNvml):
+        def nvmlInit(self):
+            self.calls += 1
+            release.wait(30)
+
+    hung = HungNvml([gpu()])
+    monkeypatch.setitem(sys.modules, "pynvml", hung)
+    try:
+        t = time.monotonic()
+        hw = hardware.read_gpus(HardwareFacts(host="h"), timeout=0.3)
+        assert time.monotonic() - t < 2
+        assert not hw.nvml and not hw.gpus
+        assert hw.nvml_error.startswith("NVML did not answer within 0.3 s")
+        again = hardware.read_gpus(HardwareFacts(host="h"), timeout=0.3)
+        assert "did not answer" in again.nvml_error and hung.calls == 1  # the stuck call is not joined by more
+    finally:
+        release.set()
+    hardware._nvml_call.join(5)
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([gpu()]))
+    assert len(hardware.read_gpus(HardwareFacts(host="h")).gpus) == 1  # answering again
+
+
 def test_nvml_cases(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([], fail_init=True))
     hw = detect_hardware({})

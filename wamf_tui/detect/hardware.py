@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from collections.abc import Mapping
 
 from ..model import GpuFacts, GpuProcess, HardwareFacts
@@ -41,8 +42,34 @@ def _process(pynvml, proc) -> GpuProcess:
     return out
 
 
-def read_gpus(facts: HardwareFacts) -> HardwareFacts:
-    """Fill the GPU part of `facts` from NVML. Safe to call once a second."""
+NVML_TIMEOUT_S = 10.0
+_nvml_call: threading.Thread | None = None  # the latest call; alive past its timeout means stuck
+
+
+def read_gpus(facts: HardwareFacts, timeout: float = NVML_TIMEOUT_S) -> HardwareFacts:
+    """Fill the GPU part of `facts` from NVML. Safe to call once a second.
+
+    On a node with a GPU or driver in a bad state, NVML can hang for good. The calls run in a
+    daemon thread that is waited on for `timeout` seconds; after that NVML is reported as not
+    answering, and is not called again while the stuck call still holds its thread."""
+    global _nvml_call
+    if _nvml_call is not None and _nvml_call.is_alive():
+        return _not_answering(facts, timeout)
+    out: list[HardwareFacts] = []
+    copy = facts.model_copy(deep=True)  # a call that comes back late must not change what we returned
+    _nvml_call = threading.Thread(target=lambda: out.append(_read_gpus(copy)), name="wamf-nvml", daemon=True)
+    _nvml_call.start()
+    _nvml_call.join(timeout)
+    return out[0] if out else _not_answering(facts, timeout)
+
+
+def _not_answering(facts: HardwareFacts, timeout: float) -> HardwareFacts:
+    facts.nvml, facts.gpus = False, []
+    facts.nvml_error = f"NVML did not answer within {timeout:g} s: a GPU or its driver may be in a bad state"
+    return facts
+
+
+def _read_gpus(facts: HardwareFacts) -> HardwareFacts:
     try:
         import pynvml
     except ImportError:
