@@ -15,8 +15,23 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 WAMF = str(Path(sys.executable).parent / "wamf-tui")
 
 
+SOCKET = f"wamf-test-{os.getpid()}"  # a private tmux server: not the developer's, nor its environment
+
+
 def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=False).stdout
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tmux_server():
+    """One private server for these tests, held by a session of its own: a server exits with its
+    last session, and one exiting just as the next test starts its session can lose it."""
+    tmux("new-session", "-d", "-s", "keep", "sleep 3600")
+    socket = tmux("display-message", "-p", "-t", "keep", "#{socket_path}").strip()
+    yield
+    tmux("kill-server")
+    if socket:
+        Path(socket).unlink(missing_ok=True)
 
 
 def wait_for(session: str, text: str, timeout: float = 30) -> str:
