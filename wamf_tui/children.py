@@ -1,5 +1,5 @@
-"""Child processes the app starts (the script reader, the environment probe), kept so quitting
-can stop them: a hung interpreter must not hold the exit, nor outlive the app.
+"""Child processes the app starts (the script reader, the environment probe, `git ls-files`),
+kept so quitting can stop them: a hung interpreter must not hold the exit, nor outlive the app.
 
 Each child leads its own process group, so stopping it also stops what it started (a wrapper
 script's `python`, a shell's `sleep`), and a timeout ends the whole group.

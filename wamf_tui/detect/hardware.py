@@ -47,20 +47,20 @@ _nvml_call: threading.Thread | None = None  # the latest call; alive past its ti
 
 
 def read_gpus(facts: HardwareFacts, timeout: float = NVML_TIMEOUT_S) -> HardwareFacts:
-    """Fill the GPU part of `facts` from NVML. Safe to call once a second.
+    """`facts` with its GPU part read from NVML, as a new object (`facts` is left as it was, so
+    a worker can be handed the app's own). Safe to call once a second.
 
     On a node with a GPU or driver in a bad state, NVML can hang for good. The calls run in a
     daemon thread that is waited on for `timeout` seconds; after that NVML is reported as not
     answering, and is not called again while the stuck call still holds its thread."""
     global _nvml_call
-    if _nvml_call is not None and _nvml_call.is_alive():
-        return _not_answering(facts, timeout)
     out: list[HardwareFacts] = []
-    copy = facts.model_copy(deep=True)  # a call that comes back late must not change what we returned
-    _nvml_call = threading.Thread(target=lambda: out.append(_read_gpus(copy)), name="wamf-nvml", daemon=True)
-    _nvml_call.start()
-    _nvml_call.join(timeout)
-    return out[0] if out else _not_answering(facts, timeout)
+    if _nvml_call is None or not _nvml_call.is_alive():
+        copy = facts.model_copy(deep=True)
+        _nvml_call = threading.Thread(target=lambda: out.append(_read_gpus(copy)), name="wamf-nvml", daemon=True)
+        _nvml_call.start()
+        _nvml_call.join(timeout)
+    return out[0] if out else _not_answering(facts.model_copy(deep=True), timeout)
 
 
 def _not_answering(facts: HardwareFacts, timeout: float) -> HardwareFacts:

@@ -14,6 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from .. import children
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
 
 ENTRY_NAME = re.compile(
@@ -34,12 +35,12 @@ _TORCH = re.compile(
 def tracked_files(root: Path) -> list[str]:
     """Tracked and untracked-not-ignored files; falls back to a bounded walk outside git."""
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True, timeout=15, env={"GIT_OPTIONAL_LOCKS": "0", "PATH": "/usr/bin:/bin:/usr/local/bin"},
+        out = children.run(  # stoppable: git on a dead network mount must not outlive the app
+            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], 15,
+            env={"GIT_OPTIONAL_LOCKS": "0", "PATH": "/usr/bin:/bin:/usr/local/bin"}, encoding="utf-8", errors="replace",
         )
         if out.returncode == 0:
-            return [f for f in out.stdout.decode("utf-8", "replace").split("\0") if f]
+            return [f for f in out.stdout.split("\0") if f]
     except (OSError, subprocess.TimeoutExpired):
         pass
     files = []

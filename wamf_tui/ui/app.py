@@ -222,7 +222,7 @@ class WamfApp(App):
         """Detection jobs take turns. Six threads at once kept the GIL from the event loop, and a
         key waited up to 190 ms behind them; one at a time, all results still come within a second.
         A job that waits longer than DETECT_TURN_S starts anyway: a hung interpreter or NVML call
-        holds nobody back."""
+        holds the others back by that much at most."""
 
         def run() -> object:
             got = self.detect_turn.acquire(timeout=DETECT_TURN_S)
@@ -287,8 +287,7 @@ class WamfApp(App):
             return
         from ..detect.hardware import read_gpus
 
-        copy = hw.model_copy(deep=True)
-        self.run_worker(self._detect_one("gpu-refresh", lambda: read_gpus(copy)), thread=True, group="gpu")
+        self.run_worker(self._detect_one("gpu-refresh", lambda: read_gpus(hw)), thread=True, group="gpu")
 
     def _gpu_refreshed(self, facts) -> None:
         if isinstance(facts, Exception) or facts == self.state.detected.hardware:
