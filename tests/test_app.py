@@ -189,9 +189,10 @@ async def test_answers_survive_a_restart_and_resume(tmp_path):
 async def test_gpu_pane_refreshes_while_visible_and_not_when_hidden(tmp_path, monkeypatch):
     import sys
 
-    from test_detect import FakeNvml, gpu
+    from fake_nvml import FakeNvml, gpu, in_children
 
-    fake = FakeNvml([gpu(), gpu()])
+    in_children(tmp_path, monkeypatch, "[gpu(), gpu()]")  # what the detection child finds
+    fake = FakeNvml([gpu(), gpu()])  # what the app's own refresh reads
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -209,9 +210,9 @@ async def test_gpu_pane_refreshes_while_visible_and_not_when_hidden(tmp_path, mo
 
 
 async def test_a_hung_interpreter_holds_back_neither_detection_nor_quitting(tmp_path, monkeypatch):
-    """Detection jobs take turns (so keys stay quick); one that never ends must not keep the
-    others waiting, nor hold the exit, nor outlive the app: the repo's `.venv` python here sleeps
-    past the probe's timeout."""
+    """Detection runs in a child process; a job there that never ends must not keep the others
+    waiting, nor hold the exit, nor outlive the app (the child's probe dies with the child): the
+    repo's `.venv` python here sleeps past the probe's timeout."""
     import time
 
     import psutil
@@ -242,6 +243,37 @@ async def test_a_hung_interpreter_holds_back_neither_detection_nor_quitting(tmp_
     assert time.monotonic() - quitting < 2
     gone, alive = psutil.wait_procs(hung, timeout=2)
     assert not alive, alive
+
+
+async def test_a_rescan_stops_the_previous_detection_and_drops_its_answers(tmp_path, monkeypatch):
+    import psutil
+
+    for var in ("VIRTUAL_ENV", "CONDA_DEFAULT_ENV", "CONDA_PREFIX"):
+        monkeypatch.delenv(var, raising=False)
+    app = demo_app(tmp_path)
+    venv = Path(app.state.repo_path) / ".venv"  # an interpreter that never answers keeps each child busy
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "python").write_text("#!/bin/sh\nsleep 30\n")
+    (venv / "bin" / "python").chmod(0o755)
+    async def only_env_pending() -> None:
+        for _ in range(200):
+            if app.pending == ["env"]:
+                return
+            await pilot.pause(0.05)
+        raise AssertionError(app.pending)
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await only_env_pending()
+        first = app.detection
+        tree = [psutil.Process(first.lines.proc.pid), *psutil.Process(first.lines.proc.pid).children(recursive=True)]
+        await pilot.press("ctrl+r")
+        gone, alive = psutil.wait_procs(tree, timeout=2)
+        assert not alive, alive  # the child and the probe it started
+        await only_env_pending()
+        assert app.detection is not first and app.detect_run == 2
+        assert not any("stopped" in n.message for n in app._notifications)  # the old child's end is not news
+        await pilot.press("ctrl+q")
 
 
 async def test_dirty_checkout_recheck_then_continue(tmp_path):

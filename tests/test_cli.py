@@ -45,6 +45,7 @@ def test_subcommands_do_not_import_textual_or_torch(tmp_path, repo):
         "print('IMPORTED', bad)\n"
     )
     for args in (["check", str(good)], ["detect", str(repo)], ["detect", str(repo), "--json"],
+                 ["detect", str(repo), "--stream"],
                  ["analyze", str(repo / "train.py")]):
         out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=120)
         assert "IMPORTED []" in out.stdout, (args, out.stdout[-500:], out.stderr[-500:])

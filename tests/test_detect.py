@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, make_repo
+from fake_nvml import FakeNvml, gpu
 
 from wamf_tui.detect import describe
 from wamf_tui.detect.environment import detect_environment, locate
@@ -140,58 +141,6 @@ def test_missing_and_hanging_interpreters_are_messages(tmp_path):
     assert "failed: boom" in detect_environment(tmp_path, environ={"VIRTUAL_ENV": str(venv)}).error
 
 
-class FakeNvml(types.ModuleType):
-    """nvidia-ml-py's surface, as far as the detector uses it."""
-
-    def __init__(self, gpus: list[dict], fail_init: bool = False, fail_after: int | None = None):
-        super().__init__("pynvml")
-        self.gpus, self.fail_init, self.fail_after, self.calls = gpus, fail_init, fail_after, 0
-
-    def nvmlInit(self):
-        if self.fail_init:
-            raise RuntimeError("NVML Shared Library Not Found")
-
-    def nvmlShutdown(self):
-        pass
-
-    def nvmlSystemGetDriverVersion(self):
-        return "550.54.15"
-
-    def nvmlSystemGetCudaDriverVersion(self):
-        return 12040
-
-    def nvmlDeviceGetCount(self):
-        self.calls += 1
-        if self.fail_after is not None and self.calls > self.fail_after:
-            raise RuntimeError("GPU is lost")
-        return len(self.gpus)
-
-    def nvmlDeviceGetHandleByIndex(self, i):
-        return self.gpus[i]
-
-    def nvmlDeviceGetName(self, h):
-        return h["name"]
-
-    def nvmlDeviceGetMemoryInfo(self, h):
-        return types.SimpleNamespace(used=h["used"] * 2**20, total=81559 * 2**20)
-
-    def nvmlDeviceGetUtilizationRates(self, h):
-        return types.SimpleNamespace(gpu=h["util"])
-
-    def nvmlDeviceGetMigMode(self, h):
-        return (0, 0)
-
-    def nvmlDeviceGetComputeRunningProcesses(self, h):
-        return [types.SimpleNamespace(pid=p, usedGpuMemory=1 << 30) for p in h["pids"]]
-
-    def nvmlDeviceGetGraphicsRunningProcesses(self, h):
-        return []
-
-
-def gpu(used=0, util=0, pids=()):
-    return {"name": "NVIDIA H100 80GB HBM3", "used": used, "util": util, "pids": list(pids)}
-
-
 def test_nvml_that_never_answers_is_a_message(monkeypatch):
     """NVML can hang for good on a node with a GPU in a bad state: a plain statement after the
     timeout, and no second call piled onto the stuck one."""
@@ -295,6 +244,35 @@ def test_detect_cli_json(tmp_path):
                          text=True, timeout=120)
     data = json.loads(out.stdout)
     assert data["repo"]["branch"] == "main" and data["scripts"]["candidates"][0]["path"] == "train.py"
+
+
+def test_detect_stream_gives_every_subject_once_as_the_app_reads_it(tmp_path):
+    from wamf_tui.detect import SUBJECTS
+    from wamf_tui.detect.isolated import ChildDetection
+
+    root = make_repo(tmp_path / "r", {"train.py": "import torch\nloss.backward()\n", "tests/t.py": ""})
+    out = subprocess.run([sys.executable, "-m", "wamf_tui", "detect", str(root), "--stream"], capture_output=True,
+                         text=True, timeout=120)
+    lines = [json.loads(x) for x in out.stdout.splitlines()]
+    assert sorted(x["subject"] for x in lines) == sorted(SUBJECTS)
+    got = dict(ChildDetection(root))  # the same child, read and validated as the app does
+    assert got["repo"].branch == "main" and got["scripts"].candidates[0].path == "train.py"
+    assert got["tests"] == "pytest tests" and got["recorder"] is None
+
+
+def test_a_detection_child_that_fails_is_a_message_for_every_subject(tmp_path):
+    from wamf_tui.detect import SUBJECTS
+    from wamf_tui.detect.isolated import ChildDetection, DetectionFailed, parse_line
+
+    root = make_repo(tmp_path / "r")
+    slow = dict(ChildDetection(root, timeout=0.01))  # stopped long before Python has even started
+    assert sorted(slow) == sorted(SUBJECTS)
+    assert all(isinstance(f, DetectionFailed) and "did not finish within 0.01 s" in str(f) for f in slow.values())
+    gone = dict(ChildDetection(tmp_path / "no-such-dir"))  # the child refuses: its own one-line message
+    assert all(isinstance(f, DetectionFailed) and "no such directory" in str(f) for f in gone.values())
+    assert isinstance(parse_line("Traceback (most recent call last):")[1], DetectionFailed)
+    assert isinstance(parse_line('{"subject": "repo", "facts": {"is_git": "perhaps"}}')[1], DetectionFailed)
+    assert str(parse_line('{"subject": "env", "error": "OSError: boom"}')[1]) == "OSError: boom"
 
 
 @pytest.mark.parametrize("n", [50_000])

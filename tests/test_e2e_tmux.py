@@ -212,16 +212,25 @@ def test_osc52_plain_outside_tmux():
 
 
 def test_quitting_never_waits_for_a_hung_nvml(tmp_path, state_home):
-    """NVML can hang on a broken node. Its thread cannot be stopped, so quitting must not wait
-    for it: asyncio joins its executor's threads at exit, the app's are daemons."""
+    """NVML can hang on a broken node. The app's GPU refresh thread cannot be stopped, so quitting
+    must not wait for it: asyncio joins its executor's threads at exit, the app's are daemons.
+    The detection child gets its answer; the refresh that follows in the app hangs."""
     from wamf_tui import session as sessions
 
     repo = sessions.make_demo(str(tmp_path))
     fake = tmp_path / "fake-nvml"
     fake.mkdir()
-    entered = tmp_path / "nvml-entered"
+    answered, entered = tmp_path / "nvml-answered", tmp_path / "nvml-entered"
     (fake / "pynvml.py").write_text(  # faked at the binding's edge
-        f"import pathlib, time\n\ndef nvmlInit():\n    pathlib.Path({str(entered)!r}).touch()\n    time.sleep(120)\n")
+        f"import pathlib, sys, time\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from fake_nvml import FakeNvml, gpu\n\n"
+        "class Hangs(FakeNvml):\n"
+        "    def nvmlInit(self):\n"
+        f"        if pathlib.Path({str(answered)!r}).exists():\n"
+        f"            pathlib.Path({str(entered)!r}).touch()\n"
+        "            time.sleep(120)\n"
+        f"        pathlib.Path({str(answered)!r}).touch()\n\n"
+        "sys.modules[__name__] = Hangs([gpu()])\n")
     name = f"wamf-nvml-{os.getpid()}"
     start(name, state_home, f"{repo}", env=f"PYTHONPATH={fake}")
     try:

@@ -121,10 +121,10 @@ async def test_odd_scripts_still_end_in_a_contract(tmp_path, body):
 
 
 async def test_nvml_failing_mid_session(tmp_path, monkeypatch):
-    from test_detect import FakeNvml, gpu
+    from fake_nvml import FakeNvml, gpu, in_children
 
-    fake = FakeNvml([gpu()], fail_after=1)
-    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    in_children(tmp_path, monkeypatch, "[gpu()]")  # the detection child finds the GPU
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([gpu()], fail_after=0))  # then the refresh fails
     app = app_on(make_repo(tmp_path / "r"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)

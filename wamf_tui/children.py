@@ -1,8 +1,11 @@
-"""Child processes the app starts (the script reader, the environment probe, `git ls-files`),
-kept so quitting can stop them: a hung interpreter must not hold the exit, nor outlive the app.
+"""Child processes wamf-tui starts (the detection and the script reader for the app; the
+environment probe and `git ls-files` for detection), kept so quitting can stop them: a hung
+interpreter must not hold the exit, nor outlive the app.
 
-Each child leads its own process group, so stopping it also stops what it started (a wrapper
-script's `python`, a shell's `sleep`), and a timeout ends the whole group.
+In the app each child leads its own process group, so stopping it also stops what it started
+(the detection's probe, a wrapper script's `python`, a shell's `sleep`). The command-line
+subcommands call `share_group()`: their children stay in the caller's group, so Ctrl-C in a
+terminal, or the app stopping its detection child, stops them too.
 """
 
 from __future__ import annotations
@@ -10,19 +13,38 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 import threading
+from collections.abc import Iterator
 
 _running: set[subprocess.Popen[str]] = set()
 _lock = threading.Lock()
+_own_groups = True
+
+
+def share_group() -> None:
+    """From now on children join this process's group instead of leading their own."""
+    global _own_groups
+    _own_groups = False
+
+
+def _start(cmd: list[str], **kw) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+                            start_new_session=_own_groups, **kw)
+    with _lock:
+        _running.add(proc)
+    return proc
+
+
+def _forget(proc: subprocess.Popen[str]) -> None:
+    with _lock:
+        _running.discard(proc)
 
 
 def run(cmd: list[str], timeout: float, **kw) -> subprocess.CompletedProcess[str]:
     """Like `subprocess.run(..., capture_output=True, text=True, timeout=...)`, stoppable by `stop_all`.
     Raises OSError when it cannot start and `subprocess.TimeoutExpired` after killing it."""
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, **kw)
-    with _lock:
-        _running.add(proc)
+    proc = _start(cmd, stderr=subprocess.PIPE, **kw)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -30,16 +52,67 @@ def run(cmd: list[str], timeout: float, **kw) -> subprocess.CompletedProcess[str
         proc.communicate()
         raise
     finally:
-        with _lock:
-            _running.discard(proc)
+        _forget(proc)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+class Lines:
+    """A child whose output is read line by line as it comes (the app's detection streams its
+    results). Stopped by `stop`, by `stop_all`, or after `timeout` seconds (`expired` tells)."""
+
+    def __init__(self, cmd: list[str], timeout: float, **kw) -> None:
+        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        self.proc = _start(cmd, stderr=self._stderr, **kw)  # a file: a chatty child never blocks on it
+        self.expired = False
+        self._timer = threading.Timer(timeout, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _expire(self) -> None:
+        self.expired = True
+        self.stop()
+
+    def __iter__(self) -> Iterator[str]:
+        assert self.proc.stdout is not None
+        try:
+            yield from self.proc.stdout
+            self.proc.wait()
+        finally:
+            self._timer.cancel()
+            if self.proc.poll() is None:
+                self.stop()
+            self.proc.wait()
+            self.proc.stdout.close()
+            _forget(self.proc)
+
+    def stop(self) -> None:
+        _kill(self.proc)
+
+    def last_error_line(self) -> str:
+        """The child's last line on stderr (a traceback's last line says what went wrong)."""
+        self._stderr.seek(0)
+        lines = self._stderr.read().strip().splitlines()
+        return lines[-1] if lines else ""
+
+
 def _kill(proc: subprocess.Popen[str]) -> None:
+    if _own_groups:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
+        return
+    import psutil
+
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:  # already gone
-        pass
+        tree = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        tree = []
+    for p in (*tree, proc):
+        try:
+            p.kill()
+        except (OSError, psutil.Error):
+            pass
 
 
 def stop_all() -> None:

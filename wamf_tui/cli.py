@@ -40,11 +40,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    from .detect import describe, detect_all
+    from . import children
+    from .detect import describe, detect_all, stream
 
     path = Path(args.path)
     if not path.is_dir():
         return _err(f"no such directory: {args.path}")
+    children.share_group()  # Ctrl-C here, or the app stopping its detection, stops the probe and git too
+    if args.stream:
+        stream(path, sys.stdout)
+        return 0
     detected = detect_all(path)
     if args.json:
         print(detected.model_dump_json(indent=2))
@@ -80,6 +85,8 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
         p.description = "Detect the repo, environment, machine and job script."
         p.add_argument("path", nargs="?", default=".")
         p.add_argument("--json", action="store_true")
+        p.add_argument("--stream", action="store_true",
+                       help="one JSON line per subject as soon as it is known (what the app reads)")
         p.set_defaults(func=cmd_detect)
     else:
         p.description = "Read a job script (never run it) and report its training facts at file:line."

@@ -1,11 +1,17 @@
 """Detection: plain functions, one module per subject, each returning a model.
 
-Nothing here imports Textual or torch; the UI runs these in thread workers.
+Nothing here imports Textual or torch. The app runs them in a child process (`isolated`).
 """
 
 from __future__ import annotations
 
+import json
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TextIO
+
+from pydantic import BaseModel
 
 from ..checkout import find_root
 from ..model import Detected
@@ -15,21 +21,61 @@ from .project import find_recorder, find_test_command
 from .repo import detect_repo
 from .scripts import scan_scripts, tracked_files
 
+SUBJECTS = ("repo", "env", "hardware", "scripts", "tests", "recorder")  # the fields of `Detected`
+
+
+def jobs(path: str | Path) -> dict[str, Callable[[], object]]:
+    """One job per subject. The root comes from the file system, so the file scan need not wait
+    for GitPython to load; the tracked-file list is read once for the two jobs that use it."""
+    root = find_root(path)
+    listed: list[list[str]] = []
+    lock = threading.Lock()
+
+    def files() -> list[str]:
+        with lock:
+            if not listed:
+                listed.append(tracked_files(root))
+        return listed[0]
+
+    return {
+        "repo": lambda: detect_repo(path),
+        "env": lambda: detect_environment(root),
+        "hardware": detect_hardware,
+        "scripts": lambda: scan_scripts(root, files()),
+        "tests": lambda: find_test_command(root),
+        "recorder": lambda: find_recorder(root, files()),
+    }
+
+
+def run_jobs(path: str | Path) -> Iterator[tuple[str, object]]:
+    """(subject, facts) for every subject, each as soon as it is known: git, the interpreter probe
+    and NVML wait on other processes, so the jobs run at once. A job that raises yields its error."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=len(SUBJECTS)) as pool:
+        futures = {pool.submit(job): name for name, job in jobs(path).items()}
+        for done in as_completed(futures):
+            try:
+                yield futures[done], done.result()
+            except Exception as e:  # a detector bug: said for its subject, the others still come
+                yield futures[done], e
+
 
 def detect_all(path: str | Path) -> Detected:
-    """Everything at once. The root comes from the file system, so git, the interpreter probe
-    and NVML overlap in threads with the file scan instead of waiting for GitPython to load."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Everything at once; a subject whose detector failed stays empty."""
+    found = {name: facts for name, facts in run_jobs(path) if not isinstance(facts, Exception)}
+    return Detected(**found)
 
-    root = find_root(path)
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        repo = pool.submit(detect_repo, path)
-        env = pool.submit(detect_environment, root)
-        hardware = pool.submit(detect_hardware)
-        files = tracked_files(root)
-        scan = scan_scripts(root, files)
-        return Detected(repo=repo.result(), env=env.result(), hardware=hardware.result(), scripts=scan,
-                        recorder=find_recorder(root, files), tests=find_test_command(root))
+
+def stream(path: str | Path, out: TextIO) -> None:
+    """`detect --stream`: one JSON line per subject as soon as it is known, for the app's child."""
+    for name, facts in run_jobs(path):
+        if isinstance(facts, Exception):
+            line = {"subject": name, "error": f"{facts.__class__.__name__}: {facts}"}
+        else:
+            line = {"subject": name, "facts": facts.model_dump(mode="json") if isinstance(facts, BaseModel) else facts}
+        out.write(json.dumps(line) + "\n")
+        out.flush()
 
 
 def describe(d: Detected) -> list[tuple[str, str]]:

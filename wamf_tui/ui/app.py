@@ -24,12 +24,13 @@ from .. import checkout, children, clipboard, contract, flow, proposals, session
 from ..analyze import isolated
 from ..analyze.benchmark import needs_wrapper, wrapper_path
 from ..analyze.wrapper import write_wrapper
+from ..detect import SUBJECTS
+from ..detect.isolated import ChildDetection, DetectionFailed
 from ..model import STEP_TITLES, InitState, Step
 from ..model import Detected as DetectedFacts
 from .screens import SCREENS, ConfirmScreen, StepScreen
 
 GPU_REFRESH_S = 1.0
-DETECT_TURN_S = 0.5  # the longest a detection job waits for its turn (see `_in_turn`)
 
 
 class DaemonThreads(ThreadPoolExecutor):
@@ -57,10 +58,11 @@ class DaemonThreads(ThreadPoolExecutor):
 class Detected(Message):
     """Posted from a detection worker thread; the only thing a worker does to the app."""
 
-    def __init__(self, subject: str, facts: object) -> None:
+    def __init__(self, subject: str, facts: object, run: int = 0) -> None:
         super().__init__()
         self.subject = subject
         self.facts = facts
+        self.run = run  # which detection it came from: a re-scan drops what the previous one still sends
 
 
 class SaveFailed(Message):
@@ -118,7 +120,9 @@ class WamfApp(App):
         self.resumed_facts: DetectedFacts | None = None  # what a resumed session knew, to say what moved
         self.change_log: list[str] = []
         self.saver = session.Saver(on_error=lambda err: self.post_message(SaveFailed(err)))
-        self.detect_turn = threading.Semaphore(1)
+        self.detection: ChildDetection | None = None
+        self.detect_run = 0
+        self.failures_told: set[str] = set()
         self.template = contract.load_template(state.template_path)
         self.ascii_only = "utf" not in (getattr(sys.stdout, "encoding", "") or "").lower()
 
@@ -187,52 +191,31 @@ class WamfApp(App):
     # --- detection -------------------------------------------------------------
 
     def start_detection(self) -> None:
-        from ..detect import environment, hardware, project, repo, scripts
-
-        root = Path(self.state.repo_path)
-        listed: list[list[str]] = []
-        lock = threading.Lock()
-
-        def files() -> list[str]:
-            """`git ls-files` once, shared by the two workers that read the file list."""
-            with lock:
-                if not listed:
-                    listed.append(scripts.tracked_files(root))
-            return listed[0]
-
-        jobs: dict[str, Callable[[], object]] = {
-            "repo": lambda: repo.detect_repo(root),
-            "env": lambda: environment.detect_environment(root),
-            "hardware": hardware.detect_hardware,
-            "scripts": lambda: scripts.scan_scripts(root, files()),
-            "tests": lambda: project.find_test_command(root),
-            "recorder": lambda: project.find_recorder(root, files()),
-        }
-        self.pending = list(jobs)
+        if self.detection is not None:
+            self.detection.stop()  # a re-scan: the previous child's answers are no longer wanted
+        self.detect_run += 1
+        self.failures_told: set[str] = set()
+        self.pending = list(SUBJECTS)
         self._redraw(keep_typed=True)
-        # Threads start once the frame is on screen: before that they would compete with the first paint.
-        self.call_after_refresh(self._launch_detection, jobs)
+        # The child starts once the frame is on screen: before that it would compete with the first paint.
+        self.call_after_refresh(self._launch_detection, self.detect_run)
 
-    def _launch_detection(self, jobs: dict[str, Callable[[], object]]) -> None:
-        for name, job in jobs.items():
-            self.run_worker(self._detect_one(name, self._in_turn(job)), thread=True, group=f"detect-{name}",
-                            exclusive=True)
+    def _launch_detection(self, run: int) -> None:
+        if run != self.detect_run:
+            return
+        try:
+            self.detection = ChildDetection(self.state.repo_path)
+        except OSError as e:
+            for subject in SUBJECTS:
+                self.post_message(Detected(subject, DetectionFailed(f"could not start: {e.strerror or e}"), run))
+            return
+        detection = self.detection
 
-    def _in_turn(self, job: Callable[[], object]) -> Callable[[], object]:
-        """Detection jobs take turns. Six threads at once kept the GIL from the event loop, and a
-        key waited up to 190 ms behind them; one at a time, all results still come within a second.
-        A job that waits longer than DETECT_TURN_S starts anyway: a hung interpreter or NVML call
-        holds the others back by that much at most."""
+        def work() -> None:
+            for subject, facts in detection:
+                self.post_message(Detected(subject, facts, run))
 
-        def run() -> object:
-            got = self.detect_turn.acquire(timeout=DETECT_TURN_S)
-            try:
-                return job()
-            finally:
-                if got:
-                    self.detect_turn.release()
-
-        return run
+        self.run_worker(work, thread=True, group="detect")
 
     def _detect_one(self, name: str, job: Callable[[], object]) -> Callable[[], None]:
         def work() -> None:
@@ -248,10 +231,14 @@ class WamfApp(App):
         if msg.subject == "gpu-refresh":
             self._gpu_refreshed(msg.facts)
             return
+        if msg.subject in SUBJECTS and msg.run != self.detect_run:
+            return
         if msg.subject in self.pending:
             self.pending.remove(msg.subject)
         if isinstance(msg.facts, Exception):
-            self.notify(f"{msg.subject} failed: {msg.facts}", severity="warning")
+            if msg.subject not in SUBJECTS or str(msg.facts) not in self.failures_told:
+                self.notify(f"{msg.subject} failed: {msg.facts}", severity="warning")
+            self.failures_told.add(str(msg.facts))  # a child that died fails every subject alike: say it once
         elif msg.subject == "analysis":
             flow.take_analysis(self.state, msg.facts)
             self.save()
