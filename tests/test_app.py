@@ -398,3 +398,22 @@ async def test_panes_repaint_only_what_changed(tmp_path):
         await pilot.pause()
         assert preview.content is not shown[0]
         assert "perf person" in str(preview.content)
+
+
+async def test_the_collector_comes_back_once_the_first_frame_is_up(tmp_path):
+    """`cli.main` starts without the cyclic collector (start-up spent 70 ms in it); the app must
+    turn it back on, over a frozen heap, or a long session would never collect a cycle."""
+    import gc
+
+    from wamf_tui.cli import main
+
+    assert main(["check", str(tmp_path / "missing.md")]) == 2 and gc.isenabled()  # a subcommand restores it
+    app = demo_app(tmp_path, detect=False)
+    gc.disable()
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            assert gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.enable()
