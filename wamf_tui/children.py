@@ -58,12 +58,14 @@ def run(cmd: list[str], timeout: float, **kw) -> subprocess.CompletedProcess[str
 
 class Lines:
     """A child whose output is read line by line as it comes (the app's detection streams its
-    results). Stopped by `stop`, by `stop_all`, or after `timeout` seconds (`expired` tells)."""
+    results). Stopped by `stop`, by `stop_all`, or after `timeout` seconds (`expired` tells).
+    Once read to the end, `error_line` holds the last line it wrote to stderr."""
 
     def __init__(self, cmd: list[str], timeout: float, **kw) -> None:
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         self.proc = _start(cmd, stderr=self._stderr, **kw)  # a file: a chatty child never blocks on it
         self.expired = False
+        self.error_line = ""
         self._timer = threading.Timer(timeout, self._expire)
         self._timer.daemon = True
         self._timer.start()
@@ -84,15 +86,13 @@ class Lines:
             self.proc.wait()
             self.proc.stdout.close()
             _forget(self.proc)
+            self._stderr.seek(0)
+            said = self._stderr.read().strip().splitlines()
+            self._stderr.close()
+            self.error_line = said[-1] if said else ""  # a traceback's last line says what went wrong
 
     def stop(self) -> None:
         _kill(self.proc)
-
-    def last_error_line(self) -> str:
-        """The child's last line on stderr (a traceback's last line says what went wrong)."""
-        self._stderr.seek(0)
-        lines = self._stderr.read().strip().splitlines()
-        return lines[-1] if lines else ""
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:

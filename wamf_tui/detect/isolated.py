@@ -42,10 +42,10 @@ class ChildDetection:
                 yield subject, facts
         if self.lines.expired:
             why = f"detection did not finish within {self.timeout:g} s; stopped"
-        elif self.lines.proc.returncode and self.lines.proc.returncode < 0:
+        elif self.lines.proc.returncode is not None and self.lines.proc.returncode < 0:
             why = "detection was stopped"
         else:
-            why = f"detection stopped: {self.lines.last_error_line() or 'no answer'}"
+            why = f"detection stopped: {self.lines.error_line or 'no answer'}"
         for subject in SUBJECTS:
             if subject not in told:
                 yield subject, DetectionFailed(why)

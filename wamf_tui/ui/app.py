@@ -1,4 +1,4 @@
-"""The Textual app: holds the `InitState`, runs detection in thread workers, and
+"""The Textual app: holds the `InitState`, reads detection from a child process, and
 moves between step screens. Every answer is saved before the screen moves on.
 """
 
@@ -36,8 +36,8 @@ GPU_REFRESH_S = 1.0
 
 class DaemonThreads(ThreadPoolExecutor):
     """The loop's executor for thread workers. asyncio waits for its default executor's threads
-    when the app ends, so a detection call that hangs (NVML on a broken node, git on a dead
-    network mount) would hold the exit; these threads are daemons and nobody waits for them."""
+    when the app ends, so a call that hangs (the GPU refresh's NVML on a broken node) would hold
+    the exit; these threads are daemons and nobody waits for them."""
 
     def submit(self, fn, /, *args, **kwargs) -> Future:
         future: Future = Future()
@@ -208,7 +208,7 @@ class WamfApp(App):
         if self.detection is not None:
             self.detection.stop()  # a re-scan: the previous child's answers are no longer wanted
         self.detect_run += 1
-        self.failures_told: set[str] = set()
+        self.failures_told = set()
         self.pending = list(SUBJECTS)
         self._redraw(keep_typed=True)
         # The child starts once the frame is on screen: before that it would compete with the first paint.
