@@ -304,3 +304,15 @@ def test_submodules_are_listed(tmp_path):
     assert facts.submodules == ["third_party/lib"]
     assert "submodules: third_party/lib" in [t for _, t in describe(
         types.SimpleNamespace(repo=facts, env=None, hardware=None, scripts=None, tests=None, recorder=None))]
+
+
+def test_the_detected_rows_put_the_branch_first_and_mark_every_cut(tmp_path):
+    from wamf_tui.model import Detected, EnvFacts, PackageVersion
+
+    root = make_repo(tmp_path / ("a-rather-long-checkout-folder-name" * 3))
+    git(root, "commit", "-q", "--allow-empty", "-m", "a subject line much longer than the detected pane can show whole")
+    env = EnvFacts(kind="venv", packages=[PackageVersion(name=f"lib{i}", version="1.0") for i in range(9)])
+    rows = describe(Detected(repo=detect_repo(root), env=env))
+    assert rows[0] == ("repo", f"main @ {rows[0][1].split(' @ ')[1]}") and rows[1] == ("", str(root))
+    assert rows[2][1].endswith("…") and len(rows[2][1]) == 60
+    assert ("", "lib0 1.0, lib1 1.0, lib2 1.0, lib3 1.0, lib4 1.0, lib5 1.0, …") in rows

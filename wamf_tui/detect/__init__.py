@@ -78,6 +78,11 @@ def stream(path: str | Path, out: TextIO) -> None:
         out.flush()
 
 
+def _some(items: list[str], n: int) -> str:
+    """The first `n`, and an ellipsis when there are more: a list is never cut silently."""
+    return ", ".join(items[:n]) + (", …" if len(items) > n else "")
+
+
 def describe(d: Detected) -> list[tuple[str, str]]:
     """(label, text) rows for the detected pane and `wamf-tui detect`."""
     rows: list[tuple[str, str]] = []
@@ -88,16 +93,17 @@ def describe(d: Detected) -> list[tuple[str, str]]:
         else:
             head = "no commits yet" if r.no_commits else (
                 f"detached @ {r.sha}" if r.detached else f"{r.branch} @ {r.sha}")
-            rows.append(("repo", f"{r.root}  {head}"))
+            rows.append(("repo", head))  # first: a long path must not push the branch onto the next line
+            rows.append(("", str(r.root)))
             if r.subject:
-                rows.append(("", r.subject[:60]))
+                rows.append(("", r.subject if len(r.subject) <= 60 else r.subject[:59] + "…"))
             state = "clean" if not r.dirty else (
                 f"dirty: {len(r.modified)} modified, {len(r.staged)} staged, {len(r.untracked)} untracked")
             rows.append(("", state + (f"; {r.operation} in progress" if r.operation else "")))
             if r.upstream:
                 rows.append(("", f"upstream {r.upstream}"))
             if r.submodules:
-                rows.append(("", f"submodules: {', '.join(r.submodules[:4])}"))
+                rows.append(("", f"submodules: {_some(r.submodules, 4)}"))
             if r.worktrees:
                 rows.append(("", f"{len(r.worktrees)} other worktree(s)"))
             if r.error:
@@ -110,14 +116,15 @@ def describe(d: Detected) -> list[tuple[str, str]]:
             rows.append(("", f"torch {e.torch}" + (f" (CUDA {e.torch_cuda})" if e.torch_cuda else " (CPU build)")))
         libs = [f"{p.name} {p.version}" for p in e.packages if p.name != "torch"]
         if libs:
-            rows.append(("", ", ".join(libs[:6])))
+            rows.append(("", _some(libs, 6)))
         for note in e.notes:
             rows.append(("", note))
         if e.error:
             rows.append(("", e.error))
     h = d.hardware
     if h is not None:
-        rows.append(("node", f"{h.host}  {h.cpu_cores} cores, {h.ram_gib} GiB RAM, load {h.load}"))
+        rows.append(("node", h.host))
+        rows.append(("", f"{h.cpu_cores} cores, {h.ram_gib} GiB RAM, load {h.load}"))
         if h.slurm:
             rows.append(("", "slurm " + ", ".join(f"{k} {v}" for k, v in h.slurm.items())))
         if h.gpus:

@@ -35,6 +35,11 @@ class KeysFooter(Footer):
             self._keys = keys
         super().bindings_changed(screen)
 
+    def on_resize(self, event: events.Resize) -> None:
+        # Below 80 columns ctrl+p gives up its place (F1 still lists it): at 60 the keys then fit,
+        # where "quit" used to be cut to "qui".
+        self.show_command_palette = event.size.width >= 80
+
 
 class DrawsOnChange:
     """The panes are redrawn on every answer and detection result: a widget with this draws only
