@@ -167,7 +167,9 @@ async def test_resize_to_40x12_and_back_mid_question(tmp_path):
 MARKER_CODE = "import pathlib; pathlib.Path({marker!r}).write_text('executed')\n"
 
 
-async def test_user_code_never_runs_and_the_repo_only_gains_accepted_files(tmp_path):
+async def test_user_code_never_runs_and_the_repo_only_gains_accepted_files(tmp_path, monkeypatch):
+    """Also from inside the repo, as users start it: the app's children (detection, the script
+    reader) must not pick up the repo's own `json.py` or `decimal.py` in place of the real ones."""
     marker = tmp_path / "MARKER"
     code = MARKER_CODE.format(marker=str(marker))
     root = make_repo(tmp_path / "r", {
@@ -175,8 +177,9 @@ async def test_user_code_never_runs_and_the_repo_only_gains_accepted_files(tmp_p
                     "p = argparse.ArgumentParser()\np.add_argument('--max-steps', type=int, default=9)\n"
                     "loss = model(x)\nloss.backward()\noptimizer.step()\n",
         "helpers/__init__.py": code, "helpers/util.py": code, "setup.py": code, "conftest.py": code,
-        "tests/test_it.py": code, "noxfile.py": code,
+        "tests/test_it.py": code, "noxfile.py": code, "json.py": code, "decimal.py": code,
     })
+    monkeypatch.chdir(root)
     (root / ".gitignore").write_text("ignored/\n")
     (root / "ignored").mkdir()
     (root / "ignored" / "x.txt").write_text("")

@@ -13,13 +13,26 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 _running: set[subprocess.Popen[str]] = set()
 _lock = threading.Lock()
 _own_groups = True
+
+
+# `python -m` puts the current folder first on sys.path, and users start wamf-tui from their
+# repo: its own `json.py` or `decimal.py` would be imported in place of the real one, and the
+# user's code would run. Our own children start from the folder that holds this package.
+_OUR_FOLDER = str(Path(__file__).resolve().parent.parent)
+
+
+def wamf_tui(*args: str) -> dict:
+    """`run` / `Lines` arguments for a wamf-tui subcommand in a child, never on the user's path."""
+    return {"cmd": [sys.executable, "-m", "wamf_tui", *args], "cwd": _OUR_FOLDER}
 
 
 def share_group() -> None:

@@ -9,7 +9,6 @@ never count against the app's memory, and quitting can stop it at once.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 from .. import children
@@ -23,9 +22,9 @@ class AnalysisFailed(RuntimeError):
 
 
 def analyze_in_child(script: Path, repo_root: str | Path, timeout: float = TIMEOUT_S) -> Analysis:
-    cmd = [sys.executable, "-m", "wamf_tui", "analyze", str(script), "--repo", str(repo_root), "--json"]
     try:
-        proc = children.run(cmd, timeout)
+        proc = children.run(timeout=timeout, **children.wamf_tui("analyze", str(script.resolve()), "--repo",
+                                                                  str(Path(repo_root).resolve()), "--json"))
     except OSError as e:
         raise AnalysisFailed(f"could not start the reader: {e.strerror or e}") from None
     except subprocess.TimeoutExpired:

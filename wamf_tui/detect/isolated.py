@@ -11,7 +11,6 @@ the probe or git it started.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +30,8 @@ class ChildDetection:
 
     def __init__(self, path: str | Path, timeout: float = TIMEOUT_S) -> None:
         self.timeout = timeout
-        self.lines = children.Lines([sys.executable, "-m", "wamf_tui", "detect", str(path), "--stream"], timeout)
+        command = children.wamf_tui("detect", str(Path(path).resolve()), "--stream")
+        self.lines = children.Lines(timeout=timeout, **command)
 
     def __iter__(self) -> Iterator[tuple[str, object]]:
         told: set[str] = set()
