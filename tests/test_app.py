@@ -256,6 +256,7 @@ async def test_a_rescan_stops_the_previous_detection_and_drops_its_answers(tmp_p
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (venv / "bin" / "python").write_text("#!/bin/sh\nsleep 30\n")
     (venv / "bin" / "python").chmod(0o755)
+
     async def only_env_pending() -> None:
         for _ in range(200):
             if app.pending == ["env"]:
