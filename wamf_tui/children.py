@@ -94,8 +94,7 @@ class Lines:
             self.proc.wait()
         finally:
             self._timer.cancel()
-            if self.proc.poll() is None:
-                self.stop()
+            self.stop()
             self.proc.wait()
             self.proc.stdout.close()
             _forget(self.proc)
@@ -105,7 +104,8 @@ class Lines:
             self.error_line = said[-1] if said else ""  # a traceback's last line says what went wrong
 
     def stop(self) -> None:
-        _kill(self.proc)
+        if self.proc.poll() is None:  # a child already reaped: its pid may belong to another by now
+            _kill(self.proc)
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
