@@ -217,15 +217,20 @@ class WamfApp(App):
     def _launch_detection(self, run: int) -> None:
         if run != self.detect_run:
             return
-        try:
-            self.detection = ChildDetection(self.state.repo_path)
-        except OSError as e:
-            for subject in SUBJECTS:
-                self.post_message(Detected(subject, DetectionFailed(f"could not start: {e.strerror or e}"), run))
-            return
-        detection = self.detection
+        root = self.state.repo_path
 
         def work() -> None:
+            """Starting the child (a fork, a temp file for its stderr) happens here, off the event loop."""
+            try:
+                detection = ChildDetection(root)
+            except OSError as e:
+                for subject in SUBJECTS:
+                    self.post_message(Detected(subject, DetectionFailed(f"could not start: {e.strerror or e}"), run))
+                return
+            if run == self.detect_run:
+                self.detection = detection  # what the next re-scan stops
+            else:  # a re-scan came while this one was starting
+                detection.stop()
             for subject, facts in detection:
                 self.post_message(Detected(subject, facts, run))
 
