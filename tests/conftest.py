@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from terminal import tmux
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost",
@@ -45,3 +46,15 @@ def state_home(tmp_path_factory, monkeypatch) -> Path:
 @pytest.fixture
 def repo(tmp_path) -> Path:
     return make_repo(tmp_path / "job")
+
+
+@pytest.fixture(scope="module")
+def tmux_server():
+    """One private server for these tests, held by a session of its own: a server exits with its
+    last session, and one exiting just as the next test starts its session can lose it."""
+    tmux("new-session", "-d", "-s", "keep", "sleep 3600")
+    socket = tmux("display-message", "-p", "-t", "keep", "#{socket_path}").strip()
+    yield
+    tmux("kill-server")
+    if socket:
+        Path(socket).unlink(missing_ok=True)

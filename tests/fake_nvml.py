@@ -1,7 +1,7 @@
 """NVML faked at the binding's edge: nvidia-ml-py's surface, as far as the detector uses it.
 
 The app detects in a child process (`wamf-tui detect --stream`), so a test of the app fakes
-NVML twice: `in_children` puts a `pynvml` on the children's PYTHONPATH, and a `FakeNvml` in
+NVML twice: `in_children` names a stand-in `pynvml` for the children (WAMF_TUI_FAKE_NVML), and a `FakeNvml` in
 `sys.modules` answers the app's own GPU refresh.
 """
 
@@ -70,4 +70,4 @@ def in_children(tmp_path: Path, monkeypatch, gpus: str) -> None:
     (stub / "pynvml.py").write_text(
         f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         f"from fake_nvml import FakeNvml, gpu\nsys.modules[__name__] = FakeNvml({gpus})\n")
-    monkeypatch.setenv("PYTHONPATH", str(stub))
+    monkeypatch.setenv("WAMF_TUI_FAKE_NVML", str(stub))

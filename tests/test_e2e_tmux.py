@@ -5,54 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from terminal import WAMF, tmux, wait_for, wait_for_gone
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-WAMF = str(Path(sys.executable).parent / "wamf-tui")
-
-
-SOCKET = f"wamf-test-{os.getpid()}"  # a private tmux server: not the developer's, nor its environment
-
-
-def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=False).stdout
-
-
-@pytest.fixture(scope="module", autouse=True)
-def tmux_server():
-    """One private server for these tests, held by a session of its own: a server exits with its
-    last session, and one exiting just as the next test starts its session can lose it."""
-    tmux("new-session", "-d", "-s", "keep", "sleep 3600")
-    socket = tmux("display-message", "-p", "-t", "keep", "#{socket_path}").strip()
-    yield
-    tmux("kill-server")
-    if socket:
-        Path(socket).unlink(missing_ok=True)
-
-
-def wait_for(session: str, text: str, timeout: float = 30) -> str:
-    end = time.monotonic() + timeout
-    screen = ""
-    while time.monotonic() < end:
-        screen = tmux("capture-pane", "-p", "-t", session)
-        if text in screen:
-            return screen
-        time.sleep(0.2)
-    history = tmux("capture-pane", "-p", "-t", session, "-S", "-400")
-    raise AssertionError(f"{text!r} never appeared; screen was:\n{screen}\nhistory:\n{history}")
-
-
-def wait_for_gone(session: str, text: str, timeout: float = 30) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if text not in tmux("capture-pane", "-p", "-t", session):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"{text!r} still on screen")
+pytestmark = [pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+              pytest.mark.usefixtures("tmux_server")]
 
 
 def test_demo_enter_until_written(tmp_path, state_home):
@@ -232,7 +192,7 @@ def test_quitting_never_waits_for_a_hung_nvml(tmp_path, state_home):
         f"        pathlib.Path({str(answered)!r}).touch()\n\n"
         "sys.modules[__name__] = Hangs([gpu()])\n")
     name = f"wamf-nvml-{os.getpid()}"
-    start(name, state_home, f"{repo}", env=f"PYTHONPATH={fake}")
+    start(name, state_home, f"{repo}", env=f"WAMF_TUI_FAKE_NVML={fake}")
     try:
         wait_for(name, "How well do you know ML systems?")
         end = time.monotonic() + 30

@@ -1,9 +1,9 @@
-"""Child processes wamf-tui starts (the detection and the script reader for the app; the
-environment probe and `git ls-files` for detection), kept so quitting can stop them: a hung
-interpreter must not hold the exit, nor outlive the app.
+"""Child processes wamf-tui starts (the detection and the script reader for the app;
+`git ls-files` for detection), kept so quitting can stop them: a hung git on a dead network
+mount must not hold the exit, nor outlive the app.
 
 In the app each child leads its own process group, so stopping it also stops what it started
-(the detection's probe, a wrapper script's `python`, a shell's `sleep`). The command-line
+(the detection's git, a wrapper script's `python`, a shell's `sleep`). The command-line
 subcommands call `share_group()`: their children stay in the caller's group, so Ctrl-C in a
 terminal, or the app stopping its detection child, stops them too.
 """
@@ -13,26 +13,22 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from pathlib import Path
+
+from .entry import OUR_FOLDER, isolated_command
 
 _running: set[subprocess.Popen[str]] = set()
 _lock = threading.Lock()
 _own_groups = True
 
 
-# `python -m` puts the current folder first on sys.path, and users start wamf-tui from their
-# repo: its own `json.py` or `decimal.py` would be imported in place of the real one, and the
-# user's code would run. Our own children start from the folder that holds this package.
-_OUR_FOLDER = str(Path(__file__).resolve().parent.parent)
-
-
 def wamf_tui(*args: str) -> dict:
-    """`run` / `Lines` arguments for a wamf-tui subcommand in a child, never on the user's path."""
-    return {"cmd": [sys.executable, "-m", "wamf_tui", *args], "cwd": _OUR_FOLDER}
+    """`run` / `Lines` arguments for a wamf-tui subcommand in a child, isolated (`python -I`): users
+    start wamf-tui in their repo, often with PYTHONPATH on it, and its own `json.py` or
+    `sitecustomize.py` must never be imported in place of the real one."""
+    return {"cmd": isolated_command(*args), "cwd": OUR_FOLDER}
 
 
 def share_group() -> None:

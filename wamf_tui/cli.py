@@ -47,7 +47,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not path.is_dir():
         return _err(f"no such directory: {args.path}")
-    children.share_group()  # Ctrl-C here, or the app stopping its detection, stops the probe and git too
+    children.share_group()  # Ctrl-C here, or the app stopping its detection, stops the git it started too
     if args.stream:
         stream(path, sys.stdout)
         return 0

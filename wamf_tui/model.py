@@ -17,6 +17,8 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 from pydantic import BaseModel, Field  # noqa: E402
 
+from .visible import RepoText  # noqa: E402
+
 # Mutable defaults are written `[]` / `{}`: pydantic copies them for each instance, and a
 # `default_factory=list` would make it parse `list`'s text signature for every field at import.
 
@@ -54,24 +56,24 @@ HINTS = ("slow start-up", "slow steady step", "memory", "not sure")
 
 
 class RepoFacts(BaseModel):
-    path: str
+    path: RepoText
     is_git: bool = False
-    root: str | None = None
-    branch: str | None = None
+    root: RepoText | None = None
+    branch: RepoText | None = None
     detached: bool = False
-    sha: str | None = None
-    subject: str | None = None
+    sha: RepoText | None = None
+    subject: RepoText | None = None
     no_commits: bool = False
     bare: bool = False
-    upstream: str | None = None
-    remote_url: str | None = None
-    modified: list[str] = []
-    staged: list[str] = []
-    untracked: list[str] = []
-    submodules: list[str] = []
-    operation: str | None = None
-    worktrees: list[str] = []
-    error: str | None = None
+    upstream: RepoText | None = None
+    remote_url: RepoText | None = None
+    modified: list[RepoText] = []
+    staged: list[RepoText] = []
+    untracked: list[RepoText] = []
+    submodules: list[RepoText] = []
+    operation: RepoText | None = None
+    worktrees: list[RepoText] = []
+    error: RepoText | None = None
 
     @property
     def dirty(self) -> bool:
@@ -79,33 +81,33 @@ class RepoFacts(BaseModel):
 
 
 class PackageVersion(BaseModel):
-    name: str
-    version: str
+    name: RepoText
+    version: RepoText
 
 
 class EnvFacts(BaseModel):
-    kind: str = "none"  # venv, conda, uv, poetry, pixi, conda-file, modules, system, none
-    name: str | None = None
-    activate: str | None = None
-    python: str | None = None  # interpreter path
-    python_version: str | None = None
-    torch: str | None = None
-    torch_cuda: str | None = None
+    kind: RepoText = "none"  # venv, conda, uv, poetry, pixi, conda-file, modules, system, none
+    name: RepoText | None = None
+    activate: RepoText | None = None
+    python: RepoText | None = None  # interpreter path
+    python_version: RepoText | None = None
+    torch: RepoText | None = None
+    torch_cuda: RepoText | None = None
     packages: list[PackageVersion] = []
-    notes: list[str] = []
-    error: str | None = None
+    notes: list[RepoText] = []
+    error: RepoText | None = None
 
 
 class GpuProcess(BaseModel):
     pid: int
-    user: str | None = None
-    command: str | None = None
+    user: RepoText | None = None
+    command: RepoText | None = None
     memory_mib: int | None = None
 
 
 class GpuFacts(BaseModel):
     index: int
-    name: str
+    name: RepoText
     memory_used_mib: int
     memory_total_mib: int
     utilization: int | None = None
@@ -118,32 +120,32 @@ class GpuFacts(BaseModel):
 
 
 class HardwareFacts(BaseModel):
-    host: str
+    host: RepoText
     nvml: bool = False
-    nvml_error: str | None = None
-    driver: str | None = None
-    cuda_driver: str | None = None
+    nvml_error: RepoText | None = None
+    driver: RepoText | None = None
+    cuda_driver: RepoText | None = None
     gpus: list[GpuFacts] = []
     cpu_cores: int | None = None
     ram_gib: float | None = None
     load: float | None = None
-    slurm: dict[str, str] = {}
+    slurm: dict[RepoText, RepoText] = {}
 
 
 class LaunchCommand(BaseModel):
-    command: str
-    launcher: str
-    script: str | None = None
-    args: list[str] = []
+    command: RepoText
+    launcher: RepoText
+    script: RepoText | None = None
+    args: list[RepoText] = []
     nproc_per_node: int | None = None
     nnodes: int | None = None
-    source: str = ""  # file:line it was found at
+    source: RepoText = ""  # file:line it was found at
 
 
 class ScriptCandidate(BaseModel):
-    path: str
+    path: RepoText
     score: int
-    reasons: list[str] = []
+    reasons: list[RepoText] = []
     launch: LaunchCommand | None = None
 
 
@@ -151,8 +153,8 @@ class ScriptScan(BaseModel):
     candidates: list[ScriptCandidate] = []
     launches: list[LaunchCommand] = []
     files_seen: int = 0
-    folders: list[str] = []  # top-level folders, for the hands-off picker
-    stopped_early: str | None = None
+    folders: list[RepoText] = []  # top-level folders, for the hands-off picker
+    stopped_early: RepoText | None = None
 
 
 class Detected(BaseModel):
@@ -160,36 +162,36 @@ class Detected(BaseModel):
     env: EnvFacts | None = None
     hardware: HardwareFacts | None = None
     scripts: ScriptScan | None = None
-    recorder: str | None = None  # a recorder the repo already has, with how it is switched on
-    tests: str | None = None  # the repo's own test command
+    recorder: RepoText | None = None  # a recorder the repo already has, with how it is switched on
+    tests: RepoText | None = None  # the repo's own test command
 
 
 # --- analysis ---------------------------------------------------------------
 
 
 class Anchor(BaseModel):
-    role: str
-    file: str
+    role: RepoText
+    file: RepoText
     line: int
-    text: str = ""
+    text: RepoText = ""
 
 
 class Fact(BaseModel):
-    name: str
-    file: str
+    name: RepoText
+    file: RepoText
     line: int
-    off_switch: str | None = None
+    off_switch: RepoText | None = None
 
 
 class StepControl(BaseModel):
-    name: str
-    file: str
+    name: RepoText
+    file: RepoText
     line: int
-    default: str | None = None
+    default: RepoText | None = None
 
 
 class Analysis(BaseModel):
-    script: str
+    script: RepoText
     kind: Literal["training", "inference", "unknown"] = "unknown"
     anchors: list[Anchor] = []
     trackers: list[Fact] = []
@@ -202,11 +204,11 @@ class Analysis(BaseModel):
     loaders: list[Fact] = []
     parallelism: list[Fact] = []
     precision: list[Fact] = []
-    flags: dict[str, str | None] = {}
-    config_system: str = "unknown"
-    files: list[str] = []
+    flags: dict[RepoText, RepoText | None] = {}
+    config_system: RepoText = "unknown"
+    files: list[RepoText] = []
     partial: bool = False
-    notes: list[str] = []
+    notes: list[RepoText] = []
 
 
 class BenchmarkChange(BaseModel):

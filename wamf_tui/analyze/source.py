@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..checkout import find_root
 from ..model import Analysis, Anchor, Fact, StepControl
+from ..visible import gated
 
 MAX_BYTES = 2 * 1024 * 1024
 FOLLOW_DEPTH = 2
@@ -499,7 +500,7 @@ def analyze_script(script: str | Path, repo_root: str | Path | None = None) -> A
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(Path(script), repo_root)
+        return gated(_analyze(Path(script), repo_root))
     finally:
         if paused:
             gc.enable()

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from ..checkout import find_root
 from ..model import Detected
+from ..visible import gated, visible
 from .environment import detect_environment
 from .hardware import detect_hardware, verdict
 from .project import find_recorder, find_test_command
@@ -48,17 +49,24 @@ def jobs(path: str | Path) -> dict[str, Callable[[], object]]:
 
 
 def run_jobs(path: str | Path) -> Iterator[tuple[str, object]]:
-    """(subject, facts) for every subject, each as soon as it is known: git, the interpreter probe
-    and NVML wait on other processes, so the jobs run at once. A job that raises yields its error."""
+    """(subject, facts) for every subject, each as soon as it is known: git and NVML wait on other
+    processes, so the jobs run at once. A job that raises yields its error."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     with ThreadPoolExecutor(max_workers=len(SUBJECTS)) as pool:
         futures = {pool.submit(job): name for name, job in jobs(path).items()}
         for done in as_completed(futures):
             try:
-                yield futures[done], done.result()
+                yield futures[done], _gate(done.result())
             except Exception as e:  # a detector bug: said for its subject, the others still come
                 yield futures[done], e
+
+
+def _gate(facts: object) -> object:
+    """Facts past the gate for repo text (see `visible`): a model, or the plain text of a subject."""
+    if isinstance(facts, BaseModel):
+        return gated(facts)
+    return visible(facts) if isinstance(facts, str) else facts
 
 
 def detect_all(path: str | Path) -> Detected:
@@ -71,7 +79,7 @@ def stream(path: str | Path, out: TextIO) -> None:
     """`detect --stream`: one JSON line per subject as soon as it is known, for the app's child."""
     for name, facts in run_jobs(path):
         if isinstance(facts, Exception):
-            line = {"subject": name, "error": f"{facts.__class__.__name__}: {facts}"}
+            line = {"subject": name, "error": visible(f"{facts.__class__.__name__}: {facts}")}
         else:
             line = {"subject": name, "facts": facts.model_dump(mode="json") if isinstance(facts, BaseModel) else facts}
         out.write(json.dumps(line) + "\n")

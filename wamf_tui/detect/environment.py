@@ -1,19 +1,21 @@
 """Which Python environment the job uses, how to enter it, and what is installed.
 
-Versions are read from the interpreter's installed package metadata in a
-subprocess with a timeout; torch is never imported (that costs seconds).
+Everything is read from files: `pyvenv.cfg`, `conda-meta/`, and the `*.dist-info` /
+`*.egg-info` folder names in the environment's site-packages. The environment's interpreter
+is never started: a repo can ship `.venv/bin/python` as a script of its own, and a real one
+runs the venv's `.pth` files and `sitecustomize.py`. torch is never imported.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
-import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from .. import children
 from ..model import EnvFacts, PackageVersion
 
 PACKAGES = (
@@ -21,43 +23,14 @@ PACKAGES = (
     "deepspeed", "lightning", "pytorch-lightning", "flash-attn", "apex", "xformers", "peft",
     "datasets", "hydra-core", "omegaconf", "wandb", "vllm", "megatron-core", "bitsandbytes", "timm",
 )
-PROBE_TIMEOUT_S = 8.0
-
-# Runs inside the job's interpreter with -I (isolated: no user site, no cwd on sys.path).
-# It lists the `*.dist-info` / `*.egg-info` folder names on sys.path instead of asking
-# importlib.metadata, which searches every path entry once per package (half a second with
-# torch installed). torch's CUDA build is read from torch/version.py as text, next to its dist-info.
-_PROBE = r"""
-import json, os, re, sys
-wanted = set(json.loads(sys.argv[1]))
-found, cuda = {}, None
-for entry in sys.path:
-    try:
-        names = os.listdir(entry or ".")
-    except OSError:
-        continue
-    for d in names:
-        if not d.endswith((".dist-info", ".egg-info")):
-            continue
-        name, _, version = d.rsplit(".", 1)[0].partition("-")
-        key = re.sub(r"[-_.]+", "-", name).lower()
-        if key not in wanted or key in found or not version:
-            continue
-        found[key] = version.split("-py")[0]
-        if key == "torch":
-            try:
-                with open(os.path.join(entry, "torch", "version.py"), encoding="utf-8") as f:
-                    m = re.search(r"^cuda\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)", f.read(), re.M)
-                cuda = m.group(1) if m else None
-            except OSError:
-                pass
-print(json.dumps({"python": "%d.%d.%d" % sys.version_info[:3], "packages": found, "cuda": cuda}))
-"""
+MAX_CFG_BYTES = 64 * 1024
+_CUDA = re.compile(r"^cuda\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)", re.M)
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def _venv_python(prefix: Path) -> Path | None:
     for name in ("bin/python", "bin/python3", "Scripts/python.exe"):
-        if (prefix / name).exists():
+        if (prefix / name).is_symlink() or (prefix / name).exists():  # a dangling link is reported as missing
             return prefix / name
     return None
 
@@ -74,10 +47,11 @@ def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
 
     if environ.get("VIRTUAL_ENV"):
         venv = Path(environ["VIRTUAL_ENV"])
-        return env("venv", venv.name, f"source {_rel(venv, repo_root)}/bin/activate", _venv_python(venv))
+        return env("venv", venv.name, f"source {shlex.quote(_rel(venv, repo_root) + '/bin/activate')}",
+                   _venv_python(venv))
     if environ.get("CONDA_DEFAULT_ENV") and environ.get("CONDA_PREFIX"):
         name = environ["CONDA_DEFAULT_ENV"]
-        return env("conda", name, f"conda activate {name}", _venv_python(Path(environ["CONDA_PREFIX"])))
+        return env("conda", name, f"conda activate {shlex.quote(name)}", _venv_python(Path(environ["CONDA_PREFIX"])))
     for d in (".venv", "venv", "env", ".env"):
         cand = repo_root / d
         if (cand / "pyvenv.cfg").is_file():
@@ -109,45 +83,125 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def _conda_file_name(path: Path) -> str | None:
-    try:
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("name:"):
-                return line.split(":", 1)[1].strip().strip("'\"") or None
-    except OSError:
-        return None
+    for line in (_read_small(path) or "").splitlines():
+        if line.startswith("name:"):
+            return line.split(":", 1)[1].strip().strip("'\"") or None
     return None
 
 
-def read_versions(facts: EnvFacts, timeout: float = PROBE_TIMEOUT_S) -> EnvFacts:
-    """Fill in python/torch/library versions from the environment's interpreter."""
+def read_versions(facts: EnvFacts) -> EnvFacts:
+    """Fill in python/torch/library versions from the environment's files."""
     if not facts.python:
         facts.error = "no interpreter found for this environment"
         return facts
-    if not os.access(facts.python, os.X_OK):
-        facts.error = f"interpreter {facts.python} is missing or not executable"
+    python = Path(facts.python)
+    if not python.exists():  # a dangling link: the base interpreter or its manager is gone
+        facts.error = f"interpreter {facts.python} is missing"
         return facts
-    try:
-        proc = children.run([facts.python, "-I", "-c", _PROBE, json.dumps(PACKAGES)], timeout)
-    except subprocess.TimeoutExpired:
-        facts.error = f"interpreter {facts.python} did not answer within {timeout:g} s"
-        return facts
-    except OSError as e:
-        facts.error = f"interpreter {facts.python} could not start: {e.strerror or e}"
-        return facts
-    try:
-        data = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        facts.error = f"interpreter {facts.python} failed: {last[:200]}"
-        return facts
-    facts.python_version = data["python"]
-    pkgs = data["packages"]
-    facts.torch = pkgs.get("torch")
-    facts.torch_cuda = data.get("cuda")
-    facts.packages = [PackageVersion(name=n, version=v) for n, v in sorted(pkgs.items())]
+    prefix = python.parent.parent
+    cfg = _pyvenv_cfg(prefix)
+    version = _python_version(prefix, python, cfg)
+    facts.python_version = version
+    found: dict[str, str] = {}
+    for site in _site_dirs(prefix, cfg, facts.kind, version):
+        for name, ver in _distributions(site):
+            if name in PACKAGES and name not in found:
+                found[name] = ver
+                if name == "torch":
+                    facts.torch_cuda = _torch_cuda(site)
+    facts.torch = found.get("torch")
+    facts.packages = [PackageVersion(name=n, version=v) for n, v in sorted(found.items())]
     return facts
 
 
-def detect_environment(repo_root: str | os.PathLike[str], environ: Mapping[str, str] | None = None,
-                       timeout: float = PROBE_TIMEOUT_S) -> EnvFacts:
-    return read_versions(locate(Path(repo_root), os.environ if environ is None else environ), timeout)
+def _read_small(path: Path) -> str | None:
+    """A regular file's text, at most MAX_CFG_BYTES of it; None for anything else (a FIFO never blocks)."""
+    try:
+        if not path.is_file():
+            return None
+        with open(path, "rb") as f:
+            return f.read(MAX_CFG_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _pyvenv_cfg(prefix: Path) -> dict[str, str]:
+    text = _read_small(prefix / "pyvenv.cfg") or ""
+    pairs = (line.partition("=") for line in text.splitlines() if "=" in line)
+    return {k.strip().lower(): v.strip() for k, _, v in pairs}
+
+
+def _python_version(prefix: Path, python: Path, cfg: Mapping[str, str]) -> str | None:
+    """From pyvenv.cfg, conda's record of its python package, the interpreter's file name, or the
+    one `lib/pythonX.Y` folder, in that order."""
+    for key in ("version", "version_info"):
+        m = _VERSION.match(cfg.get(key, ""))
+        if m:
+            return ".".join(g for g in m.groups() if g)
+    try:
+        conda = sorted((prefix / "conda-meta").glob("python-[0-9]*.json"))
+    except OSError:
+        conda = []
+    for record in conda:
+        try:
+            version = json.loads(_read_small(record) or "{}").get("version", "")
+        except ValueError:
+            continue
+        if isinstance(version, str) and _VERSION.match(version):
+            return version
+    m = re.fullmatch(r"python(\d+\.\d+)", python.resolve().name)
+    if m:
+        return m.group(1)
+    libs = _lib_dirs(prefix)
+    return libs[0].name.removeprefix("python") if len(libs) == 1 else None
+
+
+def _lib_dirs(prefix: Path) -> list[Path]:
+    try:
+        return sorted(p for p in (prefix / "lib").glob("python3.*") if p.is_dir())
+    except OSError:
+        return []
+
+
+def _site_dirs(prefix: Path, cfg: Mapping[str, str], kind: str, version: str | None) -> Iterator[Path]:
+    """The folders the interpreter would import from, in its order, as far as files tell."""
+    minor = ".".join((version or "").split(".")[:2])
+    libs = [prefix / "lib" / f"python{minor}"] if minor else _lib_dirs(prefix)
+    for lib in libs:
+        yield lib / "site-packages"
+        yield lib / "dist-packages"
+    yield prefix / "Lib" / "site-packages"
+    if kind == "system" or cfg.get("include-system-site-packages", "").lower() == "true":
+        if minor and kind == "system":
+            yield Path.home() / ".local" / "lib" / f"python{minor}" / "site-packages"
+        base = Path(cfg["home"]).parent if cfg.get("home") else None
+        for root in ([base] if base else []) + ([Path("/usr/local"), Path("/usr")] if kind == "system" else []):
+            for lib in ([root / "lib" / f"python{minor}"] if minor else _lib_dirs(root)):
+                yield lib / "site-packages"
+                yield lib / "dist-packages"
+        if kind == "system":
+            yield Path("/usr/lib/python3/dist-packages")
+
+
+def _distributions(site: Path) -> Iterator[tuple[str, str]]:
+    """(normalised name, version) for every `*.dist-info` / `*.egg-info` folder name in `site`."""
+    try:
+        names = os.listdir(site)
+    except OSError:
+        return
+    for d in names:
+        if not d.endswith((".dist-info", ".egg-info")):
+            continue
+        name, _, version = d.rsplit(".", 1)[0].partition("-")
+        if version:
+            yield re.sub(r"[-_.]+", "-", name).lower(), version.split("-py")[0]
+
+
+def _torch_cuda(site: Path) -> str | None:
+    """torch's CUDA build, from `torch/version.py` read as text."""
+    m = _CUDA.search(_read_small(site / "torch" / "version.py") or "")
+    return m.group(1) if m else None
+
+
+def detect_environment(repo_root: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> EnvFacts:
+    return read_versions(locate(Path(repo_root), os.environ if environ is None else environ))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import threading
 from collections.abc import Mapping
 
@@ -69,9 +70,20 @@ def _not_answering(facts: HardwareFacts, timeout: float) -> HardwareFacts:
     return facts
 
 
+def _binding():
+    """nvidia-ml-py. Tests, on machines without a GPU, name a folder holding a stand-in `pynvml.py`
+    in WAMF_TUI_FAKE_NVML: the app's children start isolated, so PYTHONPATH cannot bring it."""
+    fake = os.environ.get("WAMF_TUI_FAKE_NVML")
+    if fake and fake not in sys.path:
+        sys.path.insert(0, fake)
+    import pynvml
+
+    return pynvml
+
+
 def _read_gpus(facts: HardwareFacts) -> HardwareFacts:
     try:
-        import pynvml
+        pynvml = _binding()
     except ImportError:
         facts.nvml, facts.nvml_error, facts.gpus = False, f"{NO_GPU} (nvidia-ml-py is not installed)", []
         return facts

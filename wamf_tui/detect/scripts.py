@@ -8,6 +8,7 @@ files read and time, and says so when it stops early.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -32,12 +33,20 @@ _TORCH = re.compile(
 )
 
 
+def _git_env() -> dict[str, str]:
+    """A plain environment for git, with the user's HOME: their `safe.directory` lives in ~/.gitconfig."""
+    env = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/bin:/bin:/usr/local/bin"}
+    if os.environ.get("HOME"):
+        env["HOME"] = os.environ["HOME"]
+    return env
+
+
 def tracked_files(root: Path) -> list[str]:
     """Tracked and untracked-not-ignored files; falls back to a bounded walk outside git."""
     try:
         out = children.run(  # stoppable: git on a dead network mount must not outlive the app
             ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], 15,
-            env={"GIT_OPTIONAL_LOCKS": "0", "PATH": "/usr/bin:/bin:/usr/local/bin"}, encoding="utf-8", errors="replace",
+            env=_git_env(), encoding="utf-8", errors="replace",
         )
         if out.returncode == 0:
             return [f for f in out.stdout.split("\0") if f]

@@ -1,0 +1,187 @@
+"""A hostile repo: nothing of it runs, and none of its text reaches the terminal raw.
+
+Each attack leaves a marker file when it works, or puts raw escape bytes on a real terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import git, make_repo
+from terminal import WAMF, tmux, wait_for, wait_for_gone
+
+from wamf_tui import children
+from wamf_tui.analyze import analyze_script
+from wamf_tui.detect import detect_all
+from wamf_tui.detect.environment import detect_environment
+from wamf_tui.visible import visible
+
+# OSC 52 sets the clipboard (through tmux too), OSC 2 the pane's title.
+CLIPBOARD = "\x1b]52;c;ZXZpbA==\x07"
+TITLE = "\x1b]2;pwned\x07"
+
+
+def marker_code(marker: Path) -> str:
+    return f"import os\nwith open({str(marker)!r}, 'a') as f: f.write(str(os.getpid()) + '\\n')\n"
+
+
+def hostile_venv(venv: Path, marker: Path) -> None:
+    """A venv whose every way of running code leaves the marker: its `bin/python` is a script of
+    the repo's, a `.pth` file and a `sitecustomize.py` run in any interpreter that starts there."""
+    site = venv / "lib" / "python3.12" / "site-packages"
+    site.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.1\n")
+    python = venv / "bin" / "python"
+    python.parent.mkdir()
+    python.write_text(f"#!/bin/sh\necho ran >> {marker}\n"
+                      'echo \'{"python": "6.6.6", "packages": {"torch": "6.6.6"}, "cuda": null}\'\n')
+    python.chmod(0o755)
+    (site / "evil.pth").write_text(f"import os; open({str(marker)!r}, 'a').write('pth\\n')\n")
+    (site / "sitecustomize.py").write_text(marker_code(marker))
+    (site / "torch-2.5.1+cu124.dist-info").mkdir()
+    (site / "torch").mkdir()
+    (site / "torch" / "version.py").write_text("cuda: Optional[str] = '12.4'\n")
+    (site / "numpy-2.1.0.dist-info").mkdir()
+
+
+def test_the_environment_is_read_from_its_files_and_its_interpreter_never_runs(tmp_path):
+    marker = tmp_path / "ran"
+    root = make_repo(tmp_path / "job")
+    hostile_venv(root / ".venv", marker)
+    env = os.environ.copy()
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV"):
+        env.pop(var, None)
+    out = subprocess.run([WAMF, "detect", str(root), "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert not marker.exists(), marker.read_text()
+    assert not list((root / ".venv").rglob("__pycache__"))
+    facts = detect_all(root).env
+    assert (facts.kind, facts.python_version) == ("venv", "3.12.1")
+    assert (facts.torch, facts.torch_cuda) == ("2.5.1+cu124", "12.4")
+    assert {p.name for p in facts.packages} == {"torch", "numpy"}
+    assert not marker.exists()
+
+
+def test_a_missing_interpreter_is_said_as_such(tmp_path):
+    venv = tmp_path / "v"
+    (venv / "bin").mkdir(parents=True)
+    assert "no interpreter" in detect_environment(tmp_path, environ={"VIRTUAL_ENV": str(venv)}).error
+    (venv / "bin" / "python").symlink_to(tmp_path / "conda" / "envs" / "gone" / "bin" / "python3.11")
+    env = detect_environment(tmp_path, environ={"VIRTUAL_ENV": str(venv)})
+    assert env.error == f"interpreter {venv / 'bin' / 'python'} is missing" and env.torch is None
+
+
+def test_a_real_interpreter_without_pyvenv_cfg_is_read_from_its_layout(tmp_path):
+    """The system Python: the version from the interpreter's file name, the packages from its lib folder."""
+    prefix = tmp_path / "usr"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "lib" / "python3.10" / "site-packages" / "transformers-4.46.0.dist-info").mkdir(parents=True)
+    (prefix / "bin" / "python3.10").write_text(f"#!/bin/sh\necho ran >> {tmp_path / 'ran'}\n")
+    (prefix / "bin" / "python3.10").chmod(0o755)
+    (prefix / "bin" / "python3").symlink_to("python3.10")
+    env = detect_environment(tmp_path, environ={"PATH": str(prefix / "bin")})
+    assert (env.kind, env.python_version) == ("system", "3.10")
+    assert [(p.name, p.version) for p in env.packages] == [("transformers", "4.46.0")]
+    assert not (tmp_path / "ran").exists()
+
+
+def test_the_apps_children_never_import_the_repos_modules(tmp_path):
+    """With PYTHONPATH on the repo, its `sitecustomize.py`, `json.py` and `re.py` would be imported
+    in place of the real ones by any Python started without -I."""
+    marker = tmp_path / "ran"
+    root = make_repo(tmp_path / "job", {"train.py": "import torch\nloss.backward()\n",
+                                        "sitecustomize.py": marker_code(marker), "json.py": marker_code(marker),
+                                        "re.py": marker_code(marker) + "raise SystemExit(3)\n"})
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    command = children.wamf_tui("detect", str(root), "--stream")
+    out = subprocess.run(command["cmd"], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert '"subject": "scripts"' in out.stdout
+    assert not marker.exists()
+    # The command itself: after its first line it re-runs isolated, so the repo's re.py and json.py
+    # (which the app imports) never run; only Python's own start-up saw the sitecustomize.
+    out = subprocess.run([WAMF, "detect", str(root)], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "train.py" in out.stdout
+    assert len(marker.read_text().splitlines()) <= 1
+
+
+def hostile_repo(root: Path) -> Path:
+    """Control characters in everything the repo writes: a commit subject, a file name and a shell
+    script naming it, and a flag and its help in the job script."""
+    script = f"train{TITLE}.py"
+    make_repo(root, {
+        script: "import argparse\nimport torch\n"
+                f"p = argparse.ArgumentParser()\np.add_argument('--save_every{CLIPBOARD}', default=5, help='x')\n"
+                "for step in range(10):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
+                f"    torch.save(model, 'out{TITLE}.pt')\n",
+        "run.sh": f"torchrun --nproc_per_node=2 '{script}'\n",
+    }, commit=False)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", f"{CLIPBOARD}fix")
+    return root
+
+
+def strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in strings(k) + strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+def test_every_fact_from_the_repo_passes_the_gate(tmp_path):
+    root = hostile_repo(tmp_path / "job")
+    detected = detect_all(root)
+    assert detected.repo.subject == visible(f"{CLIPBOARD}fix") == "\\x1b]52;c;ZXZpbA==\\x07fix"
+    assert detected.scripts.candidates[0].path == visible(f"train{TITLE}.py")
+    analysis = analyze_script(root / f"train{TITLE}.py", root)
+    assert any("\\x1b" in s for s in strings(analysis.model_dump()))  # it was read, and shown escaped
+    for value in strings(detected.model_dump()) + strings(analysis.model_dump()):
+        assert value.isprintable(), repr(value)
+
+
+@pytest.mark.parametrize("text", ["\x1b[31m", "\x9b2J", "a\u202eb", "a\u2028b", "\udcff", "\x00", "\t"])
+def test_visible_escapes_every_kind_of_hidden_character(text):
+    shown = visible(text)
+    assert shown.isprintable() and shown != text
+    assert visible(shown) == shown  # passing the gate twice changes nothing
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_no_escape_from_the_repo_reaches_the_terminal(tmp_path, state_home, tmux_server):
+    """The bytes the app sends to a real terminal, read with tmux's pipe-pane: the commit subject
+    and the file name are on screen, escaped, and neither the clipboard nor the title was set."""
+    root = hostile_repo(tmp_path / "job")
+    raw = tmp_path / "raw"
+    session = f"wamf-hostile-{os.getpid()}"
+    before = tmux("list-buffers")
+    tmux("set-option", "-s", "set-clipboard", "on")
+    tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50",
+         f"sleep 1; env XDG_STATE_HOME={state_home} TERM=xterm-256color {WAMF} {root}; sleep 600")
+    try:
+        tmux("pipe-pane", "-t", session, f"cat >> {raw}")  # before the app starts: every byte it sends
+        wait_for(session, "How well do you know ML systems?")
+        wait_for_gone(session, "checking…")
+        wait_for(session, "ZXZpbA==")
+        time.sleep(0.5)
+        sent = raw.read_bytes()
+        assert b"\\x1b]52;c;ZXZpbA==" in sent  # shown, as visible escapes
+        assert b"\x1b]52" not in sent and b"\x1b]2;pwned" not in sent
+        assert tmux("list-buffers") == before
+        assert "pwned" not in tmux("display-message", "-p", "-t", session, "#{pane_title}")
+    finally:
+        tmux("kill-session", "-t", session)
+
+
+def test_ordinary_text_passes_the_gate_unchanged():
+    for text in ("train.py", "main @ a1b2c3d", "Grüße aus Köln", "数据", "a\u00a0b", ""):
+        assert visible(text) == text
