@@ -299,6 +299,22 @@ def test_wrapper_stops_after_n_steps_pins_seeds_and_leaves_nothing(tmp_path):
     assert git(root, "status", "--porcelain", "--ignored") == before
 
 
+@pytest.mark.parametrize("how", ["module", "console"])
+def test_wrapper_runs_a_package_module_and_a_console_entry(tmp_path, how):
+    """`python -m pkg.train` and a console script `tool = pkg.cli:main`, through the wrapper, with real torch."""
+    cli = "import sys\n\ndef main():\n    assert sys.argv[1:] == ['--x', '1'], sys.argv\n    from . import train\n"
+    root = make_repo(tmp_path / "job", {"pkg/__init__.py": "", "pkg/train.py": "from . import __name__ as _p\n" + TINY,
+                                        "pkg/cli.py": cli})
+    wrapper = tmp_path / "wamf_bench.py"
+    wrapper.write_text(WRAPPER)
+    entry = ["-m", "pkg.train"] if how == "module" else ["--entry", "pkg.cli:main", "tool", "--x", "1"]
+    r = subprocess.run([sys.executable, str(wrapper), *entry], cwd=root, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "WAMF_MAX_STEPS": "3", "PYTHONPATH": str(root)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "wamf: stopped after 3 optimizer steps" in r.stderr
+    assert len([x for x in r.stdout.splitlines() if x.startswith("loss")]) == 3
+
+
 def test_demo_checkpoints_point_at_the_real_lines(tmp_path):
     from wamf_tui import proposals, session
     from wamf_tui.model import InitState

@@ -74,7 +74,7 @@ async def test_enter_everywhere_writes_a_passing_contract(tmp_path, monkeypatch)
     assert app.state.analysis is not None and app.state.analysis.kind == "training"
     assert "reader          I am an algorithm engineer." in text
     assert f"repo            {app.state.repo_path} (main @ " in text
-    assert "User confirmed at" in text
+    assert "User chose to continue at" in text and "no NVIDIA GPU visible" in text  # no GPU here: never "confirmed"
 
 
 async def test_typed_answers_digits_and_markup_are_literal(tmp_path):
@@ -211,7 +211,6 @@ async def test_gpu_pane_refreshes_while_visible_and_not_when_hidden(tmp_path, mo
 
 async def test_a_rescan_stops_the_previous_detection_and_drops_its_answers(tmp_path, monkeypatch):
     import psutil
-
     from fake_nvml import in_children
 
     in_children(tmp_path, monkeypatch, "[gpu()]")

@@ -110,7 +110,7 @@ async def test_odd_scripts_still_end_in_a_contract(tmp_path, body):
             if isinstance(app.screen, ConfirmScreen) and app.screen.phase == "done":
                 break
             q = app.screen.qview.question
-            if q.key == "script" and not q.default:  # nothing looked like a job script: the user names it
+            if q.key == "command" and not q.default:  # nothing looked like a job script: the user names it
                 app.screen.query_one("#answer").value = "train.py"
             await pilot.press("enter")
             await settle(pilot, app)

@@ -13,7 +13,7 @@ from .model import InitState, Step
 
 # question key -> the state field an answers file names for it
 FIELD = {
-    "reader": "reader", "repo": "repo", "activate": "activate", "script": "script", "run": "run",
+    "reader": "reader", "repo": "repo", "activate": "activate", "command": "command", "run": "run",
     "must_not_change": "must_not_change", "node": "node", "extra_checks": "extra_checks", "recorder": "recorder",
     "allowed": "allowed_changes", "own_tests": "own_tests", "hands_off": "hands_off", "memory_trade": "memory_trade",
     "when_to_stop": "when_to_stop", "hints": "hints", "anything_else": "anything_else", "steps": "steps",
@@ -44,7 +44,7 @@ def load(path: str | Path) -> dict[str, object]:
         raise AnswersError(f"{path} is not valid {p.suffix.lstrip('.').upper() or 'JSON'}: {e}") from None
     if not isinstance(data, dict):
         raise AnswersError(f"{path} must hold a table of answers")
-    known = set(FIELD.values()) | {"checks"}
+    known = set(FIELD.values()) | {"checks", "script"}  # `script` alone: the app finds its command
     unknown = sorted(set(data) - known)
     if unknown:
         raise AnswersError(f"unknown answer '{unknown[0]}' in {path}; known: {', '.join(sorted(known))}")
@@ -59,6 +59,11 @@ def fill(state: InitState, answers: dict[str, object]) -> list[str]:
         q = flow.current(state)
         assert q is not None
         field = FIELD.get(q.key)
+        if q.key == "guarantees":  # nobody is there to vouch: say what was checked instead
+            flow.unattended(state)
+            continue
+        if q.key == "command" and "command" not in answers and answers.get("script"):
+            state.script = str(answers["script"])
         if q.key == "checks" and "checks" in answers:
             names = answers["checks"]
             value: str | list[str] = [o.value for o in q.options if o.label.split(":")[0] in names]  # type: ignore[operator]
@@ -72,7 +77,7 @@ def fill(state: InitState, answers: dict[str, object]) -> list[str]:
         outcome = flow.answer(state, value)
         if outcome.error:
             return [f"{field or q.key}: {outcome.error}"]
-        if q.key == "script" and state.analysis is None and state.script:
+        if q.key == "command" and state.analysis is None and state.script:
             from .analyze import analyze_script
 
             script = Path(state.repo_path) / state.script

@@ -116,7 +116,7 @@ def app_parser() -> argparse.ArgumentParser:
 
 
 def _state_from_answers(args: argparse.Namespace, path: Path):
-    from . import answers, session
+    from . import answers, flow, proposals, session
     from .detect import detect_all
 
     try:
@@ -129,7 +129,12 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
     state.detected = detected
     problems = answers.fill(state, data)
     if problems:
-        return _err(f"answer refused: {problems[0]}", 1)
+        # a job that cannot start as given (a required input left out) is bad input, like an unreadable file
+        q = flow.current(state)
+        missing = q is not None and q.key == "run" and flow.missing_inputs(state, q.default)
+        return _err(f"answer refused: {problems[0]}", 2 if missing else 1)
+    for problem in proposals.known_problems(state):
+        print(f"wamf-tui: warning: {problem}", file=sys.stderr)
     return state
 
 

@@ -77,20 +77,28 @@ def questions(state: InitState, step: Step) -> list[Question]:
                    default="continue")
             )
         qs.append(_q(state, "activate", "text", default=state.activate or proposals.activate_line(state)))
-        qs.append(_q(state, "script", "choice", default=state.script or proposals.script_default(state),
-                     options=[Option(c.path, c.path, note=", ".join(c.reasons[:3]))
-                              for c in (state.detected.scripts.candidates[:5] if state.detected.scripts else [])]))
+        qs.append(_q(state, "command", "choice", default=proposals.command_default(state),
+                     options=[Option(cmd, cmd, note=why) for cmd, why in proposals.candidate_commands(state)]))
         if state.changes:
             qs.append(_q(state, "changes", "multi", free_text=False, options=[
                 Option(f"{c.what} -> {c.how}", str(i), c.enabled, c.why) for i, c in enumerate(state.changes)]))
             qs.append(_q(state, "steps", "text", default=proposals.step_count(state)))
             qs.append(_q(state, "mode", "choice", free_text=False, default=state.mode,
                          options=[_opt(state, "mode_speed", "speed"), _opt(state, "mode_accuracy", "accuracy")]))
-        qs.append(_q(state, "run", "text", default=state.run or proposals.run_line(state)))
+        qs.append(_q(state, "run", "text", default=state.run or proposals.run_line(state),
+                     fmt={"notes": proposals.run_notes(state)}))
         if state.analysis is not None:
             qs.append(_q(state, "must_not_change", "text",
                          default=state.must_not_change or proposals.must_not_change(state)))
         qs.append(_q(state, "node", "text", default=state.node or proposals.node_line(state)))
+        problems = proposals.known_problems(state)
+        if problems:  # never ask the user to vouch for what detection knows is false
+            qs.append(Question("guarantees", "choice", say("guarantees_problems", r, problems="; ".join(problems)),
+                               explain("guarantees", r), free_text=False, default="anyway",  # honest, and never loops
+                               options=[_opt(state, "guarantee_recheck", "recheck"),
+                                        _opt(state, "guarantee_node", "node"),
+                                        _opt(state, "guarantee_anyway", "anyway")]))
+            return qs
         items = proposals.guarantee_items(state, r)
         qs.append(
             _q(state, "guarantees", "choice", free_text=False, fmt={"items": "; ".join(items)},
@@ -225,12 +233,21 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
             if state.detected.repo
             else ""
         )
-    elif k in ("repo", "activate", "run", "node", "must_not_change", "extra_checks", "recorder", "own_tests",
+    elif k == "run":
+        missing = missing_inputs(state, text)
+        if missing:
+            return Outcome(say("run_missing", r, names=missing), "stay")
+        state.run = text
+    elif k in ("repo", "activate", "node", "must_not_change", "extra_checks", "recorder", "own_tests",
                "memory_trade", "when_to_stop", "anything_else"):
         setattr(state, k, text)
-    elif k == "script":
-        if text != state.script:
-            state.script, state.analysis, state.changes, state.run = text, None, [], ""
+    elif k == "command":
+        launch = proposals.read_command(state, text)
+        if launch is None:
+            return Outcome(say("command_unknown", r, found=text[:80]), "stay")
+        if launch.path != state.script or state.analysis is None:
+            state.analysis, state.changes = None, []
+        state.command, state.launch, state.script, state.run = text, launch, launch.path or "", ""
         return Outcome(None, "analyze")
     elif k == "steps":
         whole = text.lower() in ("all", "whole", "whole job")
@@ -244,16 +261,49 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
         proposals.set_plan(state, None if steps == "all" else int(steps))
         state.run = ""
     elif k == "guarantees":
+        stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
+        if text == "recheck":
+            return Outcome(None, "recheck")
+        if text == "node":
+            state.question = [x.key for x in questions(state, state.step)].index("node")
+            return Outcome(None, "stay")
+        if text == "anyway":
+            state.guarantees = (f"User chose to continue at {stamp} despite: "
+                                f"{'; '.join(proposals.known_problems(state))}")
+            return Outcome()
         if text != "yes":
             state.guarantees = ""
             state.question = 0
             return Outcome(None, "stay")
-        stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
         items = "; ".join(proposals.guarantee_items(state, "mlsys"))
         state.guarantees = f"User confirmed at {stamp}: {items}"
     elif k == "confirm":
         return Outcome(None, "write" if text == "yes" else "back")
     return Outcome()
+
+
+def missing_inputs(state: InitState, run: str) -> str:
+    """The required inputs of the job's parser that the run line leaves out, said as a list."""
+    a = state.analysis
+    if a is None or not a.required:
+        return ""
+    from .analyze.benchmark import job_args
+    from .analyze.needs import missing_inputs, say_missing
+
+    args = job_args(run)
+    return say_missing(missing_inputs(a.required, args, proposals.store_true(a))) if args is not None else ""
+
+
+def unattended(state: InitState) -> None:
+    """The guarantee question without a person (`--yes`): what was checked, and that nobody vouched."""
+    stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
+    checked = "; ".join(proposals.guarantee_items(state, "mlsys")[2:]) or "nothing"
+    problems = proposals.known_problems(state)
+    state.guarantees = (f"Not confirmed by a person: the answers file supplied the answers ({stamp}); {checked}"
+                        + (f"; problems found: {'; '.join(problems)}" if problems else ""))
+    if "guarantees" not in state.answered:
+        state.answered.append("guarantees")
+    advance(state)
 
 
 def _apply_multi(state: InitState, q: Question, picked: list[str]) -> Outcome:

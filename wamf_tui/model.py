@@ -133,12 +133,21 @@ class HardwareFacts(BaseModel):
 
 
 class LaunchCommand(BaseModel):
-    command: RepoText
-    launcher: RepoText
-    script: RepoText | None = None
+    """A command that starts the job, as found in the repo (or typed by the user)."""
+
+    command: RepoText  # as typed from the repo root: `cd DIR && VAR=1 launcher opts entry args`
+    launcher: RepoText  # python, python -m, torchrun, accelerate launch, deepspeed, srun ..., console script
+    script: RepoText | None = None  # the script word as written
+    module: RepoText | None = None  # python -m / torchrun -m
+    entry: RepoText | None = None  # a console script's module:function
+    path: RepoText | None = None  # the entry's file, from the repo root
+    cwd: RepoText = ""  # the folder the command runs in, from the repo root
+    env: list[RepoText] = []  # VAR=value words before the launcher
+    prefix: list[RepoText] = []  # the launcher and its own options
     args: list[RepoText] = []
     nproc_per_node: int | None = None
     nnodes: int | None = None
+    unresolved: list[RepoText] = []  # shell variables it uses that the file never sets
     source: RepoText = ""  # file:line it was found at
 
 
@@ -152,6 +161,7 @@ class ScriptCandidate(BaseModel):
 class ScriptScan(BaseModel):
     candidates: list[ScriptCandidate] = []
     launches: list[LaunchCommand] = []
+    consoles: dict[RepoText, RepoText] = {}  # the repo's console scripts: name -> module:function
     files_seen: int = 0
     folders: list[RepoText] = []  # top-level folders, for the hands-off picker
     stopped_early: RepoText | None = None
@@ -190,6 +200,24 @@ class StepControl(BaseModel):
     default: RepoText | None = None
 
 
+class Need(BaseModel):
+    """Something the entry needs from its command (see `analyze.needs`)."""
+
+    code: Literal["ranks", "accelerate", "package", "no_main"]
+    file: RepoText
+    line: int
+    why: RepoText
+
+
+class Required(BaseModel):
+    """An input the job's parser refuses to run without."""
+
+    name: RepoText  # `--dataset_name`, a positional's name, or a Hydra key
+    kind: Literal["option", "positional", "field", "hydra"]
+    file: RepoText
+    line: int
+
+
 class Analysis(BaseModel):
     script: RepoText
     kind: Literal["training", "inference", "unknown"] = "unknown"
@@ -205,6 +233,10 @@ class Analysis(BaseModel):
     parallelism: list[Fact] = []
     precision: list[Fact] = []
     flags: dict[RepoText, RepoText | None] = {}
+    needs: list[Need] = []
+    required: list[Required] = []
+    module: RepoText | None = None  # the entry as a module (`pkg.train`), when it sits in a package
+    module_root: RepoText = ""  # the folder `python -m` runs it from
     config_system: RepoText = "unknown"
     files: list[RepoText] = []
     partial: bool = False
@@ -249,7 +281,9 @@ class InitState(BaseModel):
 
     repo: str = ""
     activate: str = ""
-    script: str = ""
+    command: str = ""  # the command that runs the job today
+    launch: LaunchCommand | None = None  # that command, read
+    script: str = ""  # its entry's file, from the repo root
     run: str = ""
     node: str = ""
     dirty_decision: str = ""

@@ -6,9 +6,12 @@ Pure functions of `InitState`: no I/O, so proposals are instant and testable.
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
-from .analyze.benchmark import DEFAULT_STEPS, propose, run_command
-from .model import Anchor, Checkpoint, InitState, Register, RepoFacts
+from .analyze.benchmark import DEFAULT_STEPS, entry_fixes, job_args, job_launch, propose, run_command
+from .analyze.needs import missing_inputs, say_missing
+from .detect.launch import parse_launch
+from .model import Analysis, Anchor, Checkpoint, InitState, LaunchCommand, Register, RepoFacts
 
 PARITY = (
     "parity (record: PARITY=1 PARITY_OUT=records.jsonl; compare: parity compare; "
@@ -45,9 +48,83 @@ def activate_line(state: InitState) -> str:
     return (env.activate or "") if env else ""
 
 
-def script_default(state: InitState) -> str:
+def candidate_commands(state: InitState) -> list[tuple[str, str]]:
+    """(command, why) for every candidate, best first: the command the repo launches it with, else
+    `python PATH` (or its console script)."""
     scan = state.detected.scripts
-    return scan.candidates[0].path if scan and scan.candidates else ""
+    out: list[tuple[str, str]] = []
+    for c in scan.candidates if scan else []:
+        cmd = c.launch.command if c.launch else f"python {shlex.quote(c.path)}"
+        why = ", ".join(c.reasons[:3])
+        if c.launch and c.launch.unresolved:
+            why += f"; the script never sets ${', $'.join(c.launch.unresolved)}: add what it holds"
+        out.append((cmd, why))
+    return out
+
+
+def command_default(state: InitState) -> str:
+    if state.command:
+        return state.command
+    if state.script:  # an answers file or an older session named only the script
+        return next((cmd for cmd, _ in candidate_commands(state) if _entry(state, cmd) == state.script),
+                    f"python {shlex.quote(state.script)}")
+    commands = candidate_commands(state)
+    return commands[0][0] if commands else ""
+
+
+def _entry(state: InitState, command: str) -> str | None:
+    scan = state.detected.scripts
+    return next((c.path for c in scan.candidates if c.launch and c.launch.command == command), None) if scan else None
+
+
+def read_command(state: InitState, command: str) -> LaunchCommand | None:
+    """The typed or picked command, read; None when it starts no Python entry found in the repo."""
+    scan = state.detected.scripts
+    for c in scan.candidates if scan else []:
+        if c.launch and c.launch.command == command:
+            return c.launch
+    root = Path(state.repo_path)
+    found = {c.path for c in scan.candidates} if scan else set()
+    exists = lambda p: p in found or (root / p).is_file()  # noqa: E731 (detection saw the candidates)
+    launch = parse_launch(command, "your answer", "", {}, scan.consoles if scan else {}, exists)
+    if launch is None and command.strip().endswith(".py"):  # a bare script path: run with python
+        launch = parse_launch(f"python {command.strip()}", "your answer", "", {}, {}, exists)
+    return launch if launch and launch.path else None
+
+
+def known_problems(state: InitState) -> list[str]:
+    """What detection knows is wrong with running the job here, for the guarantee question."""
+    problems: list[str] = []
+    env, hw = state.detected.env, state.detected.hardware
+    if env is not None and env.error:
+        problems.append(env.error)
+    elif env is not None and not env.torch:
+        problems.append(f"torch is not installed in {env.name or env.kind}")
+    if hw is not None and not hw.gpus:
+        problems.append(hw.nvml_error or "no NVIDIA GPU visible")
+    elif hw is not None:
+        for g in hw.gpus:
+            if not g.free:
+                who = ", ".join(f"{p.user or 'unknown'} pid {p.pid}" for p in g.processes) or "memory in use"
+                problems.append(f"GPU {g.index} busy ({who})")
+    return problems
+
+
+def run_notes(state: InitState) -> str:
+    """What the run question says beyond its prompt: launcher fixes, required inputs still missing."""
+    notes = list(entry_fixes(state))
+    a = state.analysis
+    if a is not None:
+        if any(n.code == "no_main" for n in a.needs) and job_launch(state).launcher != "console script":
+            notes.append(f"{Path(a.script).name} has no __main__ and calls nothing: name the command that calls it")
+        missing = missing_inputs(a.required, job_args(state.run or run_line(state)) or [], store_true(a))
+        if missing:
+            notes.append("it requires " + say_missing(missing))
+    return "".join(f" {n}." for n in notes)
+
+
+def store_true(a: Analysis) -> set[str]:
+    return {name for name, default in a.flags.items() if default == "False"}
 
 
 def step_count(state: InitState) -> str:
@@ -79,15 +156,9 @@ def must_not_change(state: InitState) -> str:
 
 
 def run_line(state: InitState) -> str:
-    if state.analysis is not None and state.changes:
+    if state.analysis is not None:
         return run_command(state)
-    scan = state.detected.scripts
-    if state.script:
-        return f"python {shlex.quote(state.script)}"
-    if scan and scan.candidates:
-        top = scan.candidates[0]
-        return top.launch.command if top.launch else f"python {shlex.quote(top.path)}"
-    return ""
+    return state.command or command_default(state)
 
 
 def node_line(state: InitState) -> str:

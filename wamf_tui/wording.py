@@ -74,11 +74,15 @@ MESSAGES: dict[str, Message] = {
         "Runs before every measured run, in a fresh shell.",
         "It is typed before each run, in a fresh terminal, exactly as you would.",
     ),
-    "script": Message(
-        "Job script (path relative to the repo).",
-        "The script that runs your job (path inside the repo).",
-        "Ranked from tracked files by name, torch use and launch commands found in the repo.",
-        "I listed the scripts that look like training or inference entry points, best match first.",
+    "command": Message(
+        "Command that runs the job today, from the repo root.",
+        "The command you use to start your job today, typed from the repo folder.",
+        "Found in the repo's docs, shell scripts and Makefiles; training scripts first. Type to write your own.",
+        "I found these in your README and scripts, training jobs first. Type your own if none is right.",
+    ),
+    "command_unknown": Message(
+        "No Python entry in that command, or its script is not in the repo: {found}.",
+        "I could not find the Python script this command starts ({found}); please name it, for example python train.py.",
     ),
     "changes": Message(
         "Benchmark conversion: toggle rows, edit the step count, Enter confirms.",
@@ -104,8 +108,8 @@ MESSAGES: dict[str, Message] = {
     "mode_accuracy": Message("accuracy: deterministic algorithms on, bit-exact checks",
                              "accuracy: identical results every run, slower"),
     "run": Message(
-        "Command that runs the job (the benchmark version).",
-        "The command that runs the job: the short timed version.",
+        "Command that runs the job (the benchmark version).{notes}",
+        "The command that runs the job: the short timed version.{notes}",
         "Run from the repo root after activate. Keep model size, batch, sequence length, precision and world size.",
         "It must keep your model size, batch size, sequence length and number of GPUs, or the speed-up would not carry over.",
     ),
@@ -119,6 +123,17 @@ MESSAGES: dict[str, Message] = {
         "NVML process and utilisation readings, when available, back the proposal.",
         "I checked the GPUs with NVML (NVIDIA's monitoring library) where it was available.",
     ),
+    "run_missing": Message(
+        "The job's parser requires {names}; add it to the command.",
+        "Your script will not start without {names}; please add it to the command.",
+    ),
+    "guarantees_problems": Message(
+        "Found here: {problems}. Fix and re-scan, name the node the job runs on, or continue anyway?",
+        "I found problems here: {problems}. Fix them and re-scan, name the machine the job runs on, or continue anyway?",
+    ),
+    "guarantee_recheck": Message("Re-scan (I fixed it in another pane)", "Re-scan (I fixed it in another pane)"),
+    "guarantee_node": Message("Name the node where the job runs", "Name the machine where the job runs"),
+    "guarantee_anyway": Message("Continue anyway (recorded in the contract)", "Continue anyway (the contract says so)"),
     "guarantees": Message(
         "You vouch that: {items}. Confirm?",
         "Please confirm, since I cannot run your job: {items}.",

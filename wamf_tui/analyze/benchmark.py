@@ -12,7 +12,8 @@ import re
 import shlex
 from pathlib import Path
 
-from ..model import Analysis, BenchmarkChange, InitState, StepControl
+from ..detect.launch import format_command, parse_launch
+from ..model import Analysis, BenchmarkChange, InitState, LaunchCommand, StepControl
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
 WRAPPER_NAME = "wamf_bench.py"
@@ -162,19 +163,76 @@ def wrapper_path(state: InitState) -> str:
     return str(Path(state.contract_path).parent / WRAPPER_NAME)
 
 
+def job_launch(state: InitState) -> LaunchCommand:
+    """The job's command as read (the user's answer), or `python SCRIPT` when there is none."""
+    if state.launch is not None:
+        return state.launch
+    return LaunchCommand(command=f"python {shlex.quote(state.script)}", launcher="python", script=state.script,
+                         path=state.script, prefix=["python"])
+
+
+def entry_fixes(state: InitState) -> list[str]:
+    """What the run line changes in the job's command so the entry gets what it needs, one clause each."""
+    return _fixed(state)[1]
+
+
+def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
+    """The job's command with the launcher its entry needs: torchrun for rank variables, accelerate
+    launch for an Accelerator, `python -m` from the package's folder for relative imports."""
+    launch = job_launch(state).model_copy(deep=True)
+    a = state.analysis
+    if a is None or launch.launcher == "console script":
+        return launch, []
+    codes = {n.code: n for n in a.needs}
+    said: list[str] = []
+    plain = launch.launcher in ("python", "python -m")
+    if "package" in codes and a.module and launch.launcher == "python":
+        launch.module, launch.script, launch.launcher, launch.cwd = a.module, None, "python -m", a.module_root
+        said.append(f"{Path(a.script).name} {codes['package'].why}: python -m {a.module}")
+    if "ranks" in codes and plain:
+        n = _processes(state)
+        launch.prefix = ["torchrun", "--standalone", f"--nproc_per_node={n}", *launch.prefix[1:]]
+        launch.launcher = "torchrun"
+        said.append(f"{Path(a.script).name} {codes['ranks'].why} ({codes['ranks'].file}:{codes['ranks'].line}): "
+                    f"started with torchrun, {n} process(es), one per GPU seen")
+    elif "accelerate" in codes and plain:
+        launch.prefix = ["accelerate", "launch", *launch.prefix[1:]]
+        launch.launcher = "accelerate launch"
+        said.append(f"{Path(a.script).name} {codes['accelerate'].why}: started with accelerate launch")
+    return launch, said
+
+
+def _processes(state: InitState) -> int:
+    hw = state.detected.hardware
+    return len(hw.gpus) if hw is not None and hw.gpus else 1
+
+
+def job_args(run: str) -> list[str] | None:
+    """The job's own arguments in a run line, past the launcher and the wrapper; None if unreadable."""
+    launch = parse_launch(run)
+    if launch is None:
+        return None
+    args = launch.args
+    if launch.script and Path(launch.script).name == WRAPPER_NAME:
+        skip = 2 if args[:1] == ["-m"] else 3 if args[:1] == ["--entry"] else 1
+        args = args[skip:]
+    return args
+
+
 def run_command(state: InitState) -> str:
-    """The `run` line: env vars, then the wrapper (absolute path) or the script (relative to the repo), then flags."""
+    """The `run` line: the job's command, with its launcher and arguments, the entry fixed to get what it
+    needs, benchmark variables first and switches last; the wrapper (absolute path) before the entry when
+    a row needs it."""
+    launch, _ = _fixed(state)
     enabled = [c for c in state.changes if c.enabled]
     env = sorted({e for c in enabled for e in c.env})
     flags = [f for c in enabled for f in c.flags]
-    cands = state.detected.scripts.candidates if state.detected.scripts else []
-    launch = next((c.launch for c in cands if c.path == state.script and c.launch), None)
     overridden = {f.split("=")[0] for f in flags}
     dropped = {d for c in enabled for d in c.drop}
     args: list[str] = []
-    original = launch.args if launch else []
+    original = launch.args
     i = 0
-    while i < len(original):  # the launch command's own args, minus those overridden or switched off
+    while i < len(original):  # the command's own args, minus those overridden or switched off
         a = original[i]
         name = a.split("=")[0]
         if name in dropped:
@@ -185,12 +243,20 @@ def run_command(state: InitState) -> str:
         else:
             args.append(a)
             i += 1
-    script = shlex.quote(state.script)
+    entry: list[str] | None = None
     if needs_wrapper(enabled):
         if "WAMF_OUT" not in " ".join(env):
             env.append(f"WAMF_OUT={OUT_DIR}")
-        cmd = ["python", shlex.quote(wrapper_path(state)), script]
-    else:
-        launcher = launch.launcher if launch and launch.launcher not in ("python", "python -m") else "python"
-        cmd = [launcher, script]
-    return " ".join([*env, *cmd, *args, *flags])
+        wrapper = wrapper_path(state)
+        if launch.launcher == "console script":
+            name = launch.prefix[-1]
+            launch.prefix = ["python"]
+            entry = [wrapper, "--entry", launch.entry or "", name]
+        elif launch.module:
+            entry = [wrapper, "-m", launch.module]
+        else:
+            entry = [wrapper, launch.script or state.script]
+        if launch.launcher in ("python", "python -m", "console script"):
+            launch.prefix = ["python", *[w for w in launch.prefix[1:] if w.startswith("-")]]
+    launch.env = [*launch.env, *(e for e in env if e.split("=")[0] not in {x.split("=")[0] for x in launch.env})]
+    return format_command(launch, [*args, *flags], entry)

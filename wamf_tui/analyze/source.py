@@ -15,8 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..checkout import find_root
-from ..model import Analysis, Anchor, Fact, StepControl
+from ..model import Analysis, Anchor, Fact, Required, StepControl
 from ..visible import gated
+from .needs import argparse_required, dataclass_required, read_needs
 
 MAX_BYTES = 2 * 1024 * 1024
 FOLLOW_DEPTH = 2
@@ -105,6 +106,7 @@ class _Reader(ast.NodeVisitor):
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
+        self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
 
         self._dispatch = {
             ast.If: self.visit_If, ast.Import: self.visit_Import, ast.ImportFrom: self.visit_ImportFrom,
@@ -352,6 +354,7 @@ class _Reader(ast.NodeVisitor):
             self.r.config_system = "argparse"
         elif last == "HfArgumentParser":
             self.r.config_system = "HfArgumentParser"
+            self.hf_classes.update(n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name))
         elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower():
             self.r.config_system = "LightningCLI"
         elif name == "fire.Fire":
@@ -362,6 +365,9 @@ class _Reader(ast.NodeVisitor):
             self.r.config_system = "configurator"
         elif last == "add_argument":
             opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            required = argparse_required(node, self.rel) if self.rel == self.r.script else None
+            if required is not None:
+                self.r.required.append(required)
             if opts:
                 kw = {k.arg: k.value for k in node.keywords if k.arg}
                 opt = max(opts, key=len)
@@ -443,8 +449,8 @@ def _yaml_scalars(text: str) -> dict[str, str]:
     return out
 
 
-def _hydra_defaults(result: Analysis, conf: Path, root: Path) -> None:
-    """Fill in step-control defaults from the app's primary Hydra config."""
+def _hydra_defaults(result: Analysis, conf: Path, root: Path, entry: bool) -> None:
+    """Fill in step-control defaults from the app's primary Hydra config, and its `???` (required) keys."""
     try:
         values = _yaml_scalars(conf.read_text(encoding="utf-8", errors="replace"))
     except OSError:
@@ -453,6 +459,9 @@ def _hydra_defaults(result: Analysis, conf: Path, root: Path) -> None:
     for c in result.step_controls:
         if c.default is None and c.name in values:
             c.default = values[c.name]
+    if entry:
+        result.required += [Required(name=k, kind="hydra", file=_rel(conf, root), line=1)
+                            for k, v in values.items() if v == "???"]
 
 
 def _read(path: Path) -> tuple[str | None, str | None]:
@@ -473,6 +482,19 @@ def _read(path: Path) -> tuple[str | None, str | None]:
         return data.decode("utf-8"), why
     except UnicodeDecodeError:
         return data.decode("utf-8", errors="replace"), "the file is not UTF-8; scanned as text"
+
+
+def _as_module(path: Path, root: Path) -> tuple[str | None, str]:
+    """(`pkg.sub.train`, the folder to run it from) for a script inside a package, else (None, "")."""
+    path, root = path.resolve(), root.resolve()
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder != root and root in folder.parents:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if len(parts) == 1:
+        return None, ""
+    return ".".join(parts), _rel(folder, root) if folder != root else ""
 
 
 def _module_path(root: Path, module: str) -> Path | None:
@@ -541,8 +563,12 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
         except RecursionError:
             result.partial = True
             result.notes.append(f"{rel}: nested too deeply; facts may be missing")
+        if depth == 0:
+            result.module, result.module_root = _as_module(path, root)
+            read_needs(tree, rel, result)
+            result.required += dataclass_required(tree, reader.hf_classes, rel)
         if reader.hydra_file is not None:
-            _hydra_defaults(result, path.parent / reader.hydra_file, root)
+            _hydra_defaults(result, path.parent / reader.hydra_file, root, depth == 0)
         if depth < FOLLOW_DEPTH:
             for mod in reader.imports:
                 p = _module_path(root, mod)

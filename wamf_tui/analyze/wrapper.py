@@ -8,6 +8,8 @@ from pathlib import Path
 
 WRAPPER = '''"""Benchmark wrapper written by wamf-tui. Runs the job script unchanged:
 python wamf_bench.py SCRIPT [ARGS...]
+python wamf_bench.py -m MODULE [ARGS...]
+python wamf_bench.py --entry MODULE:FUNCTION NAME [ARGS...]   (a console script called NAME)
 
 WAMF_SEED (default 0)     seeds python, numpy and torch (CPU and CUDA) before the job starts
 WAMF_MAX_STEPS (optional)  stops cleanly after that many optimizer steps
@@ -20,8 +22,8 @@ import random
 import runpy
 import sys
 
-if len(sys.argv) < 2:
-    sys.exit("usage: python wamf_bench.py SCRIPT [ARGS...]")
+if len(sys.argv) < 2 or sys.argv[1] in ("-m", "--entry") and len(sys.argv) < 3:
+    sys.exit("usage: python wamf_bench.py SCRIPT|-m MODULE|--entry MODULE:FUNCTION NAME [ARGS...]")
 
 for key, value in {
     "WANDB_MODE": "disabled",
@@ -70,11 +72,28 @@ if max_steps:
 
     register_optimizer_step_post_hook(_count)
 
-script = sys.argv[1]
-sys.argv = sys.argv[1:]
-sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
 try:
-    runpy.run_path(script, run_name="__main__")
+    if sys.argv[1] == "-m":  # as `python -m MODULE`: the current folder first on the path
+        module = sys.argv[2]
+        sys.argv = [module, *sys.argv[3:]]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    elif sys.argv[1] == "--entry":  # as the console script NAME would: import MODULE, call FUNCTION
+        import importlib
+
+        module, _, function = sys.argv[2].partition(":")
+        sys.argv = sys.argv[3:] or [module]
+        target = importlib.import_module(module)
+        for part in function.split("."):
+            target = getattr(target, part)
+        result = target()
+        if isinstance(result, int):
+            sys.exit(result)
+    else:
+        script = sys.argv[1]
+        sys.argv = sys.argv[1:]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        runpy.run_path(script, run_name="__main__")
 except _StepLimit:
     print(f"wamf: stopped after {done} optimizer steps", file=sys.stderr)
 '''

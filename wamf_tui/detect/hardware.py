@@ -72,10 +72,21 @@ def _not_answering(facts: HardwareFacts, timeout: float) -> HardwareFacts:
 
 def _binding():
     """nvidia-ml-py. Tests, on machines without a GPU, name a folder holding a stand-in `pynvml.py`
-    in WAMF_TUI_FAKE_NVML: the app's children start isolated, so PYTHONPATH cannot bring it."""
+    in WAMF_TUI_FAKE_NVML: the app's children start isolated, so PYTHONPATH cannot bring it. The
+    stand-in is loaded for this call only, and leaves nothing in `sys.path` or `sys.modules`."""
     fake = os.environ.get("WAMF_TUI_FAKE_NVML")
-    if fake and fake not in sys.path:
-        sys.path.insert(0, fake)
+    if fake and "pynvml" not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("wamf_fake_pynvml", os.path.join(fake, "pynvml.py"))
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            try:
+                spec.loader.exec_module(module)
+                return sys.modules[spec.name]  # the stand-in may replace itself there
+            finally:
+                sys.modules.pop(spec.name, None)
     import pynvml
 
     return pynvml

@@ -1,0 +1,242 @@
+"""The job is a command: found where the repo writes it, read as a shell would, fixed to give the
+entry what it needs, and refused when the job's parser would refuse it. One fixture repo per idiom."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import make_repo
+
+from wamf_tui import answers, flow, proposals, session
+from wamf_tui.detect import detect_all
+from wamf_tui.detect.launch import console_scripts, parse_launch, shell_defaults
+from wamf_tui.detect.scripts import scan_scripts
+from wamf_tui.model import GpuFacts, HardwareFacts, Step
+
+TRAIN = "import torch\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n"
+ARGPARSE = "import argparse\np = argparse.ArgumentParser()\n{args}args = p.parse_args()\n"
+WAMF = str(Path(sys.executable).parent / "wamf-tui")
+
+
+def walk(tmp_path: Path, files: dict[str, str], data: dict | None = None, gpus: int = 0):
+    """Detect a fixture repo and walk the flow on its proposals (and `data`), as `--answers` does."""
+    root = make_repo(tmp_path / "job", files)
+    state = session.new_state(root, None, None)
+    state.detected = detect_all(root)
+    if gpus:
+        state.detected.hardware = HardwareFacts(host="gpu01", nvml=True, gpus=[
+            GpuFacts(index=i, name="H100", memory_used_mib=0, memory_total_mib=81559, utilization=0)
+            for i in range(gpus)])
+    refused = answers.fill(state, data or {})
+    return root, state, refused
+
+
+def run_of(root: Path, state) -> str:
+    return state.run.replace(str(root), "ROOT")
+
+
+BENCH = "WAMF_MAX_STEPS=30 WAMF_SEED=0 WAMF_OUT=runs/wamf-bench"
+
+
+def test_a_readme_in_a_subfolder_runs_from_its_folder_with_its_launcher(tmp_path):
+    root, state, refused = walk(tmp_path, {
+        "examples/x/README.md": "Train:\n\n```bash\naccelerate launch --mixed_precision=fp16 train_x.py \\\n"
+                                "  --dataset_name foo\n```\n",
+        "examples/x/train_x.py": ARGPARSE.format(args="p.add_argument('--dataset_name', required=True)\n") + TRAIN,
+    })
+    assert refused == []
+    assert state.command == "cd examples/x && accelerate launch --mixed_precision=fp16 train_x.py --dataset_name foo"
+    assert state.script == "examples/x/train_x.py"
+    assert run_of(root, state) == (f"cd examples/x && {BENCH} accelerate launch --mixed_precision=fp16 "
+                                   "ROOT/wamf_bench.py train_x.py --dataset_name foo")
+
+
+def test_a_cd_inside_a_snippet_and_the_scripts_own_folder(tmp_path):
+    exists = {"examples/x/train_x.py", "train.py"}.__contains__
+    got = parse_launch("cd examples/x && python train_x.py", exists=exists)
+    assert (got.command, got.path, got.cwd) == ("cd examples/x && python train_x.py", "examples/x/train_x.py",
+                                                "examples/x")
+    got = parse_launch('cd "$(dirname "$0")/.." && python train.py', where="scripts", exists=exists)
+    assert (got.command, got.path) == ("python train.py", "train.py")
+
+
+def test_a_shell_script_gives_its_defaults_and_drops_its_own_arguments(tmp_path):
+    root, state, refused = walk(tmp_path, {
+        "scripts/train.sh": 'NGPU=${NGPU:-4}\ntorchrun --nproc_per_node=$NGPU train.py --lr 3e-4 "$@"\n',
+        "train.py": ARGPARSE.format(args="p.add_argument('--lr')\n") + TRAIN,
+    })
+    assert state.command == "torchrun --nproc_per_node=4 train.py --lr 3e-4"
+    assert run_of(root, state) == f"{BENCH} torchrun --nproc_per_node=4 ROOT/wamf_bench.py train.py --lr 3e-4"
+
+
+def test_a_variable_the_script_never_sets_is_never_pasted_in():
+    got = parse_launch("torchrun --nproc_per_node ${NGPU:-4} train.py --data $DATA --x 1 $EXTRA",
+                       exists={"train.py"}.__contains__)
+    assert got.command == "torchrun --nproc_per_node 4 train.py --x 1"
+    assert got.unresolved == ["DATA", "EXTRA"] and got.nproc_per_node == 4
+    assert shell_defaults("NGPU=${NGPU:-8}\nexport LR=3e-4\nA=$LR\n") == {"NGPU": "8", "LR": "3e-4", "A": "3e-4"}
+
+
+def test_sbatch_files_give_srun_and_its_options(tmp_path):
+    root = make_repo(tmp_path / "r", {
+        "launch.sbatch": "#!/bin/bash\n#SBATCH -N 2\nsrun -N 2 --ntasks-per-node=8 python scripts/pretrain.py \\\n"
+                         "  --cfg a\n",
+        "scripts/pretrain.py": TRAIN,
+    })
+    top = scan_scripts(root).candidates[0]
+    assert top.path == "scripts/pretrain.py"
+    assert top.launch.command == "srun -N 2 --ntasks-per-node=8 python scripts/pretrain.py --cfg a"
+    assert (top.launch.launcher, top.launch.nnodes, top.launch.nproc_per_node) == ("srun python", 2, 8)
+
+
+@pytest.mark.parametrize(("command", "launcher", "entry"), [
+    ("python -m torch.distributed.run --standalone --nproc_per_node 2 train.py", "torchrun", "train.py"),
+    ("deepspeed --num_gpus 8 train.py --deepspeed ds.json", "deepspeed", "train.py"),
+    ("CUDA_VISIBLE_DEVICES=0,1 python -u train.py", "python", "train.py"),
+    ("torchrun --nproc_per_node=2 -m pkg.train --x 1", "torchrun", "pkg/train.py"),
+    ("mpirun -np 4 python train.py", "mpirun python", "train.py"),
+])
+def test_launchers_and_their_options(command, launcher, entry):
+    got = parse_launch(command, exists={"train.py", "pkg/train.py"}.__contains__)
+    assert (got.launcher, got.path, got.command) == (launcher, entry, command)
+
+
+def test_not_a_job():
+    exists = {"train.py"}.__contains__
+    assert parse_launch("pip install -e .", exists=exists) is None
+    assert parse_launch("python setup.py install", exists=exists).path is None
+
+
+def test_a_console_script_runs_as_the_repo_runs_it(tmp_path):
+    root, state, refused = walk(tmp_path, {
+        "pyproject.toml": '[project]\nname = "tool"\n[project.scripts]\ntool = "tool.cli:main"\n',
+        "README.md": "```\ntool pretrain --data x\n```\n",
+        "src/tool/__init__.py": "",
+        "src/tool/cli.py": "import torch\ndef main():\n    loss.backward()\n    optimizer.step()\n",
+    })
+    assert state.command == "tool pretrain --data x" and state.script == "src/tool/cli.py"
+    assert run_of(root, state) == f"{BENCH} python ROOT/wamf_bench.py --entry tool.cli:main tool pretrain --data x"
+    assert "no __main__" not in flow.questions(state, Step.JOB)[-4].prompt
+    assert console_scripts({"setup.py": "entry_points={'console_scripts': ['t2 = a.b:main']}",
+                            "setup.cfg": "[options.entry_points]\nconsole_scripts =\n    t3 = c.d:run\n"}) == {
+        "t3": "c.d:run", "t2": "a.b:main"}
+
+
+def test_a_module_of_a_package_runs_with_python_m(tmp_path):
+    root, state, refused = walk(tmp_path, {"pkg/__init__.py": "", "pkg/model.py": "x = 1\n",
+                                           "pkg/train.py": "from .model import x\n" + TRAIN})
+    assert state.script == "pkg/train.py"
+    assert run_of(root, state) == f"{BENCH} python ROOT/wamf_bench.py -m pkg.train"
+    assert "python -m pkg.train" in proposals.run_notes(state)
+
+
+def test_no_main_is_said_at_the_run_question(tmp_path):
+    root, state, refused = walk(tmp_path, {"train.py": "import torch\ndef main():\n    loss.backward()\n"})
+    assert "train.py has no __main__ and calls nothing" in proposals.run_notes(state)
+
+
+@pytest.mark.parametrize("gpus", [0, 2])
+def test_rank_variables_get_torchrun_one_process_per_gpu(tmp_path, gpus):
+    root, state, refused = walk(tmp_path, {"train.py": "import os\nrank = int(os.environ['LOCAL_RANK'])\n" + TRAIN},
+                                gpus=gpus)
+    n = max(gpus, 1)
+    assert run_of(root, state) == f"{BENCH} torchrun --standalone --nproc_per_node={n} ROOT/wamf_bench.py train.py"
+    assert "reads LOCAL_RANK with no default (train.py:2)" in proposals.run_notes(state)
+
+
+def test_ranks_read_with_a_default_need_no_launcher(tmp_path):
+    body = "import os\nddp = int(os.environ.get('RANK', -1)) != -1\nif ddp:\n    init_process_group()\n" + TRAIN
+    root, state, refused = walk(tmp_path, {"train.py": body})
+    assert run_of(root, state) == f"{BENCH} python ROOT/wamf_bench.py train.py"
+
+
+def test_an_accelerator_job_started_with_python_gets_accelerate_launch(tmp_path):
+    body = ("from accelerate import Accelerator, DeepSpeedPlugin\n"
+            "acc = Accelerator(deepspeed_plugin=DeepSpeedPlugin(zero_stage=2))\n" + TRAIN)
+    root, state, refused = walk(tmp_path, {"train.py": body, "README.md": "```\npython train.py\n```\n"})
+    assert state.command == "python train.py"
+    assert run_of(root, state) == f"{BENCH} accelerate launch ROOT/wamf_bench.py train.py"
+
+
+REQUIRED = {
+    "option": (ARGPARSE.format(args="p.add_argument('--dataset_name', required=True)\n"), "--dataset_name"),
+    "positional": (ARGPARSE.format(args="p.add_argument('data_dir')\np.add_argument('x', nargs='?')\n"),
+                   "the positional argument data_dir"),
+    "dataclass": ("from dataclasses import dataclass, field\nfrom transformers import HfArgumentParser\n"
+                  "@dataclass\nclass ModelArguments:\n    model_name_or_path: str = field(metadata={'help': 'x'})\n"
+                  "    revision: str = 'main'\n    cache: str = field(default=None)\n"
+                  "parser = HfArgumentParser((ModelArguments,))\n", "--model_name_or_path"),
+}
+
+
+@pytest.mark.parametrize("kind", list(REQUIRED))
+def test_a_required_input_left_out_is_refused_with_its_name(tmp_path, kind):
+    body, name = REQUIRED[kind]
+    root, state, refused = walk(tmp_path, {"train.py": body + TRAIN})
+    assert refused == [f"run: Your script will not start without {name}; please add it to the command."]
+    assert f"it requires {name}" in proposals.run_notes(state)
+
+
+def test_hydra_required_values(tmp_path):
+    body = ("import hydra\n@hydra.main(config_path='conf', config_name='train')\ndef main(cfg):\n"
+            "    loss = model(x)\n    loss.backward()\nif __name__ == '__main__':\n    main()\n")
+    root, state, refused = walk(tmp_path, {"train.py": body, "conf/train.yaml": "data:\n  path: ???\nlr: 0.1\n"})
+    assert refused == ["run: Your script will not start without data.path=...; please add it to the command."]
+    root, state, refused = walk(tmp_path / "again", {"train.py": body, "conf/train.yaml": "data:\n  path: ???\n"},
+                                {"command": "python train.py data.path=/data"})
+    assert refused == [] and "data.path=/data" in state.run
+
+
+def test_a_required_input_given_in_the_command_passes(tmp_path):
+    body, _ = REQUIRED["option"]
+    root, state, refused = walk(tmp_path, {"train.py": body + TRAIN},
+                                {"command": "python train.py --dataset_n wikitext"})  # argparse takes prefixes
+    assert refused == [] and "--dataset_n wikitext" in state.run
+
+
+def test_yes_refuses_a_missing_required_input_with_exit_2(tmp_path):
+    body, _ = REQUIRED["option"]
+    root = make_repo(tmp_path / "job", {"train.py": body + TRAIN})
+    (tmp_path / "a.json").write_text(json.dumps({"reader": "MLSys engineer"}))
+    out = subprocess.run([WAMF, str(root), "--answers", str(tmp_path / "a.json"), "--yes"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert "--dataset_name" in out.stderr and "Traceback" not in out.stderr
+    assert not (root / "contract.md").exists()
+
+
+def test_yes_never_says_a_person_confirmed(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": TRAIN})
+    (tmp_path / "a.json").write_text(json.dumps({"reader": "MLSys engineer"}))
+    out = subprocess.run([WAMF, str(root), "--answers", str(tmp_path / "a.json"), "--yes"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    text = (root / "contract.md").read_text()
+    assert "Not confirmed by a person: the answers file supplied the answers" in text
+    assert "User confirmed" not in text
+    assert "wamf-tui: warning: " in out.stderr  # no GPU on this machine: said on stderr too
+
+
+def test_the_guarantee_question_says_what_detection_knows_is_wrong(tmp_path):
+    root, state, _ = walk(tmp_path, {"train.py": TRAIN})
+    state.step, state.question = Step.JOB, [q.key for q in flow.questions(state, Step.JOB)].index("guarantees")
+    q = flow.current(state)
+    assert "no NVIDIA GPU visible" in q.prompt or "NVML" in q.prompt
+    assert [o.value for o in q.options] == ["recheck", "node", "anyway"]
+    assert flow.answer(state, "recheck").action == "recheck"
+    assert flow.answer(state, "node").action == "stay" and flow.current(state).key == "node"
+
+
+def test_the_training_script_outranks_generate_download_and_infer(tmp_path):
+    main = "import torch\nif __name__ == '__main__':\n    model(x)\n"
+    root = make_repo(tmp_path / "r", {"generate.py": main, "download_data.py": main, "infer.py": main,
+                                      "sample.py": main, "scripts/prepare_dataset.py": main,
+                                      "model/trainer.py": "import torch\ndef fit():\n    loss.backward()\n"
+                                                          "    optimizer.step()\n"})
+    paths = [c.path for c in scan_scripts(root).candidates]
+    assert paths[0] == "model/trainer.py", paths
+    assert set(paths) >= {"generate.py", "download_data.py", "infer.py", "sample.py"}  # every one reachable

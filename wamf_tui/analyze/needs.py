@@ -1,0 +1,159 @@
+"""What the entry script needs from the command that starts it, read from its source.
+
+A command can start the right file and still run nothing, or crash: a script that reads
+`LOCAL_RANK` without a default needs the torchrun family; one that builds an `Accelerator`
+runs single-process fp32 without `accelerate launch`; one with relative imports fails when
+run as a file; one with no `__main__` defines its functions and exits 0; one whose parser has
+required inputs exits 2 when they are missing. Each is a `Need` here; `proposals` says it in
+the question and `check_command` holds a command against them.
+"""
+
+from __future__ import annotations
+
+import ast
+import shlex
+
+from ..model import Analysis, Need, Required
+
+RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+TORCHRUN_FAMILY = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun")
+
+
+def read_needs(tree: ast.Module, rel: str, result: Analysis) -> None:
+    """Fill `result.needs` and `result.required` from the entry script's syntax tree."""
+    guarded: set[int] = set()  # what runs only under an `if`: `if ddp: init_process_group()` is optional
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            for stmt in (*node.body, *node.orelse):
+                guarded.update(id(n) for n in ast.walk(stmt))
+    for node in ast.walk(tree):
+        var = _rank_read(node)
+        if var and id(node) not in guarded and not any(n.code == "ranks" for n in result.needs):
+            result.needs.append(Need(code="ranks", file=rel, line=node.lineno,
+                                     why=f"reads {var} with no default"))
+        if isinstance(node, ast.Call):
+            name = _name(node.func)
+            if name.endswith("init_process_group") and id(node) not in guarded and not any(
+                    k.arg == "init_method" for k in node.keywords) and not any(n.code == "ranks" for n in result.needs):
+                result.needs.append(Need(code="ranks", file=rel, line=node.lineno,
+                                         why="starts torch.distributed on every run"))
+            if name.split(".")[-1] == "Accelerator" and not any(n.code == "accelerate" for n in result.needs):
+                result.needs.append(Need(code="accelerate", file=rel, line=node.lineno,
+                                         why="builds an Accelerator (its processes, precision and DeepSpeed "
+                                             "come from accelerate launch)"))
+        if isinstance(node, ast.ImportFrom) and node.level and not any(n.code == "package" for n in result.needs):
+            result.needs.append(Need(code="package", file=rel, line=node.lineno,
+                                     why="uses relative imports, so it runs as a module"))
+    if not _runs_something(tree):
+        result.needs.append(Need(code="no_main", file=rel, line=1,
+                                 why="has no __main__ and calls nothing at the top level"))
+
+
+def _name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_name(node.value)}.{node.attr}"
+    return ""
+
+
+def _rank_read(node: ast.AST) -> str | None:
+    """`os.environ["LOCAL_RANK"]`, `os.environ.get("RANK")` or `os.getenv("RANK")` with no default."""
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _name(node.value).endswith("environ"):
+        key = node.slice
+        if isinstance(key, ast.Constant) and key.value in RANK_VARS:
+            return str(key.value)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        name = _name(node.func)
+        arg = node.args[0]
+        if (name.endswith("environ.get") or name.endswith("getenv")) and isinstance(arg, ast.Constant) \
+                and arg.value in RANK_VARS:
+            return str(arg.value)
+    return None
+
+
+def _runs_something(tree: ast.Module) -> bool:
+    """A `__main__` block, or a call made at the top level (`main()`, `fire.Fire(...)`, `app()`)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and "__main__" in ast.dump(stmt.test):
+            return True
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            return True
+        if isinstance(stmt, ast.For | ast.While | ast.With):
+            return True
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and any(
+                isinstance(n, ast.Call) and _name(n.func).split(".")[-1] in ("parse_args", "train", "fit", "main")
+                for n in ast.walk(stmt)):
+            return True
+    return False
+
+
+def argparse_required(node: ast.Call, rel: str) -> Required | None:
+    """The required input an `add_argument` call declares, if it declares one."""
+    opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    if not opts:
+        return None
+    kw = {k.arg: k.value for k in node.keywords if k.arg}
+    if opts[0].startswith("-"):
+        required = kw.get("required")
+        if isinstance(required, ast.Constant) and required.value is True:
+            return Required(name=max(opts, key=len), kind="option", file=rel, line=node.lineno)
+        return None
+    nargs = kw.get("nargs")
+    if "default" in kw or isinstance(nargs, ast.Constant) and nargs.value in ("?", "*"):
+        return None
+    return Required(name=opts[0], kind="positional", file=rel, line=node.lineno)
+
+
+def dataclass_required(tree: ast.Module, classes: set[str], rel: str) -> list[Required]:
+    """Fields without a default in the dataclasses an HfArgumentParser is given: `--name` is required."""
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.name not in classes:
+            continue
+        for stmt in node.body:
+            if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+                continue
+            value = stmt.value
+            if value is None or isinstance(value, ast.Call) and _name(value.func).endswith("field") and not any(
+                    k.arg in ("default", "default_factory") for k in value.keywords):
+                found.append(Required(name=f"--{stmt.target.id}", kind="field", file=rel, line=stmt.lineno))
+    return found
+
+
+def missing_inputs(required: list[Required], args: list[str], store_true: set[str]) -> list[Required]:
+    """The required inputs `args` (a command's arguments) leave out. Options may be abbreviated, as
+    argparse allows; positionals are counted among the words no option takes as its value."""
+    missing = []
+    bare = 0
+    i = 0
+    given: list[str] = []
+    while i < len(args):
+        word = args[i]
+        if word.startswith("-") and len(word) > 1:
+            given.append(word.split("=")[0])
+            takes_value = "=" not in word and word not in store_true and i + 1 < len(args) and not args[
+                i + 1].startswith("-")
+            i += 2 if takes_value else 1
+            continue
+        if "=" in word and not word.startswith("-"):  # key=value overrides (Hydra) are not positionals
+            given.append(word.split("=")[0].lstrip("+~"))
+        else:
+            bare += 1
+        i += 1
+    positionals = [r for r in required if r.kind == "positional"]
+    for r in required:
+        if r.kind == "positional":
+            continue
+        if r.kind == "hydra":
+            if r.name not in given:
+                missing.append(r)
+        elif not any(g == r.name or len(g) > 2 and r.name.startswith(g) for g in given):
+            missing.append(r)
+    missing += positionals[bare:]
+    return missing
+
+
+def say_missing(missing: list[Required]) -> str:
+    return ", ".join(r.name + ("=..." if r.kind == "hydra" else "") if r.kind != "positional"
+                     else f"the positional argument {shlex.quote(r.name)}" for r in missing)

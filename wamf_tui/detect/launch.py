@@ -1,0 +1,319 @@
+"""How the job is really started: commands found in the repo, read as a shell would.
+
+A job is a command, not a file. Commands come from README and docs code blocks, shell
+scripts, Makefiles and sbatch files; each is parsed into the launcher with its own options
+(torchrun, accelerate launch, deepspeed, srun, mpirun, python, python -m, the repo's console
+scripts), the entry (a script or a module) and its arguments. Paths are resolved from the
+folder the command is written for (a `cd` inside the snippet, the document's own folder, or
+the repo root), `VAR=${VAR:-default}` defaults are filled in, and `$@` is dropped, so no shell
+variable is ever pasted into a proposed command as a literal. Pure: reads text, runs nothing.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from ..model import LaunchCommand
+
+DOCS = (".md", ".rst", ".txt")
+_PYTHON = re.compile(r"python[\d.]*")
+_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(.*)$")
+_DEFAULT = re.compile(r"\$\{(\w+):?[-=]([^}]*)\}")
+_VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+_ALL_ARGS = re.compile(r"""(["']?)\$\{?[@*]\}?\1""")
+_SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?(?:\$0|\$\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)""")
+# Launcher options that take a value as the next word (the rest are switches or `--opt=value`).
+_SWITCHES = {
+    "python": {"-u", "-O", "-OO", "-B", "-s", "-S", "-E", "-I", "-P", "-b", "-bb", "-q", "-v", "-d", "-R"},
+    "torchrun": {"--standalone", "--no-python", "--no_python", "--run-path", "--run_path", "--module", "-m",
+                 "--use-env", "--use_env", "--tee-output"},
+    "accelerate launch": {"--multi_gpu", "--cpu", "--use_deepspeed", "--use_fsdp", "--use_megatron_lm", "--module",
+                          "-m", "--no_python", "--debug", "--quiet", "-q", "--tpu", "--same_network",
+                          "--zero3_init_flag", "--offload_param_device", "--main_training_function"},
+    "deepspeed": {"--no_python", "--module", "--no_local_rank", "--autotuning", "--force_multi", "--bind_cores_to_rank",
+                  "--enable_each_rank_log", "--no_ssh_check"},
+    "srun": {"--exclusive", "-l", "--label", "--unbuffered", "-u", "--mpi=pmix", "--overlap"},
+    "mpirun": {"--allow-run-as-root", "--oversubscribe", "--tag-output"},
+}
+NPROC = ("--nproc_per_node", "--nproc-per-node", "--num_processes", "--num_gpus", "--ntasks-per-node", "--gpus",
+         "-np", "-n")
+NNODES = ("--nnodes", "--num_machines", "--num_nodes", "-N", "--nodes")
+_ROOT = "\0root/"  # stands for the repo root in a path; no file name holds a NUL
+WRAPPERS = ("exec", "time", "nohup", "env", "command", "stdbuf")
+
+
+def commands_in(name: str, text: str) -> list[tuple[int, str]]:
+    """(line, command) for every command line of a file: continuation lines joined; in docs only
+    code blocks (fenced, indented `::` blocks in reStructuredText) and `$ ` lines."""
+    lines = text.splitlines()
+    out = []
+    doc = name.lower().endswith(DOCS)
+    rst = name.lower().endswith(".rst")
+    make = name.endswith("Makefile") or name.endswith(".mk")
+    in_block = not doc
+    buf, start = "", 0
+    for n, line in enumerate(lines, 1):
+        s = line.strip()
+        if doc and (s.startswith("```") or s.startswith("~~~")):
+            in_block = not in_block
+            continue
+        if rst:
+            in_block = line.startswith(("   ", "\t")) or s.startswith(".. code")
+        if not in_block and not (doc and s.startswith("$ ")):
+            continue
+        if make:
+            if not line.startswith("\t"):
+                continue
+            s = s.lstrip("@-")
+        s = s[2:] if s.startswith("$ ") else s
+        s = s.lstrip(">").strip()
+        if not buf:
+            start = n
+        if s.endswith("\\"):
+            buf += s[:-1] + " "
+            continue
+        buf += s
+        if buf and not buf.startswith("#"):
+            out.append((start, buf))
+        buf = ""
+    return out
+
+
+def shell_defaults(text: str) -> dict[str, str]:
+    """Variables a shell script sets before its commands: `A=1`, `export A=x`, `A=${A:-8}` (its default)."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _ASSIGN.match(line)
+        if not m or " " in m.group(2).strip().strip("'\"") and not m.group(2).strip().startswith(("'", '"')):
+            continue
+        value = m.group(2).strip()
+        try:
+            words = shlex.split(value, comments=True)
+        except ValueError:
+            continue
+        if len(words) != 1:
+            continue
+        found[m.group(1)] = _expand(words[0], found)[0]
+    return found
+
+
+def _expand(word: str, known: Mapping[str, str]) -> tuple[str, list[str]]:
+    """`word` with `${A:-d}` and known `$A` filled in; the names still unresolved."""
+    word = _DEFAULT.sub(lambda m: known.get(m.group(1), m.group(2)), word)
+    missing: list[str] = []
+
+    def var(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        if name in known:
+            return known[name]
+        missing.append(name)
+        return m.group(0)
+
+    return _VAR.sub(var, word), missing
+
+
+def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapping[str, str] | None = None,
+                 consoles: Mapping[str, str] | None = None,
+                 exists: Callable[[str], bool] | None = None) -> LaunchCommand | None:
+    """One shell command into launcher, entry and arguments; None when it starts no Python job.
+
+    `where` is the folder (relative to the repo root) of the file the command was found in;
+    `exists(path)` says whether a path relative to the root is a file, to pick the folder the
+    command is written for. `consoles` maps the repo's console scripts to `module:function`."""
+    known = dict(defaults or {})
+    text = _ALL_ARGS.sub(" ", command)
+    text = _SCRIPT_DIR.sub(_ROOT + (where or "."), text)  # the script's own folder, from the root
+    cwd: str | None = None
+    for segment in re.split(r"\s*(?:&&|;|\|\|)\s*", text):
+        try:
+            words = shlex.split(segment, comments=True)
+        except ValueError:
+            return None
+        if len(words) >= 2 and words[0] == "cd":
+            target, _ = _expand(words[1], known)
+            if target.startswith(_ROOT):
+                cwd = posixpath.normpath(target[len(_ROOT):])
+            else:
+                cwd = posixpath.normpath(posixpath.join(where if cwd is None else cwd, target))
+            continue
+        if len(words) >= 1 and _ASSIGN.match(segment) and len(words) == 1:
+            name, _, value = words[0].partition("=")
+            known[name] = _expand(value, known)[0]
+            continue
+        launch = _parse_words(words, known, consoles or {})
+        if launch is None:
+            continue
+        launch.source = source
+        return _place(launch, where, cwd, exists)
+    return None
+
+
+def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[str, str]) -> LaunchCommand | None:
+    env: list[str] = []
+    i = 0
+    while i < len(words) and (re.fullmatch(r"[A-Za-z_]\w*=.*", words[i]) or words[i] in WRAPPERS):
+        if "=" in words[i]:
+            env.append(words[i])
+        i += 1
+    launchers: list[str] = []
+    prefix: list[str] = []
+    unresolved: list[str] = []
+    nproc = nnodes = None
+    module = entry = None
+    while i < len(words):
+        word, missing = _expand(words[i], known)
+        unresolved += missing
+        name = Path(word).name
+        if name in ("srun", "mpirun", "torchrun", "deepspeed"):
+            kind = name
+            prefix.append(name)
+            i += 1
+        elif name == "accelerate" and i + 1 < len(words) and words[i + 1] == "launch":
+            kind = "accelerate launch"
+            prefix += ["accelerate", "launch"]
+            i += 2
+        elif _PYTHON.fullmatch(name):
+            kind = "python"
+            prefix.append("python")
+            i += 1
+            while i < len(words) and words[i] in _SWITCHES["python"]:
+                prefix.append(words[i])
+                i += 1
+            if i + 1 < len(words) and words[i] == "-m":
+                mod = words[i + 1]
+                if mod in ("torch.distributed.run", "torch.distributed.launch"):
+                    kind = "torchrun"
+                    prefix += ["-m", mod]
+                    i += 2
+                elif mod in ("accelerate.commands.launch",):
+                    kind = "accelerate launch"
+                    prefix += ["-m", mod]
+                    i += 2
+                else:
+                    launchers.append("python -m")
+                    module = mod
+                    i += 2
+                    break
+        elif name in consoles and not launchers:
+            launchers.append("console script")
+            prefix.append(word)
+            entry = consoles[name]
+            i += 1
+            break
+        else:
+            break
+        launchers.append(kind)
+        # the launcher's own options, up to the entry
+        while i < len(words) and words[i].startswith("-"):
+            opt, eq, val = words[i].partition("=")
+            prefix.append(_expand(words[i], known)[0])
+            i += 1
+            if opt in ("-m", "--module") and kind in ("torchrun", "accelerate launch", "deepspeed"):
+                prefix.pop()  # the entry's own words say it: `format_command` writes them back
+                if i < len(words):
+                    module = _expand(words[i], known)[0]
+                    i += 1
+                break
+            takes_value = not eq and opt not in _SWITCHES.get(kind, ()) and i < len(words) and (
+                not words[i].endswith(".py") and not _is_launcher(words[i]) and not words[i].startswith("-"))
+            if takes_value:
+                val, missing = _expand(words[i], known)
+                unresolved += missing
+                prefix.append(val)
+                i += 1
+            val = _expand(val, known)[0]
+            if val.isdigit() and opt in NPROC:
+                nproc = int(val)
+            if val.isdigit() and opt in NNODES:
+                nnodes = int(val)
+        if module:
+            break
+    if not launchers:
+        return None
+    script = None
+    if module is None and entry is None:
+        if i >= len(words):
+            return None
+        script, missing = _expand(words[i], known)
+        unresolved += missing
+        if not script.endswith(".py"):
+            return None
+        i += 1
+    args: list[str] = []
+    for w in words[i:]:  # a word the file never sets is left out, with the option it is the value of
+        value, missing = _expand(w, known)
+        if missing:
+            unresolved += missing
+            if args and args[-1].startswith("-") and "=" not in args[-1]:
+                args.pop()
+            continue
+        args.append(value)
+    env = [_expand(e, known)[0] for e in env]
+    launcher = " ".join(dict.fromkeys(launchers))
+    return LaunchCommand(command="", launcher=launcher, script=script, module=module, entry=entry, args=args,
+                         env=env, prefix=prefix, nproc_per_node=nproc, nnodes=nnodes,
+                         unresolved=sorted(set(unresolved)))
+
+
+def _is_launcher(word: str) -> bool:
+    name = Path(word).name
+    return name in ("srun", "mpirun", "torchrun", "deepspeed", "accelerate") or bool(_PYTHON.fullmatch(name))
+
+
+def _place(launch: LaunchCommand, where: str, cwd: str | None, exists: Callable[[str], bool] | None) -> LaunchCommand:
+    """Pick the folder the command is written for and the entry's path from the repo root."""
+    if launch.entry:  # a console script: its module, from the root or a src/ layout
+        name = launch.entry.split(":")[0].replace(".", "/")
+        cands = [f"{name}.py", f"{name}/__init__.py", f"src/{name}.py", f"src/{name}/__init__.py"]
+    elif launch.module:
+        name = launch.module.replace(".", "/")
+        cands = [f"{name}.py", f"{name}/__main__.py", f"src/{name}.py", f"src/{name}/__main__.py"]
+    else:
+        cands = [launch.script] if launch.script else []
+    folders = [cwd] if cwd is not None else ([where, ""] if where else [""])
+    chosen = folders[0]
+    if exists is not None:
+        for folder in folders:
+            for cand in cands:
+                path = posixpath.normpath(posixpath.join(folder, cand))
+                if not path.startswith("../") and exists(path):
+                    launch.path, chosen = path, folder
+                    break
+            if launch.path:
+                break
+    launch.cwd = "" if chosen in ("", ".") else chosen
+    launch.command = format_command(launch)
+    return launch
+
+
+def format_command(launch: LaunchCommand, args: list[str] | None = None, entry_words: list[str] | None = None) -> str:
+    """The command as typed from the repo root: `cd` to its folder, variables, launcher, entry, arguments."""
+    if entry_words is None:
+        flag = "--module" if launch.launcher.startswith("deepspeed") else "-m"
+        entry_words = [flag, launch.module] if launch.module else ([launch.script] if launch.script else [])
+    words = [*launch.env, *launch.prefix, *entry_words, *(launch.args if args is None else args)]
+    cmd = " ".join(shlex.quote(w) for w in words)
+    return f"cd {shlex.quote(launch.cwd)} && {cmd}" if launch.cwd else cmd
+
+
+def console_scripts(files: Mapping[str, str]) -> dict[str, str]:
+    """The repo's console scripts (`name` -> `module:function`) from pyproject.toml, setup.cfg and setup.py."""
+    found: dict[str, str] = {}
+    py = files.get("pyproject.toml", "")
+    table = re.search(r"^\[project\.scripts\]\s*$(.*?)(?=^\[|\Z)", py, re.M | re.S)
+    if table:
+        for m in re.finditer(r"""^\s*["']?([\w.-]+)["']?\s*=\s*["']([\w.]+:[\w.]+)["']""", table.group(1), re.M):
+            found[m.group(1)] = m.group(2)
+    cfg = files.get("setup.cfg", "")
+    block = re.search(r"^console_scripts\s*=\s*$(.*?)(?=^\S|\Z)", cfg, re.M | re.S)
+    if block:
+        for m in re.finditer(r"^\s+([\w.-]+)\s*=\s*([\w.]+:[\w.]+)", block.group(1), re.M):
+            found[m.group(1)] = m.group(2)
+    for m in re.finditer(r"""["']\s*([\w.-]+)\s*=\s*([\w.]+:[\w.]+)\s*["']""", files.get("setup.py", "")):
+        found.setdefault(m.group(1), m.group(2))
+    return found
+
