@@ -240,3 +240,19 @@ def test_the_training_script_outranks_generate_download_and_infer(tmp_path):
     paths = [c.path for c in scan_scripts(root).candidates]
     assert paths[0] == "model/trainer.py", paths
     assert set(paths) >= {"generate.py", "download_data.py", "infer.py", "sample.py"}  # every one reachable
+
+
+def test_placeholders_a_readme_leaves_are_left_out_and_said():
+    got = parse_launch('torchrun --master_port=<your_port> --nproc_per_node=4 train.py --model <your model path> '
+                       '--prompt "a photo of <new1> dog" --data [folder with images] --x 1',
+                       exists={"train.py"}.__contains__)
+    assert got.command == "torchrun --nproc_per_node=4 train.py --prompt 'a photo of <new1> dog' --x 1"
+    assert got.unresolved == ["<your_port>", "<your model path>", "[folder with images]"]
+
+
+def test_variables_set_in_an_earlier_doc_block_are_the_ones_in_force(tmp_path):
+    root = make_repo(tmp_path / "r", {
+        "README.md": '```\nFLAGS="--size 64 --lr 1e-4"\n```\nthen\n```\npython train.py $FLAGS\n```\n'
+                     'later, for CIFAR:\n```\nFLAGS="--size 32"\n```\n',
+        "train.py": TRAIN})
+    assert scan_scripts(root).candidates[0].launch.command == "python train.py --size 64 --lr 1e-4"

@@ -57,7 +57,8 @@ def candidate_commands(state: InitState) -> list[tuple[str, str]]:
         cmd = c.launch.command if c.launch else f"python {shlex.quote(c.path)}"
         why = ", ".join(c.reasons[:3])
         if c.launch and c.launch.unresolved:
-            why += f"; the script never sets ${', $'.join(c.launch.unresolved)}: add what it holds"
+            left = ", ".join(u if u.startswith("<") else f"${u}" for u in c.launch.unresolved)
+            why += f"; {c.launch.source} leaves {left} to you: add what it holds"
         out.append((cmd, why))
     return out
 

@@ -24,6 +24,8 @@ _PYTHON = re.compile(r"python[\d.]*")
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(.*)$")
 _DEFAULT = re.compile(r"\$\{(\w+):?[-=]([^}]*)\}")
 _VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+# What a README leaves for its reader to fill: `<your_path>`, `<output dir>`, `[imagenet folder]`, `{step}`.
+_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|\{[A-Za-z_]\w*\}")
 _ALL_ARGS = re.compile(r"""(["']?)\$\{?[@*]\}?\1""")
 _SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?(?:\$0|\$\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)""")
 # Launcher options that take a value as the next word (the rest are switches or `--opt=value`).
@@ -38,6 +40,7 @@ _SWITCHES = {
                   "--enable_each_rank_log", "--no_ssh_check"},
     "srun": {"--exclusive", "-l", "--label", "--unbuffered", "-u", "--mpi=pmix", "--overlap"},
     "mpirun": {"--allow-run-as-root", "--oversubscribe", "--tag-output"},
+    "mpiexec": {"--allow-run-as-root", "--oversubscribe", "--tag-output"},
 }
 NPROC = ("--nproc_per_node", "--nproc-per-node", "--num_processes", "--num_gpus", "--ntasks-per-node", "--gpus",
          "-np", "-n")
@@ -102,7 +105,8 @@ def shell_defaults(text: str) -> dict[str, str]:
 
 
 def _expand(word: str, known: Mapping[str, str]) -> tuple[str, list[str]]:
-    """`word` with `${A:-d}` and known `$A` filled in; the names still unresolved."""
+    """`word` with `${A:-d}` and known `$A` filled in; the names still unresolved, and the
+    `<your_path>` placeholders a README asks the reader to fill."""
     word = _DEFAULT.sub(lambda m: known.get(m.group(1), m.group(2)), word)
     missing: list[str] = []
 
@@ -125,10 +129,21 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     `exists(path)` says whether a path relative to the root is a file, to pick the folder the
     command is written for. `consoles` maps the repo's console scripts to `module:function`."""
     known = dict(defaults or {})
-    text = _ALL_ARGS.sub(" ", command)
+    holes: dict[str, str] = {}
+
+    def hole(m: re.Match[str]) -> str:  # a placeholder becomes a variable nobody sets: left out, and said
+        if _quoted(command, m.start()):  # `--prompt "a photo of <new1> cat"` is a value, not a hole
+            return m.group(0)
+        name = f"WAMF_HOLE_{len(holes)}"
+        holes[name] = m.group(0)
+        return "${" + name + "}"
+
+    text = _PLACEHOLDER.sub(hole, command)
+    text = _ALL_ARGS.sub(" ", text)
     text = _SCRIPT_DIR.sub(_ROOT + (where or "."), text)  # the script's own folder, from the root
     cwd: str | None = None
     for segment in re.split(r"\s*(?:&&|;|\|\|)\s*", text):
+        segment, _ = _expand(segment, known)  # as the shell does: `$FLAGS` may hold several words
         try:
             words = shlex.split(segment, comments=True)
         except ValueError:
@@ -147,9 +162,26 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
         launch = _parse_words(words, known, consoles or {})
         if launch is None:
             continue
+        launch.unresolved = [holes.get(u, u) for u in launch.unresolved]
         launch.source = source
         return _place(launch, where, cwd, exists)
     return None
+
+
+def _quoted(text: str, pos: int) -> bool:
+    """Whether `pos` in a shell command lies inside quotes."""
+    quote = ""
+    escaped = False
+    for ch in text[:pos]:
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+    return bool(quote)
 
 
 def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[str, str]) -> LaunchCommand | None:
@@ -168,7 +200,7 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
         word, missing = _expand(words[i], known)
         unresolved += missing
         name = Path(word).name
-        if name in ("srun", "mpirun", "torchrun", "deepspeed"):
+        if name in ("srun", "mpirun", "mpiexec", "torchrun", "deepspeed"):
             kind = name
             prefix.append(name)
             i += 1
@@ -210,7 +242,10 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
         # the launcher's own options, up to the entry
         while i < len(words) and words[i].startswith("-"):
             opt, eq, val = words[i].partition("=")
-            prefix.append(_expand(words[i], known)[0])
+            word, missing = _expand(words[i], known)
+            unresolved += missing
+            start = len(prefix)
+            prefix.append(word)
             i += 1
             if opt in ("-m", "--module") and kind in ("torchrun", "accelerate launch", "deepspeed"):
                 prefix.pop()  # the entry's own words say it: `format_command` writes them back
@@ -221,10 +256,14 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
             takes_value = not eq and opt not in _SWITCHES.get(kind, ()) and i < len(words) and (
                 not words[i].endswith(".py") and not _is_launcher(words[i]) and not words[i].startswith("-"))
             if takes_value:
-                val, missing = _expand(words[i], known)
-                unresolved += missing
+                val, more = _expand(words[i], known)
+                unresolved += more
+                missing += more
                 prefix.append(val)
                 i += 1
+            if missing:  # an option whose value the file never gives is left out, not pasted in
+                del prefix[start:]
+                continue
             val = _expand(val, known)[0]
             if val.isdigit() and opt in NPROC:
                 nproc = int(val)
@@ -261,7 +300,8 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
 
 def _is_launcher(word: str) -> bool:
     name = Path(word).name
-    return name in ("srun", "mpirun", "torchrun", "deepspeed", "accelerate") or bool(_PYTHON.fullmatch(name))
+    return name in ("srun", "mpirun", "mpiexec", "torchrun", "deepspeed", "accelerate") or bool(
+        _PYTHON.fullmatch(name))
 
 
 def _place(launch: LaunchCommand, where: str, cwd: str | None, exists: Callable[[str], bool] | None) -> LaunchCommand:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import children
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
-from .launch import DOCS, commands_in, console_scripts, parse_launch, shell_defaults
+from .launch import commands_in, console_scripts, parse_launch, shell_defaults
 
 ENTRY_NAME = re.compile(
     r"^(train|finetune|fine_tune|pretrain|main|run_\w+|run|sample|generate|infer|inference|eval|evaluate|bench\w*)"
@@ -27,6 +27,8 @@ ENTRY_NAME = re.compile(
 ASIDE_NAME = re.compile(r"(generat|download|prepar|convert|export|eval|infer|sampl|release|test|preprocess|tokeni[sz]|"
                         r"upload|merge|demo|visuali[sz]|plot|benchmark_data|setup)", re.I)
 TRAINS = re.compile(r"\.backward\(|optimizer\.step\(|\bTrainer\(|\.fit\(|trainer\.train\(|manual_backward\(")
+_IMPORT = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
+_FROM_IMPORT = re.compile(r"^\s*from\s+([A-Za-z_][\w.]*)\s+import\s+\(?([\w ,]+)", re.M)
 MAX_READ = 3000  # files opened
 MAX_LAUNCH_SOURCES = 300
 MAX_CANDIDATES = 200
@@ -87,6 +89,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
     py.sort(key=lambda f: (not ENTRY_NAME.match(Path(f).name), f.count("/"), f))
     read = 0
     trains: set[str] = set()
+    imports: dict[str, set[str]] = {}  # script -> the repo files it imports
     for rel in launch_sources[:MAX_LAUNCH_SOURCES] + py:
         if read >= MAX_READ or time.monotonic() > deadline:
             scan.stopped_early = f"stopped after reading {read} of {len(files)} files (limit reached)"
@@ -97,6 +100,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
             continue
         if rel.endswith(".py"):
             score, reasons = _score(rel, text)
+            imports[rel] = _repo_imports(text, listed)
             if TRAINS.search(text):
                 trains.add(rel)
             if score >= 6 or rel in trains:
@@ -105,24 +109,54 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
                 c.reasons += reasons
             continue
         where = str(Path(rel).parent) if "/" in rel else ""
-        defaults = shell_defaults(text) if not rel.lower().endswith(DOCS) else {}
+        defaults: dict[str, str] = {}
         for n, cmd in commands_in(rel, text):
+            # variables as a reader typing the file top-down has them (a doc may set them a block earlier)
+            defaults.update(shell_defaults(cmd))
             launch = parse_launch(cmd, f"{rel}:{n}", where, defaults, consoles, listed.__contains__)
             if launch and launch.path:
                 scan.launches.append(launch)
     for launch in scan.launches:
         c = cands.setdefault(launch.path or "", ScriptCandidate(path=launch.path or "", score=0))
-        c.score += 6 if c.launch is None else 1  # launched at all counts most; more places add a little
+        more = sum(r.startswith("launched in") for r in c.reasons)
+        c.score += 6 if more == 0 else 1 if more < 4 else 0  # launched at all counts most; more places a little
         c.reasons.append(f"launched in {launch.source}")
         if c.launch is None or _better(launch, c.launch):
             c.launch = launch
+    for c in cands.values():
+        via = sorted(imports.get(c.path, set()) & trains)
+        if c.path not in trains and via:  # `scripts/train.py` whose loop lives in the package it imports
+            trains.add(c.path)
+            c.score += 6
+            c.reasons.append(f"trains (in {via[0]})")
+        if c.launch is None and "has __main__" not in c.reasons:  # a library module: the entry calls it
+            c.score -= 6
     if trains:  # generate, download, convert, eval ... scripts rank below anything that trains
         for c in cands.values():
-            if c.path not in trains and ASIDE_NAME.search(Path(c.path).name):
-                c.score -= 12
-                c.reasons.append("not a training script by its name")
+            if c.path not in trains:
+                c.score -= 12 if ASIDE_NAME.search(Path(c.path).name) else 6
+                c.reasons.append("does not train" + (" (by its name)" if ASIDE_NAME.search(Path(c.path).name) else ""))
     scan.candidates = sorted(cands.values(), key=lambda c: (-c.score, c.path))[:MAX_CANDIDATES]
     return scan
+
+
+def _repo_imports(text: str, listed: set[str]) -> set[str]:
+    """The repo files a script imports by absolute name (`from pkg.train_util import X`), found by path."""
+    found = set()
+    for m in _IMPORT.finditer(text):
+        parts = m.group(1).split(".")
+        for base in ("", "src/"):
+            for cand in (f"{base}{'/'.join(parts)}.py", f"{base}{'/'.join(parts)}/__init__.py"):
+                if cand in listed:
+                    found.add(cand)
+        if len(parts) > 1 and f"{'/'.join(parts[:-1])}.py" in listed:  # `from pkg.mod import name`
+            found.add(f"{'/'.join(parts[:-1])}.py")
+    for m in _FROM_IMPORT.finditer(text):  # `from pkg import train_util`
+        for name in re.split(r"[,\s()]+", m.group(2)):
+            cand = f"{m.group(1).replace('.', '/')}/{name}.py"
+            if name and cand in listed:
+                found.add(cand)
+    return found
 
 
 def _launches_here(rel: str) -> bool:

@@ -1,0 +1,88 @@
+"""How well wamf-tui reads real jobs: the development corpus, hand-checked, against what the app proposes.
+
+Run by hand. Each job in `corpus.json` names a public repository at a pinned commit and the facts of
+its command, checked by hand from the repo's own docs and code (facts and line numbers only):
+the entry script, its launcher, the folder it runs from, what the entry needs from the launcher,
+and the required inputs its command still lacks. Check the repositories out first, one folder each
+named `owner+name` (the search tool's `fetch`, then `git clone` of the snapshot at the commit):
+
+    python benchmarks/corpus_eval.py /work/corpus
+
+It prints, per job, what the app proposes and every fact it gets wrong, then the share right per fact.
+Nothing of the corpus runs: the same reading the app does (detection, the script reader, the proposals).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from wamf_tui import proposals
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.benchmark import job_args
+from wamf_tui.analyze.needs import missing_inputs
+from wamf_tui.detect.launch import parse_launch
+from wamf_tui.detect.scripts import scan_scripts
+from wamf_tui.model import InitState
+
+FACTS = ("found", "top", "launcher", "cwd", "needs", "required")
+
+
+def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
+    scan = scans.setdefault(str(root), scan_scripts(root))
+    paths = [c.path for c in scan.candidates]
+    cand = next((c for c in scan.candidates if c.path == job["entry"]), None)
+    # `top` only where the repo has one main job; a collection of examples has no single right first
+    got: dict[str, bool | str] = {"found": cand is not None,
+                                  "top": not job.get("primary") or bool(paths) and paths[0] == job["entry"]}
+    if cand is None:
+        return {**got, **{f: False for f in FACTS[2:]}, "why": f"not a candidate; top: {paths[:3]}"}
+    launch = cand.launch
+    command = launch.command if launch else f"python {job['entry']}"
+    analysis = analyze_script(root / job["entry"], root)
+    got["needs"] = sorted(n.code for n in analysis.needs) == sorted(job.get("needs", []))
+    state = InitState(repo_path=str(root), script=job["entry"], command=command, launch=launch, analysis=analysis)
+    state.detected.scripts = scan
+    run = proposals.run_line(state)  # what the user is offered: the launcher and folder after the entry's fixes
+    ran = parse_launch(run)
+    got["launcher"] = ran is not None and ran.launcher in job["launcher"]
+    got["cwd"] = ran is not None and ran.cwd == job.get("cwd", "")
+    args = job_args(run) or []
+    missing = [r.name for r in missing_inputs(analysis.required, args, proposals.store_true(analysis))]
+    got["required"] = sorted(missing) == sorted(job.get("required", []))
+    got["why"] = (f"run {run!r}; needs {[n.code for n in analysis.needs]}; missing {missing}; "
+                  f"top {paths[:2]}")
+    return got
+
+
+def main() -> int:
+    corpus = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/corpus")
+    jobs = json.loads((Path(__file__).parent / "corpus.json").read_text())["jobs"]
+    scans: dict = {}
+    right = dict.fromkeys(FACTS, 0)
+    counted = 0
+    for job in jobs:
+        root = corpus / job["repo"].replace("/", "+")
+        if not root.is_dir():
+            print(f"{job['repo']}: not checked out under {corpus}; skipped")
+            continue
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+        if not head.startswith(job["commit"]):
+            print(f"{job['repo']}: at {head[:10]}, not the pinned {job['commit'][:10]}; facts may differ")
+        got = evaluate(root, job, scans)
+        counted += 1
+        wrong = [f for f in FACTS if not got[f]]
+        for f in FACTS:
+            right[f] += bool(got[f])
+        print(f"{'ok  ' if not wrong else 'MISS'} {job['repo']} {job['entry']}"
+              + (f"  wrong: {', '.join(wrong)}; {got['why']}" if wrong else ""))
+    print()
+    for f in FACTS:
+        print(f"{f:<9} {right[f]}/{counted}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
