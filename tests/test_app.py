@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wamf_tui import contract, session
+from wamf_tui import contract, flow, session
 from wamf_tui.model import Step
 from wamf_tui.ui.app import WamfApp
 from wamf_tui.ui.screens import ConfirmScreen, StepScreen
@@ -380,3 +380,22 @@ async def test_the_collector_comes_back_once_the_first_frame_is_up(tmp_path):
     finally:
         gc.unfreeze()
         gc.enable()
+
+
+async def test_a_long_proposal_shows_its_start_and_is_shown_whole():
+    """A run line is longer than the answer line: its launcher must be what shows, and all of it above."""
+    from snapshot_states import app_at
+
+    app = app_at(Step.JOB)
+    long = "torchrun --standalone --nproc_per_node=8 train.py " + " ".join(f"--flag{i}=1" for i in range(20))
+    app.state.run = long
+    app.state.question = [q.key for q in flow.questions(app.state, Step.JOB)].index("run")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        answer = app.screen.query_one("#answer")
+        assert answer.value == long and answer.cursor_position == 0
+        assert sorted(answer.selection) == [0, len(long)]  # typing still replaces the whole proposal
+        prompt = str(app.screen.query_one("#prompt").render())
+        assert long in prompt.replace("\n", " ")
+        await pilot.press("x")
+        assert answer.value == "x"

@@ -14,6 +14,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets.input import Selection
 from textual.widgets.option_list import Option as ListOption
 
 from ..flow import Question
@@ -108,6 +109,7 @@ class PreviewPane(DrawsOnChange, VerticalScroll):
         self.query_one("#preview-body", Static).update(Text(text))
 
 
+LONG_ANSWER = 60  # longer proposals are also shown whole, wrapped, above the answer line
 PLACEHOLDERS = {
     "choice": "type your own answer · Enter takes the highlighted one · 1-9 pick · ↑↓ move · ? explain",
     "multi": "space toggles · 1-9 toggle · type to add your own · Enter accepts · ? explain",
@@ -168,6 +170,8 @@ class QuestionView(Vertical):
         prompt = Text()
         prompt.append("wamf  ", style="bold")
         prompt.append(q.prompt)
+        if q.kind == "text" and len(q.default) > LONG_ANSWER:  # the answer line shows a window of it: show it whole
+            prompt.append("\n" + q.default, style="dim")
         self.query_one("#prompt", Static).update(prompt)
         options = self.query_one("#options", OptionList)
         if not same:
@@ -181,7 +185,9 @@ class QuestionView(Vertical):
             typed = answer.value
             if not (same and keep_typed and typed != self.prefilled):
                 answer.value = q.default
-                answer.action_select_all()  # typing replaces the proposal; Enter accepts it
+                # all selected, so typing replaces the proposal and Enter accepts it; the cursor at the
+                # start, so a long command shows its beginning (its launcher), not its last flags
+                answer.selection = Selection(len(q.default), 0)
             self.prefilled = q.default
         elif not same:
             answer.value = ""
