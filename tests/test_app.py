@@ -399,3 +399,65 @@ async def test_a_long_proposal_shows_its_start_and_is_shown_whole():
         assert long in prompt.replace("\n", " ")
         await pilot.press("x")
         assert answer.value == "x"
+
+
+async def test_the_run_question_waits_for_the_scripts_reading(tmp_path, monkeypatch):
+    """Enter at the command, then Enter again at once: the full-length job must not be accepted as the
+    run line before the reading lands; the next question then is the benchmark table."""
+    import threading as th
+
+    from wamf_tui.analyze import isolated
+
+    release = th.Event()
+    real = isolated.analyze_in_child
+
+    def slow(script, root, timeout=isolated.TIMEOUT_S):
+        release.wait(10)
+        return real(script, root, timeout)
+
+    monkeypatch.setattr(isolated, "analyze_in_child", slow)
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle_detection(pilot, app)
+        while app.screen.qview.question.key != "command":
+            await pilot.press("enter")
+            await pilot.pause()
+        await pilot.press("enter", "enter", "enter")
+        assert app.screen.qview.question.key == "reading" and app.state.run == ""
+        assert "Reading train.py" in app.screen.qview.question.prompt
+        release.set()
+        await settle(pilot, app)
+        assert app.screen.qview.question.key == "changes" and not app.state.reading
+
+
+async def settle_detection(pilot, app: WamfApp) -> None:
+    await pilot.pause()
+    while any(p != "analysis" for p in app.pending):
+        await pilot.pause(0.05)
+
+
+async def test_resume_reads_a_script_whose_reading_was_cut_off(tmp_path):
+    """Killed while the script was read: resume reads it again instead of skipping the benchmark."""
+    app = demo_app(tmp_path, detect=False)
+    app.state.step, app.state.script, app.state.reading = Step.JOB, "train.py", True
+    app.state.answered = ["reader", "repo", "activate", "command"]
+    saved = app.state.model_copy(deep=True)
+    again = WamfApp(session.new_state(app.state.repo_path), saved=saved, detect=False)
+    async with again.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("1")  # resume
+        await settle(pilot, again)
+        assert again.state.analysis is not None and again.state.changes and not again.state.reading
+
+
+async def test_question_mark_explains_and_never_replaces_the_proposal(tmp_path):
+    app = demo_app(tmp_path, detect=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")  # reader
+        q = app.screen.qview.question
+        assert q.kind == "text" and q.default
+        await pilot.press("?")
+        assert app.screen.qview.typed() == q.default
+        await pilot.press("enter")
+        assert app.state.repo == q.default

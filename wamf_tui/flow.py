@@ -79,6 +79,10 @@ def questions(state: InitState, step: Step) -> list[Question]:
         qs.append(_q(state, "activate", "text", default=state.activate or proposals.activate_line(state)))
         qs.append(_q(state, "command", "choice", default=proposals.command_default(state),
                      options=[Option(cmd, cmd, note=why) for cmd, why in proposals.candidate_commands(state)]))
+        if state.reading:  # the run line depends on the script's reading: nothing to accept before it lands
+            qs.append(Question("reading", "choice", say("reading", r, script=state.script), explain("reading", r),
+                               free_text=False))
+            return qs
         if state.changes:
             qs.append(_q(state, "changes", "multi", free_text=False, options=[
                 Option(f"{c.what} -> {c.how}", str(i), c.enabled, c.why) for i, c in enumerate(state.changes)]))
@@ -151,6 +155,8 @@ def answer(state: InitState, value: str | list[str]) -> Outcome:
     q = current(state)
     if q is None:
         return Outcome("No question here.", "stay")
+    if q.key == "reading":
+        return Outcome(None, "stay")
     outcome = _apply(state, q, value)
     if outcome.error:
         return outcome
@@ -168,6 +174,7 @@ def take_analysis(state: InitState, analysis: Analysis) -> None:
 
     q = current(state)
     key = q.key if q else None
+    state.reading = False
     state.analysis = analysis
     state.changes = propose(analysis, default_steps(analysis), state.mode) if analysis.kind == "training" else []
     keys = [x.key for x in questions(state, state.step)]
@@ -175,6 +182,15 @@ def take_analysis(state: InitState, analysis: Analysis) -> None:
         key = "changes"  # the table is the point of choosing a script: never skip past it
     if key in keys:
         state.question = keys.index(key)
+
+
+def analysis_failed(state: InitState) -> None:
+    """The script could not be read: the questions that waited for it are asked on what is known."""
+    if state.reading:
+        state.reading = False
+        keys = [q.key for q in questions(state, state.step)]
+        if state.step == Step.JOB and "run" in keys:
+            state.question = keys.index("run")
 
 
 def advance(state: InitState) -> None:

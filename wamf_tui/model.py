@@ -284,6 +284,7 @@ class InitState(BaseModel):
     command: str = ""  # the command that runs the job today
     launch: LaunchCommand | None = None  # that command, read
     script: str = ""  # its entry's file, from the repo root
+    reading: bool = False  # the script is being read: the questions that depend on it wait
     run: str = ""
     node: str = ""
     dirty_decision: str = ""

@@ -123,6 +123,12 @@ MESSAGES: dict[str, Message] = {
         "NVML process and utilisation readings, when available, back the proposal.",
         "I checked the GPUs with NVML (NVIDIA's monitoring library) where it was available.",
     ),
+    "reading": Message(
+        "Reading {script} ...",
+        "Reading {script} to propose the short timed version ...",
+        "The run line depends on what the script does; it comes when the reading is done.",
+        "The next questions depend on what your script does; they come as soon as I have read it.",
+    ),
     "run_missing": Message(
         "The job's parser requires {names}; add it to the command.",
         "Your script will not start without {names}; please add it to the command.",

@@ -165,6 +165,8 @@ class WamfApp(App):
             self.saved.template_path = self.state.template_path or self.saved.template_path
             self.state = self.saved
         self.saved = None
+        if self.state.reading or self.state.script and self.state.analysis is None:
+            self.start_analysis()  # killed while the script was read: read it again, never skip past it
         self.show_step()
         if self.detect:
             self.start_detection()
@@ -254,6 +256,8 @@ class WamfApp(App):
             return
         if msg.subject in self.pending:
             self.pending.remove(msg.subject)
+        if msg.subject == "analysis" and isinstance(msg.facts, Exception):
+            flow.analysis_failed(self.state)  # the flow goes on; the run line is the user's to check
         if isinstance(msg.facts, Exception):
             if msg.subject not in SUBJECTS or str(msg.facts) not in self.failures_told:
                 self.notify(f"{msg.subject} failed: {msg.facts}", severity="warning")
@@ -309,6 +313,7 @@ class WamfApp(App):
                         severity="warning")
             return
         self.pending.append("analysis")
+        self.state.reading = True
         root = self.state.repo_path
         self.run_worker(self._detect_one("analysis", lambda: isolated.analyze_in_child(script, root)), thread=True,
                         group="analysis", exclusive=True)

@@ -118,7 +118,8 @@ PLACEHOLDERS = {
 
 
 class AnswerInput(Input):
-    """The answer line. While it is empty, digits, space and ? act as keys (pick, toggle, explain).
+    """The answer line. While it is empty, digits, space and ? act as keys (pick, toggle, explain); ?
+    also while it holds the untouched proposal, which it explains and never replaces.
 
     Decided here, in key order, rather than by screen bindings: over a slow SSH link keys arrive
     in batches, and a binding would see the line still empty while typed keys are queued."""
@@ -134,7 +135,9 @@ class AnswerInput(Input):
     async def _on_key(self, event: events.Key) -> None:
         q = getattr(self.parent, "question", None)
         c = event.character
-        if not self.value and c and (c == "?" or (c in "123456789 " and q is not None and q.options)):
+        proposal = bool(self.value) and sorted(self.selection) == [0, len(self.value)]  # untouched, all selected
+        if c and (c == "?" and (not self.value or proposal) or (
+                not self.value and c in "123456789 " and q is not None and q.options)):
             event.stop()
             event.prevent_default()
             self.post_message(self.Shortcut(c))
