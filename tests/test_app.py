@@ -461,3 +461,42 @@ async def test_question_mark_explains_and_never_replaces_the_proposal(tmp_path):
         assert app.screen.qview.typed() == q.default
         await pilot.press("enter")
         assert app.state.repo == q.default
+
+
+async def test_going_back_shows_the_users_own_answer_not_option_1(tmp_path):
+    app = demo_app(tmp_path)
+    own = "python train.py --lr 3e-4"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        while app.screen.qview.question.key != "command":
+            await pilot.press("enter")
+            await pilot.pause()
+        app.screen.query_one("#answer").value = own
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert app.state.command == own
+        await pilot.press("escape")  # back to the step's first question, then down to the command again
+        while app.screen.qview.question.key != "command":
+            await pilot.press("enter")
+            await pilot.pause()
+        assert app.screen.qview.typed() == own
+        await pilot.press("down")  # moving through the options leaves the own answer for the option
+        assert app.screen.qview.typed() == ""
+
+
+async def test_a_command_pasted_over_several_lines_is_kept_whole(tmp_path):
+    from textual import events
+
+    app = demo_app(tmp_path, detect=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")  # reader; the repo line is a text question
+        answer = app.screen.query_one("#answer")
+        answer.post_message(events.Paste("torchrun --nproc_per_node=2 \\\n  train.py \\\n  --lr 3e-4\n"))
+        await pilot.pause()
+        assert answer.value == "torchrun --nproc_per_node=2 train.py --lr 3e-4"
+        assert "3 lines" in str(app.screen.query_one("#message").render())
+        answer.value = ""
+        answer.post_message(events.Paste("one line"))
+        await pilot.pause()
+        assert answer.value == "one line"

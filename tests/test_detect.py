@@ -302,3 +302,13 @@ def test_the_detected_rows_put_the_branch_first_and_mark_every_cut(tmp_path):
     assert rows[0] == ("repo", f"main @ {rows[0][1].split(' @ ')[1]}") and rows[1] == ("", str(root))
     assert rows[2][1].endswith("…") and len(rows[2][1]) == 60
     assert ("", "lib0 1.0, lib1 1.0, lib2 1.0, lib3 1.0, lib4 1.0, lib5 1.0, …") in rows
+
+
+def test_the_detected_pane_follows_the_chosen_script():
+    from wamf_tui.detect import describe
+    from wamf_tui.model import Detected, ScriptCandidate, ScriptScan
+
+    d = Detected(scripts=ScriptScan(candidates=[ScriptCandidate(path=f"s{i}.py", score=10 - i) for i in range(5)]))
+    rows = [text for label, text in describe(d) if label == "script" or text.endswith(".py") or "more" in text]
+    assert rows == ["s0.py", "s1.py", "s2.py", "2 more in the job question"]
+    assert describe(d, "s4.py")[0] == ("script", "s4.py  (chosen)")

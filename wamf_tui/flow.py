@@ -112,7 +112,7 @@ def questions(state: InitState, step: Step) -> list[Question]:
     if step == Step.CHECKS:
         checks = state.checks if "checks" in state.answered else proposals.checkpoints(state)
         opts = [
-            Option(f"{c.name}: {c.what}", str(i), c.enabled, f"{c.where} · steps {c.steps} · {c.tolerance}")
+            Option(f"{c.name}: {c.what}", str(i), c.enabled, f"{c.where} · {c.steps} · {c.tolerance}")
             for i, c in enumerate(checks)
         ]
         examples = proposals.extra_check_examples(state)

@@ -129,6 +129,7 @@ MESSAGES: dict[str, Message] = {
         "The run line depends on what the script does; it comes when the reading is done.",
         "The next questions depend on what your script does; they come as soon as I have read it.",
     ),
+    "paste_joined": Message("Pasted {lines} lines, joined into one.", "You pasted {lines} lines; I joined them into one line."),
     "run_missing": Message(
         "The job's parser requires {names}; add it to the command.",
         "Your script will not start without {names}; please add it to the command.",

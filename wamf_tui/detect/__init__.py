@@ -91,8 +91,9 @@ def _some(items: list[str], n: int) -> str:
     return ", ".join(items[:n]) + (", …" if len(items) > n else "")
 
 
-def describe(d: Detected) -> list[tuple[str, str]]:
-    """(label, text) rows for the detected pane and `wamf-tui detect`."""
+def describe(d: Detected, chosen: str = "") -> list[tuple[str, str]]:
+    """(label, text) rows for the detected pane and `wamf-tui detect`; `chosen`, the job script the
+    user picked, leads the script rows."""
     rows: list[tuple[str, str]] = []
     r = d.repo
     if r is not None:
@@ -150,8 +151,14 @@ def describe(d: Detected) -> list[tuple[str, str]]:
         rows.append(("", verdict(h)))
     s = d.scripts
     if s is not None:
-        for i, c in enumerate(s.candidates[:3]):
-            rows.append(("script" if i == 0 else "", f"{c.path}" + (f"  ({c.launch.launcher})" if c.launch else "")))
+        first = [c for c in s.candidates if c.path == chosen]
+        shown = (first + [c for c in s.candidates if c.path != chosen])[:3]
+        for i, c in enumerate(shown):
+            mark = "  (chosen)" if first and i == 0 else ""
+            rows.append(("script" if i == 0 else "",
+                         f"{c.path}" + (f"  ({c.launch.launcher})" if c.launch else "") + mark))
+        if len(s.candidates) > 3:
+            rows.append(("", f"{len(s.candidates) - 3} more in the job question"))
         if not s.candidates:
             rows.append(("script", "no job script found"))
         if s.stopped_early:

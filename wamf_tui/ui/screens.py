@@ -86,7 +86,8 @@ class StepScreen(Screen):
 
     def redraw_detected(self) -> None:
         if self.ready:
-            self.query_one(DetectedPane).show(describe(self.app.state.detected), self.app.pending)
+            st = self.app.state
+            self.query_one(DetectedPane).show(describe(st.detected, st.script), self.app.pending)
 
     # --- answering -----------------------------------------------------------
 
@@ -112,6 +113,10 @@ class StepScreen(Screen):
             self.submit(self.qview.multi_value())
         else:
             self.submit(q.options[event.option_index].value)
+
+    def on_answer_input_joined(self, event: AnswerInput.Joined) -> None:
+        event.stop()
+        self.qview.say(say("paste_joined", self.app.state.reader_register, lines=event.lines))
 
     def on_answer_input_shortcut(self, event: AnswerInput.Shortcut) -> None:
         event.stop()
@@ -194,6 +199,9 @@ class StepScreen(Screen):
             if options.display and options.option_count:
                 options.action_cursor_up() if event.key == "up" else options.action_cursor_down()
                 event.stop()
+                q = self.qview.question
+                if q is not None and q.kind == "choice" and self.focused.value == self.qview.prefilled:
+                    self.focused.value = ""  # an earlier own answer, untouched: Enter now takes the option
 
 
 class KeysScreen(ModalScreen[None]):

@@ -132,12 +132,36 @@ class AnswerInput(Input):
             super().__init__()
             self.character = character
 
+    class Joined(Message):
+        """A paste of several lines was joined into the one answer line (say so: nothing dropped silently)."""
+
+        def __init__(self, lines: int) -> None:
+            super().__init__()
+            self.lines = lines
+
+    def _on_paste(self, event: events.Paste) -> None:
+        r"""A pasted command over several lines (`\` continuations, or a plain line break) is one
+        command: its lines are joined, as the shell joins them. Textual's own keeps the first line."""
+        lines = [ln.strip() for ln in event.text.splitlines() if ln.strip()]
+        if len(lines) > 1:
+            event.prevent_default()
+            event.stop()
+            joined = " ".join(ln[:-1].rstrip() if ln.endswith("\\") else ln for ln in lines)
+            if self.selection.is_empty:
+                self.insert_text_at_cursor(joined)
+            else:
+                self.replace(joined, *self.selection)
+            self.post_message(self.Joined(len(lines)))
+        # one line: Input's own handler, next in the class chain, inserts it
+
     async def _on_key(self, event: events.Key) -> None:
         q = getattr(self.parent, "question", None)
         c = event.character
         proposal = bool(self.value) and sorted(self.selection) == [0, len(self.value)]  # untouched, all selected
+        # on a choice, the user's own earlier answer (untouched) is no obstacle to picking an option
+        empty = not self.value or proposal and q is not None and q.kind != "text"
         if c and (c == "?" and (not self.value or proposal) or (
-                not self.value and c in "123456789 " and q is not None and q.options)):
+                empty and c in "123456789 " and q is not None and q.options)):
             event.stop()
             event.prevent_default()
             self.post_message(self.Shortcut(c))
@@ -191,6 +215,11 @@ class QuestionView(Vertical):
                 # all selected, so typing replaces the proposal and Enter accepts it; the cursor at the
                 # start, so a long command shows its beginning (its launcher), not its last flags
                 answer.selection = Selection(len(q.default), 0)
+            self.prefilled = q.default
+        elif not same and q.kind == "choice" and q.free_text and q.default and q.default not in {
+                o.value for o in q.options}:  # the user's own answer, back again: on its line, not option 1
+            answer.value = q.default
+            answer.selection = Selection(len(q.default), 0)
             self.prefilled = q.default
         elif not same:
             answer.value = ""
