@@ -28,6 +28,7 @@ from wamf_tui.detect.scripts import scan_scripts
 from wamf_tui.model import InitState
 
 FACTS = ("found", "top", "launcher", "cwd", "needs", "required")
+ROLES = ("loss", "forward", "backward", "optimizer_step", "grad_clip")
 
 
 def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
@@ -52,8 +53,13 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
     args = job_args(run) or []
     missing = [r.name for r in missing_inputs(analysis.required, args, proposals.store_true(analysis))]
     got["required"] = sorted(missing) == sorted(job.get("required", []))
-    got["why"] = (f"run {run!r}; needs {[n.code for n in analysis.needs]}; missing {missing}; "
-                  f"top {paths[:2]}")
+    found = {a.role: f"{a.file}:{a.line}" for a in analysis.anchors}
+    for role, want in job.get("anchors", {}).items():
+        got[role] = found.get(role) == want
+        if not got[role]:
+            got["why"] = f"{role} at {found.get(role)}, hand-checked {want}; "
+    got["why"] = str(got.get("why", "")) + (f"run {run!r}; needs {[n.code for n in analysis.needs]}; "
+                                             f"missing {missing}; top {paths[:2]}")
     return got
 
 
@@ -61,8 +67,9 @@ def main() -> int:
     corpus = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/corpus")
     jobs = json.loads((Path(__file__).parent / "corpus.json").read_text())["jobs"]
     scans: dict = {}
-    right = dict.fromkeys(FACTS, 0)
+    right = dict.fromkeys(FACTS + ROLES, 0)
     counted = 0
+    anchored = 0
     for job in jobs:
         root = corpus / job["repo"].replace("/", "+")
         if not root.is_dir():
@@ -73,14 +80,17 @@ def main() -> int:
             print(f"{job['repo']}: at {head[:10]}, not the pinned {job['commit'][:10]}; facts may differ")
         got = evaluate(root, job, scans)
         counted += 1
-        wrong = [f for f in FACTS if not got[f]]
-        for f in FACTS:
-            right[f] += bool(got[f])
+        wrong = [f for f in FACTS + ROLES if f in got and not got[f]]
+        anchored += "anchors" in job
+        for f in FACTS + ROLES:
+            right[f] += bool(got.get(f))
         print(f"{'ok  ' if not wrong else 'MISS'} {job['repo']} {job['entry']}"
               + (f"  wrong: {', '.join(wrong)}; {got['why']}" if wrong else ""))
     print()
     for f in FACTS:
-        print(f"{f:<9} {right[f]}/{counted}")
+        print(f"{f:<15} {right[f]}/{counted}")
+    for f in ROLES:  # scored over the jobs whose anchors were checked by hand
+        print(f"{f:<15} {right[f]}/{anchored}")
     return 0
 
 

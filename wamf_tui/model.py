@@ -235,6 +235,7 @@ class Analysis(BaseModel):
     flags: dict[RepoText, RepoText | None] = {}
     needs: list[Need] = []
     required: list[Required] = []
+    logged: list[RepoText] = []  # metric names the job logs (wandb.log keys, add_scalar tags, self.log names)
     module: RepoText | None = None  # the entry as a module (`pkg.train`), when it sits in a package
     module_root: RepoText = ""  # the folder `python -m` runs it from
     config_system: RepoText = "unknown"

@@ -5,6 +5,7 @@ Pure functions of `InitState`: no I/O, so proposals are instant and testable.
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -204,51 +205,71 @@ def _anchor(state: InitState, role: str) -> Anchor | None:
     return next((a for a in state.analysis.anchors if a.role == role), None)
 
 
-def _precision(state: InitState) -> str:
-    if state.analysis is None:
-        return "fp32"
-    names = " ".join(f.name for f in state.analysis.precision).lower()
-    if "bf16" in names or "bfloat16" in names:
-        return "bf16"
-    if "fp16" in names or "float16" in names or "half" in names:
-        return "fp16"
-    return "fp32"
+def _precision(state: InitState) -> tuple[str, str]:
+    """(bf16 | fp16 | fp32, where it was read): autocast and dtype calls, then the command's own switches
+    (`--mixed_precision=bf16`, `--bf16 True`, `--fp16`) which set it for the launcher or the trainer."""
+    a = state.analysis
+    found = [(f.name.lower(), f"{f.file}:{f.line}") for f in a.precision] if a else []
+    words = " ".join([state.run, state.command]).lower()
+    switches = re.findall(r"--(?:mixed_precision[= ]\S+|bf16(?:[= ]true)?|fp16(?:[= ]true)?)", words)
+    found += [(w, "the command") for w in switches if not w.endswith(("no", "false"))]
+    for name, where in found:
+        if "bf16" in name or "bfloat16" in name:
+            return "bf16", where
+    for name, where in found:
+        if "fp16" in name or "float16" in name or "half" in name:
+            return "fp16", where
+    return "fp32", ""
 
 
 def checkpoints(state: InitState) -> list[Checkpoint]:
-    """A few correctness checkpoints from the analysis anchors; generic ones without analysis."""
-    low = _precision(state) in ("bf16", "fp16")
+    """Correctness checkpoints at the training step's anchors (found from data flow, see `analyze.step`);
+    generic ones without an analysis. Tolerances follow the job's precision, and say why."""
+    precision, read_at = _precision(state)
+    low = precision in ("bf16", "fp16")
     tight, loose = ("rtol 1e-2", "rtol 5e-2") if low else ("rtol 1e-5", "rtol 1e-3")
+    why = f" ({precision}, {read_at})" if low else ""
     exact = state.mode == "accuracy"
     if exact:
         tight = loose = "bit-exact"
+        why = ""
     inference = state.analysis is not None and state.analysis.kind == "inference"
 
     def where(role: str, fallback: str) -> str:
         a = _anchor(state, role)
-        return f"{a.file}:{a.line}" if a else fallback
+        if a is None:
+            return fallback
+        return f"{a.file}:{a.line}" + (f" via {a.text}" if "hook" in a.text or "Callback" in a.text else "")
 
     if inference:
         return [
             Checkpoint(name="outputs", where=where("forward", "the generate / forward call"),
                        what="generated tokens or output summary (mean |x|, shape, dtype)", steps="every batch",
                        tolerance="exact tokens" if not low else "exact tokens; logits rtol 1e-2"),
-            Checkpoint(name="inputs", where=where("forward", "the generate / forward call"),
+            Checkpoint(name="inputs", where=where("batch", where("forward", "the generate / forward call")),
                        what="batch shapes and dtypes", steps="first 3 batches", tolerance="exact"),
         ]
     checks = [
         Checkpoint(name="loss", where=where("loss", "where the loss is computed"), what="loss value",
-                   steps="every step", tolerance=tight if exact else f"{tight} steps 1-5, {loose} after"),
+                   steps="every step", tolerance=(tight if exact else f"{tight} steps 1-5, {loose} after") + why),
     ]
-    if _anchor(state, "grad_clip"):
-        checks.append(Checkpoint(name="grad norm", where=where("grad_clip", ""), what="total gradient norm",
-                                 steps="every step", tolerance=loose))
-    checks += [
-        Checkpoint(name="model outputs", where=where("forward", "the model forward call"),
-                   what="mean |output|, shape, dtype", steps="steps 1-3", tolerance=tight),
-        Checkpoint(name="batch", where=where("forward", "the model forward call"),
-                   what="input shapes and dtypes", steps="steps 1-3", tolerance="exact"),
-    ]
+    clip = _anchor(state, "grad_clip")
+    if clip is not None:
+        what = "total gradient norm" + (" (the value the clip call returns)" if "clip" in clip.text else "")
+        checks.append(Checkpoint(name="grad norm", where=where("grad_clip", ""), what=what, steps="every step",
+                                 tolerance=loose + why))
+    elif _anchor(state, "optimizer_step") is not None:  # no clipping: a norm computed just before the step
+        opt = _anchor(state, "optimizer_step")
+        checks.append(Checkpoint(name="grad norm", where=f"{opt.file}:{opt.line}, just before the step",
+                                 what="total gradient norm, computed there (no clip runs)", steps="every step",
+                                 tolerance=loose + why))
+    if state.analysis is None or _anchor(state, "forward") is not None:  # a library's loop has no forward line
+        checks += [
+            Checkpoint(name="model outputs", where=where("forward", "the model forward call"),
+                       what="mean |output|, shape, dtype", steps="steps 1-3", tolerance=tight + why),
+            Checkpoint(name="batch", where=where("batch", where("forward", "the model forward call")),
+                       what="input shapes and dtypes", steps="steps 1-3", tolerance="exact"),
+        ]
     return checks
 
 
@@ -258,10 +279,9 @@ def folders(state: InitState) -> list[str]:
 
 
 def extra_check_examples(state: InitState) -> str:
-    if state.analysis is None:
-        return "a metric you log, a second loss term"
-    logged = [f.name for f in state.analysis.evals][:1]
-    return ", ".join(logged + ["a metric you log", "a second loss term"])
+    """Examples from the job itself: metrics it logs (beyond the loss), never unrelated function names."""
+    logged = [m for m in state.analysis.logged if "loss" not in m.lower()][:2] if state.analysis else []
+    return ", ".join(logged) if logged else "a metric you log, a second loss term"
 
 
 def recorder(state: InitState) -> str:

@@ -18,8 +18,12 @@ from ..checkout import find_root
 from ..model import Analysis, Anchor, Fact, Required, StepControl
 from ..visible import gated
 from .needs import argparse_required, dataclass_required, read_needs
+from .step import QUIET_FUNCTIONS, ROLES, find_step
 
 MAX_BYTES = 2 * 1024 * 1024
+# Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
+HF_HOOK = "TrainerCallback.on_log (logging_steps=1: loss and grad_norm every step)"
+PL_HOOK = "on_before_optimizer_step hook (grad norm before each step)"
 FOLLOW_DEPTH = 2
 
 TRACKERS = {  # call suffix -> (name, environment switch)
@@ -48,6 +52,7 @@ CALLS = frozenset(
         "backward", "step", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
+        "log", "add_scalar", "log_dict", "log_metrics",
     })
 # The tables by the call's last name part: a call can only match an entry that ends like it.
 TRACKERS_BY_LAST: dict[str, list[str]] = {}
@@ -72,7 +77,7 @@ PL_KEYS = {
 @lru_cache(maxsize=4096)
 def _acts_on(last: str) -> bool:
     """Whether visit_Call reads a call whose last name part is `last`; names repeat, so it is cached."""
-    return last in CALLS or last.endswith("compile") or EVAL_CALLS.search(last) is not None
+    return last in CALLS or last.endswith(("compile", "Trainer")) or EVAL_CALLS.search(last) is not None
 
 
 def _dotted(node: ast.AST) -> str:
@@ -107,11 +112,15 @@ class _Reader(ast.NodeVisitor):
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
+        self.classes: list[tuple[str, list[str]]] = []  # the classes being read, with their bases
+        self.trainer_built: str | None = None  # file:line where an HF / TRL Trainer is built
+        self.quiet = 0  # inside an eval function, a no_grad block or a constructor: no loss anchor
 
         self._dispatch = {
             ast.If: self.visit_If, ast.Import: self.visit_Import, ast.ImportFrom: self.visit_ImportFrom,
             ast.FunctionDef: self.visit_FunctionDef, ast.AsyncFunctionDef: self.visit_FunctionDef,
             ast.Assign: self.visit_Assign, ast.Call: self.visit_Call, ast.Attribute: self.visit_Attribute,
+            ast.With: self.visit_With, ast.AsyncWith: self.visit_With, ast.ClassDef: self.visit_ClassDef,
         }
 
     def visit(self, node: ast.AST) -> None:
@@ -143,8 +152,8 @@ class _Reader(ast.NodeVisitor):
     # --- helpers ------------------------------------------------------------
 
     def anchor(self, role: str, node: ast.AST, once: bool = True) -> None:
-        if once and role in self.roles:
-            return
+        if once and role in self.roles or self.quiet and role == "loss":
+            return  # never a loss in an eval function, a no_grad block or a constructor
         self.roles.add(role)
         self.r.anchors.append(Anchor.model_construct(role=role, file=self.rel, line=node.lineno))
 
@@ -212,17 +221,39 @@ class _Reader(ast.NodeVisitor):
                 self.hydra_file = Path("." if path == "None" else path) / f"{conf}.yaml" if conf != "None" else None
             elif name.startswith(("click.", "typer")) or name.endswith(".command"):
                 self.r.config_system = self.r.config_system if self.r.config_system != "unknown" else "click"
-        if node.name == "training_step":
+        if node.name in ("training_step", "compute_loss") and self.classes:  # the module's or trainer's override
             self.r.kind = "training"
             for n in ast.walk(node):
                 if isinstance(n, ast.Return) and n.value is not None:
                     self.anchor("loss", n)
                     break
+            if any("LightningModule" in b for b in self.classes[-1][1]) and "grad_clip" not in self.roles:
+                self.roles.add("grad_clip")
+                self.r.anchors.append(Anchor(role="grad_clip", file=self.rel, line=node.lineno,
+                                             text=f"{PL_HOOK} of {self.classes[-1][0]}"))
         # the parameters themselves hold nothing to read; their defaults and the decorators might
         visit = self.visit
-        for child in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults, *node.body):
+        for child in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults):
             if child is not None and not isinstance(child, _LEAVES):
                 visit(child)
+        quiet = bool(QUIET_FUNCTIONS.search(node.name)) or any(
+            "no_grad" in _dotted(d) or "inference_mode" in _dotted(d) for d in node.decorator_list)
+        self.quiet += quiet
+        for child in node.body:
+            visit(child)
+        self.quiet -= quiet
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.classes.append((node.name, [_dotted(b) for b in node.bases]))
+        self.generic_visit(node)
+        self.classes.pop()
+
+    def visit_With(self, node: ast.With) -> None:
+        quiet = any("no_grad" in _dotted(i.context_expr) or "inference_mode" in _dotted(i.context_expr)
+                    for i in node.items)
+        self.quiet += quiet
+        self.generic_visit(node)
+        self.quiet -= quiet
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         """`cfg.trainer.max_steps` in a Hydra app: a step control overridden as `trainer.max_steps=N`."""
@@ -261,8 +292,7 @@ class _Reader(ast.NodeVisitor):
             self.anchor("loss", node)
         elif isinstance(node.value, ast.Call):
             callee = _dotted(node.value.func).lower()
-            if callee.split(".")[-1] in ("model", "net", "module", "forward") or callee.endswith(
-                    ("model", ".forward")):
+            if callee.split(".")[-1] in ("model", "net", "module", "forward"):  # not get_model(): a constructor
                 self.anchor("forward", node)
         # plain constants at module level: configurator scripts (nanoGPT) and constant configs
         for t in targets:
@@ -325,6 +355,8 @@ class _Reader(ast.NodeVisitor):
             self.fact("checkpoints", last if last != "save" else "torch.save", node)
         if last in UPLOADS:
             self.fact("uploads", last, node)
+        if last in ("log", "add_scalar", "log_dict", "log_metrics") and node.args:
+            self._logged(node.args[0])
         if last in SEEDS_BY_LAST and any(name == s or name.endswith("." + s) for s in SEEDS):
             arg = node.args[0] if node.args else None
             off = self.hydra_key(arg) if arg is not None else None
@@ -340,14 +372,27 @@ class _Reader(ast.NodeVisitor):
             label = _dotted(arg) or (_const(arg) or "")
             self.fact("output_dirs", label, node, self.flag_for(arg.attr) if isinstance(arg, ast.Attribute)
                       else None)
-        if last in ("Trainer", "SFTTrainer", "Seq2SeqTrainer") and any(
-                m.split(".")[0] in ("transformers", "trl") for m in self.imports):
+        if last.endswith("Trainer") and any(m.split(".")[0] in ("transformers", "trl") for m in self.imports) \
+                and not last.startswith("L"):
             self.r.kind = "training"
-            for role in ("forward", "loss", "backward", "optimizer_step"):
-                self.anchor(role, node)
+            self.trainer_built = self.trainer_built or f"{self.rel}:{node.lineno}"
         if last == "fit" or last == "train" and name.endswith("trainer.train"):
             self.r.kind = "training"
+            if last == "train" and self.trainer_built:  # the library runs the loop: read it from its log
+                hook = f"{HF_HOOK}, attached to the Trainer built at {self.trainer_built}"
+                for role in ("loss", "grad_clip"):
+                    if role not in self.roles:
+                        self.roles.add(role)
+                        self.r.anchors.append(Anchor(role=role, file=self.rel, line=node.lineno, text=hook))
         self.generic_visit(node)
+
+    def _logged(self, arg: ast.expr) -> None:
+        """Metric names from `wandb.log({"loss": ...})`, `add_scalar("train/loss", ...)`, `self.log("acc", ...)`."""
+        keys = arg.keys if isinstance(arg, ast.Dict) else [arg]
+        for k in keys:
+            if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value not in self.r.logged \
+                    and len(self.r.logged) < 20 and re.fullmatch(r"[\w/. -]{1,40}", k.value):
+                self.r.logged.append(k.value)
 
     def _config(self, node: ast.Call, name: str, last: str) -> None:
         if last == "ArgumentParser" and self.r.config_system == "unknown":
@@ -533,6 +578,7 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
     result = Analysis(script=_rel(script, root))
     queue = [(script, 0)]
     done: set[Path] = set()
+    step = None  # the training step: in the entry, else in the first module it reaches that has one
     while queue:
         path, depth = queue.pop(0)
         if path.resolve() in done:
@@ -563,6 +609,8 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
         except RecursionError:
             result.partial = True
             result.notes.append(f"{rel}: nested too deeply; facts may be missing")
+        if step is None and "backward" in text:
+            step = find_step(tree, rel)
         if depth == 0:
             result.module, result.module_root = _as_module(path, root)
             read_needs(tree, rel, result)
@@ -574,6 +622,9 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
                 p = _module_path(root, mod)
                 if p is not None and p.resolve() not in done:
                     queue.append((p, depth + 1))
+    if step is not None:  # data flow beats names: an eval function computes `loss = ...` too
+        result.kind = "training"
+        result.anchors = [a for a in result.anchors if a.role not in ROLES] + step.anchors
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
         result.kind = "inference"
     if result.config_system == "unknown" and result.step_controls:

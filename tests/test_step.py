@@ -1,0 +1,178 @@
+"""Correctness checkpoints where training really happens: one fixture job per pattern, each row's
+file:line asserted against the line it must point at."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import make_repo
+
+from wamf_tui import proposals
+from wamf_tui.analyze import analyze_script
+from wamf_tui.model import InitState
+
+EVAL_FIRST = """\
+import torch
+
+@torch.no_grad()
+def estimate_loss(model, batch):
+    out = model(batch)
+    loss = criterion(out, batch)
+    return loss
+
+def evaluate(model, loader):
+    for b in loader:
+        val_loss = criterion(model(b), b)
+
+loss_fn = torch.nn.CrossEntropyLoss()
+for step, batch in enumerate(loader):
+    out = model(batch)
+    loss = loss_fn(out, batch)
+    loss.backward()
+    optimizer.step()
+    if step % 100 == 0:
+        val_loss = evaluate(model, val_loader)
+"""
+
+AMP_ACCUM = """\
+import torch
+scaler = torch.cuda.amp.GradScaler()
+for step in range(100):
+    for micro in range(4):
+        x, y = get_batch()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits, loss = model(x, y)
+            loss = loss / grad_accum
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(optimizer)
+    scaler.update()
+"""
+
+ACCELERATE = """\
+from accelerate import Accelerator
+accelerator = Accelerator(mixed_precision="bf16")
+model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+def train():
+    for batch in loader:
+        outputs = model(**batch)
+        loss = outputs.loss
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+train()
+"""
+
+FABRIC = """\
+import lightning as L
+fabric = L.Fabric()
+for batch in loader:
+    inputs = batch["x"]
+    pred = model(inputs)
+    loss = torch.nn.functional.mse_loss(pred, batch["y"])
+    fabric.backward(loss)
+    optimizer.step()
+"""
+
+HF_SUBCLASS = """\
+from transformers import Trainer, TrainingArguments
+
+class MyTrainer(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False):
+        outputs = model(**inputs)
+        return outputs.loss * 2
+
+args = TrainingArguments(output_dir="out", bf16=True)
+trainer = MyTrainer(model=model, args=args)
+trainer.train()
+"""
+
+
+def rows(tmp_path: Path, files: dict[str, str], entry: str = "train.py", command: str = "") -> dict:
+    root = make_repo(tmp_path / "job", files)
+    state = InitState(repo_path=str(root), script=entry, command=command,
+                      analysis=analyze_script(root / entry, root))
+    return {c.name: c for c in proposals.checkpoints(state)}
+
+
+def at(text: str, needle: str, file: str = "train.py") -> str:
+    return f"{file}:{next(i for i, s in enumerate(text.splitlines(), 1) if needle in s)}"
+
+
+def test_the_eval_function_above_the_loop_is_never_the_loss(tmp_path):
+    got = rows(tmp_path, {"train.py": EVAL_FIRST})
+    assert got["loss"].where == at(EVAL_FIRST, "    loss = loss_fn(out, batch)")
+    loop_forward = [i for i, s in enumerate(EVAL_FIRST.splitlines(), 1) if s == "    out = model(batch)"][-1]
+    assert got["model outputs"].where == f"train.py:{loop_forward}"  # the loop's, not estimate_loss's
+    assert got["grad norm"].where.startswith(at(EVAL_FIRST, "optimizer.step()"))  # no clip: computed there
+    assert got["loss"].tolerance == "rtol 1e-5 steps 1-5, rtol 1e-3 after"  # fp32
+
+
+def test_scaler_accumulation_and_bf16(tmp_path):
+    got = rows(tmp_path, {"train.py": AMP_ACCUM})
+    assert got["loss"].where == at(AMP_ACCUM, "logits, loss = model(x, y)")  # back through `loss / accum`
+    assert got["model outputs"].where == at(AMP_ACCUM, "logits, loss = model(x, y)")
+    assert got["batch"].where == at(AMP_ACCUM, "x, y = get_batch()")
+    assert got["grad norm"].where == at(AMP_ACCUM, "clip_grad_norm_")
+    assert got["loss"].tolerance.startswith("rtol 1e-2 steps 1-5, rtol 5e-2 after (bf16, train.py:")
+
+
+def test_accelerate_and_its_precision_from_the_command(tmp_path):
+    got = rows(tmp_path, {"train.py": ACCELERATE.replace('mixed_precision="bf16"', "")},
+               command="accelerate launch --mixed_precision=fp16 train.py")
+    assert got["loss"].where == at(ACCELERATE, "loss = outputs.loss")
+    assert got["model outputs"].where == at(ACCELERATE, "outputs = model(**batch)")
+    assert got["loss"].tolerance.endswith("(fp16, the command)")
+
+
+def test_fabric(tmp_path):
+    got = rows(tmp_path, {"train.py": FABRIC})
+    assert got["loss"].where == at(FABRIC, "loss = torch.nn.functional.mse_loss")
+    assert got["model outputs"].where == at(FABRIC, "pred = model(inputs)")
+    assert got["batch"].where == at(FABRIC, 'inputs = batch["x"]')
+
+
+def test_a_loop_in_a_sibling_module_is_followed(tmp_path):
+    trainer = ("class Trainer:\n    def fit(self):\n        for b in self.loader:\n            out = self.model(b)\n"
+               "            loss = self.crit(out, b)\n            loss.backward()\n            self.opt.step()\n")
+    entry = "from trainer import Trainer\n\nif __name__ == '__main__':\n    Trainer().fit()\n"
+    got = rows(tmp_path, {"train.py": entry, "trainer.py": trainer})
+    assert got["loss"].where == "trainer.py:5" and got["model outputs"].where == "trainer.py:4"
+
+
+def test_hf_trainer_with_and_without_its_own_compute_loss(tmp_path):
+    got = rows(tmp_path, {"train.py": HF_SUBCLASS})
+    assert got["loss"].where == at(HF_SUBCLASS, "return outputs.loss * 2")
+    assert "bf16" in got["loss"].tolerance or "rtol 1e-5" in got["loss"].tolerance
+    plain = HF_SUBCLASS.replace("class MyTrainer(Trainer):\n    def compute_loss(self, model, inputs, "
+                                "return_outputs=False):\n        outputs = model(**inputs)\n"
+                                "        return outputs.loss * 2\n", "").replace("MyTrainer(", "Trainer(")
+    got = rows(tmp_path / "plain", {"train.py": plain})
+    built = at(plain, "trainer = Trainer(")
+    assert got["loss"].where == f"{at(plain, 'trainer.train()')} via TrainerCallback.on_log (logging_steps=1: " \
+                                f"loss and grad_norm every step), attached to the Trainer built at {built}"
+    assert "model outputs" not in got  # the library's loop: no forward line of the job's to point at
+
+
+@pytest.mark.parametrize("clip", [True, False])
+def test_grad_norm_where_clipping_runs_and_where_it_does_not(tmp_path, clip):
+    body = ("for b in loader:\n    loss = model(b)\n    loss.backward()\n"
+            + ("    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n" if clip else "")
+            + "    optimizer.step()\n")
+    got = rows(tmp_path, {"train.py": "import torch\n" + body})
+    if clip:
+        assert got["grad norm"].where == "train.py:5" and "clip call returns" in got["grad norm"].what
+    else:
+        assert got["grad norm"].where.startswith("train.py:5, just before the step")
+        assert "computed there" in got["grad norm"].what
+
+
+def test_examples_of_what_else_to_check_come_from_the_job(tmp_path):
+    body = ("import torch, wandb\nfor b in loader:\n    loss = model(b)\n    loss.backward()\n    opt.step()\n"
+            "    wandb.log({'train/loss': loss.item(), 'train/acc': acc, 'lr': lr})\n"
+            "def _validate_tool_calls(x):\n    pass\n")
+    root = make_repo(tmp_path / "job", {"train.py": body})
+    state = InitState(repo_path=str(root), script="train.py", analysis=analyze_script(root / "train.py", root))
+    assert proposals.extra_check_examples(state) == "train/acc, lr"

@@ -1,0 +1,257 @@
+"""The training step and its anchors, from data flow.
+
+Names are not enough: an eval function computes `loss = criterion(out, y)` too, and a
+constructor assigns `loss_fn = ...`. The training step is where a backward happens (`loss.backward()`,
+`scaler.scale(loss).backward()`, `accelerator.backward(loss)`, `fabric.backward(loss)`,
+`self.manual_backward(loss)`), outside evaluation functions and `no_grad` / `inference_mode`
+ones. From there: the loss is the value the backward consumes, followed back through scaling
+and accumulation to the model or loss call; the forward is the model call that produced it; the
+batch is that call's input; the optimizer step and the grad-norm clip are the ones in the same step.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from ..model import Anchor
+
+QUIET_FUNCTIONS = re.compile(r"(^|_)(eval|evaluate|validate|validation|valid|val|test|estimate_loss|sample|"
+                             r"generate|predict|inference|infer)(_|$)|^__init__$", re.I)
+NO_GRAD = ("no_grad", "inference_mode", "enable_grad=False")
+BACKWARD_BY_ARG = ("backward", "manual_backward")  # accelerator.backward(loss), fabric.backward(loss), ...
+CLIPS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grad_norm_fp32")
+ROLES = ("loss", "forward", "batch", "backward", "optimizer_step", "grad_clip")
+
+
+@dataclass
+class TrainingStep:
+    function: str
+    anchors: list[Anchor] = field(default_factory=list)
+
+
+def _name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _name(node.value)
+        return f"{base}.{node.attr}" if base else node.attr
+    if isinstance(node, ast.Call):
+        return _name(node.func)
+    if isinstance(node, ast.Subscript):
+        return _name(node.value)
+    return ""
+
+
+def _quiet_decorator(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(any(q in ast.unparse(d) for q in NO_GRAD) for d in fn.decorator_list)
+
+
+def _scopes(tree: ast.Module) -> list[tuple[str, ast.AST]]:
+    """(name, node) of the module and every function in it that is not an evaluation or no-grad one."""
+    scopes: list[tuple[str, ast.AST]] = [("<module>", tree)]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not QUIET_FUNCTIONS.search(node.name) \
+                and not _quiet_decorator(node):
+            scopes.append((node.name, node))
+    return scopes
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """Every node of a scope, not descending into nested functions or classes (they are scopes of their own)."""
+    out: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _backward_loss(call: ast.Call) -> ast.expr | None:
+    """The loss a backward call consumes, or None when `call` is no backward."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr == "backward" and not call.args:  # loss.backward(), scaler.scale(loss).backward()
+        target = func.value
+        if isinstance(target, ast.Call):  # a tensor made on the spot (a warm-up `torch.empty(...).backward()`)
+            return target.args[0] if _name(target.func).endswith("scale") and target.args else None
+        return target
+    if func.attr in BACKWARD_BY_ARG and call.args:  # accelerator.backward(loss), self.manual_backward(loss)
+        return call.args[0]
+    if func.attr == "backward" and call.args and not isinstance(call.args[0], ast.Constant):
+        return call.args[0]  # a DeepSpeed engine: model_engine.backward(loss)
+    return None
+
+
+def find_step(tree: ast.Module, rel: str) -> TrainingStep | None:
+    """The first training step of a module, with its anchors; None when nothing here trains."""
+    for name, scope in _scopes(tree):
+        nodes = _own_nodes(scope)
+        assigns = sorted((n for n in nodes if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
+                         key=lambda n: n.lineno)
+        calls = sorted((n for n in nodes if isinstance(n, ast.Call)), key=lambda n: n.lineno)
+        for call in calls:
+            loss = _backward_loss(call)
+            if loss is None:
+                continue
+            return _anchored(name, rel, call, loss, assigns, calls)
+    return None
+
+
+def _targets(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+        targets = [node.target]
+    else:
+        return set()
+    names: set[str] = set()
+    for t in targets:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name | ast.Attribute):
+                names.add(_name(n))
+    return names
+
+
+def _assigned(name: str, before: int, assigns: list[ast.AST]) -> ast.AST | None:
+    """The last assignment of `name` above line `before` in the scope."""
+    found = None
+    for a in assigns:
+        if a.lineno < before and name in _targets(a):
+            found = a
+    return found
+
+
+def _value(node: ast.AST) -> ast.expr | None:
+    return getattr(node, "value", None)
+
+
+def _anchored(function: str, rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AST],
+              calls: list[ast.Call]) -> TrainingStep:
+    step = TrainingStep(function)
+
+    def add(role: str, node: ast.AST, text: str = "") -> None:
+        step.anchors.append(Anchor(role=role, file=rel, line=node.lineno, text=text[:120]))
+
+    add("backward", backward, ast.unparse(backward))
+    # the loss: back through `loss = loss / accum`, `loss = raw_loss`, to where it is computed
+    source: ast.AST | None = None
+    expr: ast.expr | None = loss
+    line = backward.lineno
+    if isinstance(expr, ast.BinOp):  # backward(loss / accum): the computed term
+        names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)})
+        computed = [n for n in names if isinstance(_value(_assigned(n, line, assigns)), ast.Call)]
+        expr = ast.Name(computed[0]) if computed else expr
+    if isinstance(expr, ast.Attribute) and _assigned(_name(expr), line, assigns) is not None:
+        source = _assigned(_name(expr), line, assigns)  # `logits, self.loss = model(x, y)`
+        line = source.lineno  # type: ignore[union-attr]
+    for _ in range(8):
+        if not isinstance(expr, ast.Name):
+            break  # outputs.loss, out["loss"]: computed by the call that made `outputs`
+        node = _assigned(expr.id, line, assigns)
+        if node is None:
+            break
+        source, line = node, node.lineno
+        value = _value(node)
+        if isinstance(node, ast.AugAssign):
+            continue  # loss += part: where `loss` is first computed
+        if isinstance(value, ast.Name):
+            expr = value  # loss = raw_loss
+            continue
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                _name(value.func.value) == expr.id:
+            continue  # loss = loss.mean(): a reduction of the loss computed above
+        if isinstance(value, ast.BinOp):
+            names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            if expr.id in names:
+                continue  # loss = loss / accum: the same name, computed above
+            computed = [n for n in sorted(names) if isinstance(_value(_assigned(n, line, assigns)), ast.Call)]
+            if len(computed) == 1:  # scaled: raw / accum
+                expr = ast.Name(computed[0])
+                continue
+        break  # a call, or a sum of several computed terms: the loss is here
+    if source is not None:
+        add("loss", source, ast.unparse(source))
+    elif isinstance(loss, ast.Attribute | ast.Subscript):
+        add("loss", backward, ast.unparse(loss))
+    # the forward: the model call that made the loss, or that made what the loss call reads
+    forward = _forward(source, loss, line, assigns)
+    if forward is not None:
+        node, call = forward
+        add("forward", node, ast.unparse(node))
+        batch = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg is None), None)
+        if isinstance(batch, ast.Name):
+            where = _assigned(batch.id, node.lineno, assigns)
+            add("batch", where if where is not None else node, batch.id)
+        elif batch is not None:
+            add("batch", node, ast.unparse(batch))
+    after = [c for c in calls if c.lineno >= backward.lineno]
+    opt = next((c for c in after if isinstance(c.func, ast.Attribute) and c.func.attr == "step"
+                and re.search(r"opt|scaler", _name(c.func.value), re.I)), None)
+    if opt is not None:
+        add("optimizer_step", opt, ast.unparse(opt))
+    clip = next((c for c in after if _name(c.func).split(".")[-1] in CLIPS
+                 and (opt is None or c.lineno <= opt.lineno)), None)
+    if clip is not None:
+        add("grad_clip", clip, ast.unparse(clip))
+    return step
+
+
+def _forward(source: ast.AST | None, loss: ast.expr, line: int,
+             assigns: list[ast.AST]) -> tuple[ast.AST, ast.Call] | None:
+    """(statement, call) of the forward that produced the loss."""
+    value = _value(source) if source is not None else loss
+    if isinstance(value, ast.Attribute | ast.Subscript):  # outputs.loss: `outputs = model(**batch)`
+        base = value.value
+        while isinstance(base, ast.Attribute | ast.Subscript):
+            base = base.value
+        if isinstance(base, ast.Name):
+            node = _assigned(base.id, line, assigns)
+            if node is not None and isinstance(_value(node), ast.Call):
+                return node, _value(node)  # type: ignore[return-value]
+        return None
+    if not isinstance(value, ast.Call):  # model(x).sum() * scale: the model call inside
+        inner = next((c for c in ast.walk(value) if isinstance(c, ast.Call) and _looks_like_model(c)), None) \
+            if value is not None else None
+        return (source, inner) if inner is not None and source is not None else None
+    if _looks_like_model(value) and source is not None:
+        return source, value  # logits, loss = model(x, y)
+    base = value.func.value if isinstance(value.func, ast.Attribute) else None
+    made: list[tuple[ast.AST, ast.Call]] = []  # criterion(out, y), out.pow(2).mean(): the calls that made them
+    for arg in [*value.args, *([base] if base is not None else [])]:
+        inner = arg
+        while isinstance(inner, ast.Attribute | ast.Subscript | ast.Call) and not isinstance(inner, ast.Name):
+            inner = inner.func if isinstance(inner, ast.Call) else inner.value
+        if isinstance(inner, ast.Name):
+            node = _assigned(inner.id, line, assigns)
+            call = _call_of(_value(node)) if node is not None else None
+            for _ in range(4):  # `pred = torch.chunk(pred, 2)`: a reshaping of what the model made above
+                if call is None or node is None or _looks_like_model(call) or not any(
+                        isinstance(a, ast.Name) and a.id == inner.id for a in call.args):
+                    break
+                node = _assigned(inner.id, node.lineno, assigns)
+                call = _call_of(_value(node)) if node is not None else None
+            if call is not None:
+                made.append((node, call))  # type: ignore[arg-type]
+    if made:  # the model's output over the target's: `mse_loss(model_pred, target)`
+        return next(((n, c) for n, c in made if _looks_like_model(c)), made[0])
+    if source is not None and value.args:
+        return source, value  # loss = model.loss(x): the call itself runs the model
+    return None
+
+
+def _call_of(value: ast.AST | None) -> ast.Call | None:
+    """The call a value comes from: `unet(x)[0]`, `model(x).logits` and `model(x)` all come from a call."""
+    while isinstance(value, ast.Subscript | ast.Attribute):
+        value = value.value
+    return value if isinstance(value, ast.Call) else None
+
+
+def _looks_like_model(call: ast.Call) -> bool:
+    name = _name(call.func).lower()
+    return bool(re.search(r"model|net|module|forward|engine|transformer|gpt|llm", name)) or name in ("self",)
