@@ -500,3 +500,23 @@ async def test_a_command_pasted_over_several_lines_is_kept_whole(tmp_path):
         answer.post_message(events.Paste("one line"))
         await pilot.pause()
         assert answer.value == "one line"
+
+
+async def test_the_app_writes_no_contract_whose_run_line_fails_the_code(tmp_path):
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        while app.screen.qview.question.key != "run":
+            await pilot.press("enter")
+            await settle(pilot, app)
+        app.screen.query_one("#answer").value = "python train.py --no-such-flag 1"
+        await pilot.press("enter")
+        for _ in range(40):
+            if app.state.step == Step.CONFIRM:
+                break
+            await pilot.press("enter")
+            await settle(pilot, app)
+        await pilot.press("enter")  # yes, write it
+        await written(pilot, app)
+        assert not Path(app.state.contract_path).exists()
+        assert "--no-such-flag is not an option of train.py" in str(app.screen.query_one("#message").render())

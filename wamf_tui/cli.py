@@ -25,14 +25,28 @@ def _err(msg: str, code: int = 2) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from .contract import check
 
+    if args.repo and not Path(args.repo).is_dir():
+        return _err(f"no such directory: {args.repo}")
     try:
         text = Path(args.contract).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         reason = getattr(e, "strerror", None) or e.__class__.__name__
         return _err(f"cannot read {args.contract}: {reason}")
-    problems = check(text)
-    for p in problems:
-        print(f"{args.contract}:{p.line}: {p.message}")
+    problems = [(p.line, p.message) for p in check(text)]
+    warnings: list[str] = []
+    if args.repo:
+        from .contract import required_block
+        from .validate import check_run
+
+        line, run = required_block(text).get("run", (0, ""))
+        if run and run != "TBD":
+            verdict = check_run(run, Path(args.repo).resolve(), wrapper_dir=Path(args.contract).resolve().parent)
+            problems += [(line, f"run: {m}") for m in verdict.problems]
+            warnings = verdict.warnings
+    for line, message in problems:
+        print(f"{args.contract}:{line}: {message}")
+    for w in warnings:
+        print(f"{args.contract}: warning: {w}")
     if problems:
         print(f"{len(problems)} problem(s); the optimizer would refuse this contract.")
         return 1
@@ -81,6 +95,8 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
     if name == "check":
         p.description = "Apply the downstream rules to a contract. Exit 0: passes, 1: problems, 2: unreadable."
         p.add_argument("contract")
+        p.add_argument("--repo", metavar="ROOT", help="also hold the run line against the job's code in ROOT: "
+                       "its entry, launcher, required inputs and flags")
         p.set_defaults(func=cmd_check)
     elif name == "detect":
         p.description = "Detect the repo, environment, machine and job script."
@@ -143,11 +159,19 @@ def _write_without_ui(state) -> int:
     from .analyze.benchmark import needs_wrapper, wrapper_path
     from .analyze.wrapper import write_wrapper
     from .ui_text import done_lines
+    from .validate import check_run
 
     text = contract.render(state, contract.load_template(state.template_path))
-    problems = contract.check(text)
-    for p in problems:
-        print(f"{state.contract_path}:{p.line}: {p.message}", file=sys.stderr)
+    problems = [f"{p.line}: {p.message}" for p in contract.check(text)]
+    scan = state.detected.scripts
+    verdict = check_run(state.run, Path(state.repo_path), state.analysis, scan.consoles if scan else {},
+                        Path(state.contract_path).parent, writing=wrapper_path(state))
+    line = contract.required_block(text).get("run", (0, ""))[0]
+    problems += [f"{line}: run: {m}" for m in verdict.problems]
+    for w in verdict.warnings:
+        print(f"wamf-tui: warning: {w}", file=sys.stderr)
+    for message in problems:
+        print(f"{state.contract_path}:{message}", file=sys.stderr)
     if problems:
         return 1
     result = contract.save_contract(Path(state.contract_path), text, overwrite=True)

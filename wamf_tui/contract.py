@@ -253,6 +253,16 @@ def _check_required(head: int, content: list[tuple[int, str]]) -> list[Problem]:
     return problems
 
 
+def required_block(text: str) -> dict[str, tuple[int, str]]:
+    """key -> (line, value) of the `## Required` block's key lines."""
+    found: dict[str, tuple[int, str]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        key, _, value = line.strip().partition(" ")
+        if key in KEYS and key not in found and value.strip():
+            found[key] = (n, value.strip())
+    return found
+
+
 def _cells(row: str) -> list[str]:
     inner = row.strip()
     inner = inner[1:] if inner.startswith("|") else inner

@@ -236,6 +236,8 @@ class Analysis(BaseModel):
     needs: list[Need] = []
     required: list[Required] = []
     logged: list[RepoText] = []  # metric names the job logs (wandb.log keys, add_scalar tags, self.log names)
+    module_globals: list[RepoText] = []  # the entry's module-level names: what an exec-style configurator sets
+    parser_open: RepoText | None = None  # why its argparse flags cannot all be known (parse_known_args, ...)
     module: RepoText | None = None  # the entry as a module (`pkg.train`), when it sits in a package
     module_root: RepoText = ""  # the folder `python -m` runs it from
     config_system: RepoText = "unknown"

@@ -44,8 +44,9 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis) -> None:
         if isinstance(node, ast.ImportFrom) and node.level and not any(n.code == "package" for n in result.needs):
             result.needs.append(Need(code="package", file=rel, line=node.lineno,
                                      why="uses relative imports, so it runs as a module"))
-    if not _runs_something(tree):
-        result.needs.append(Need(code="no_main", file=rel, line=1,
+    defines = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    if defines and not _runs_something(tree):  # defines its job and exits: something else calls it
+        result.needs.append(Need(code="no_main", file=rel, line=defines[0].lineno,
                                  why="has no __main__ and calls nothing at the top level"))
 
 

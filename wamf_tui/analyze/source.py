@@ -52,7 +52,7 @@ CALLS = frozenset(
         "backward", "step", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
-        "log", "add_scalar", "log_dict", "log_metrics",
+        "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args",
     })
 # The tables by the call's last name part: a call can only match an entry that ends like it.
 TRACKERS_BY_LAST: dict[str, list[str]] = {}
@@ -114,6 +114,7 @@ class _Reader(ast.NodeVisitor):
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
         self.classes: list[tuple[str, list[str]]] = []  # the classes being read, with their bases
         self.trainer_built: str | None = None  # file:line where an HF / TRL Trainer is built
+        self.depth = 0  # functions around the node being read: 0 at module level
         self.quiet = 0  # inside an eval function, a no_grad block or a constructor: no loss anchor
 
         self._dispatch = {
@@ -239,8 +240,10 @@ class _Reader(ast.NodeVisitor):
         quiet = bool(QUIET_FUNCTIONS.search(node.name)) or any(
             "no_grad" in _dotted(d) or "inference_mode" in _dotted(d) for d in node.decorator_list)
         self.quiet += quiet
+        self.depth += 1
         for child in node.body:
             visit(child)
+        self.depth -= 1
         self.quiet -= quiet
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -294,6 +297,8 @@ class _Reader(ast.NodeVisitor):
             callee = _dotted(node.value.func).lower()
             if callee.split(".")[-1] in ("model", "net", "module", "forward"):  # not get_model(): a constructor
                 self.anchor("forward", node)
+        if not self.depth and self.rel == self.r.script:  # what `--key=value` may set in a configurator script
+            self.r.module_globals += [n for n in names if n not in self.r.module_globals][:500]
         # plain constants at module level: configurator scripts (nanoGPT) and constant configs
         for t in targets:
             if isinstance(t, ast.Name) and not self.guards:
@@ -397,6 +402,10 @@ class _Reader(ast.NodeVisitor):
     def _config(self, node: ast.Call, name: str, last: str) -> None:
         if last == "ArgumentParser" and self.r.config_system == "unknown":
             self.r.config_system = "argparse"
+        if last == "ArgumentParser" and any(k.arg == "parents" for k in node.keywords):
+            self.r.parser_open = self.r.parser_open or "builds its parser on parent parsers"
+        elif last == "parse_known_args":
+            self.r.parser_open = self.r.parser_open or "reads its flags with parse_known_args (unknown flags pass)"
         elif last == "HfArgumentParser":
             self.r.config_system = "HfArgumentParser"
             self.hf_classes.update(n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name))
@@ -410,6 +419,8 @@ class _Reader(ast.NodeVisitor):
             self.r.config_system = "configurator"
         elif last == "add_argument":
             opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if not opts and node.args:
+                self.r.parser_open = self.r.parser_open or "adds flags whose names are computed when it runs"
             required = argparse_required(node, self.rel) if self.rel == self.r.script else None
             if required is not None:
                 self.r.required.append(required)

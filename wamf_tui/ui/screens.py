@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -13,9 +14,11 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList, Static
 
 from .. import contract, flow, session, ui_text
+from ..analyze.benchmark import wrapper_path
 from ..detect import describe
 from ..flow import Option, Question
 from ..model import Step
+from ..validate import Verdict, check_run
 from ..wording import say
 from .widgets import AnswerInput, DetectedPane, KeysFooter, PreviewPane, QuestionView, StepsBar
 
@@ -272,16 +275,27 @@ class ConfirmScreen(StepScreen):
             return
         if self.phase == "confirm":
             super().redraw(keep_typed)
-            problems = contract.check(self.app.render_contract())
-            if problems:
-                self.qview.say("check: " + "; ".join(f"line {p.line}: {p.message}" for p in problems[:3]), True)
+            verdict = self.run_verdict()
+            said = [f"line {p.line}: {p.message}" for p in contract.check(self.app.render_contract())]
+            said += [f"run: {m}" for m in verdict.problems]
+            if said:
+                self.qview.say("check: " + "; ".join(said[:3]), True)
             else:
-                self.qview.say("check: passes the downstream rules")
+                self.qview.say("check: passes the downstream rules" + (
+                    f"; {verdict.warnings[0]}" if verdict.warnings else ", and the run line fits the job's code"))
             return
         st = self.app.state
         self.query_one(StepsBar).show(st.step, st.reader_register, self.app.ascii_only, self.app.size.width)
         self.redraw_detected()
         self.refresh_bindings()
+
+    def run_verdict(self) -> Verdict:
+        """The run line held against the job's code, from the reading already done (nothing read here)."""
+        st = self.app.state
+        scan = st.detected.scripts
+        return check_run(st.run, Path(st.repo_path), st.analysis, scan.consoles if scan else {},
+                         Path(st.contract_path).parent, read=False, writing=wrapper_path(st),
+                         seen=frozenset(c.path for c in scan.candidates) if scan else frozenset())
 
     def submit(self, value: str | list[str]) -> None:
         st = self.app.state
@@ -320,8 +334,7 @@ class ConfirmScreen(StepScreen):
         """Called by the flow's 'write' action, and again after an overwrite or path answer."""
         st = self.app.state
         text = self.app.render_contract()
-        problems = contract.check(text)
-        if problems:
+        if contract.check(text) or self.run_verdict().problems:
             self.phase = "confirm"
             self.redraw()
             return

@@ -1,0 +1,115 @@
+"""`check --repo`: a run line held against the job's code. One fixture per rule, each able to fail."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import make_repo
+
+from wamf_tui.analyze.wrapper import WRAPPER
+from wamf_tui.validate import check_run
+
+WAMF = str(Path(sys.executable).parent / "wamf-tui")
+LOOP = "for step in range(10):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
+ARGS = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr', type=float, default=1e-3)\n"
+        "p.add_argument('--learning_steps', type=int, default=5)\np.add_argument('--compile', action='store_true')\n"
+        "args = p.parse_args()\n")
+CONFIGURATOR = "batch_size = 12\nmax_iters = 5000\nexec(open('configurator.py').read())\n"
+
+
+def problems(tmp_path: Path, files: dict[str, str], run: str) -> list[str]:
+    root = make_repo(tmp_path / "job", files)
+    return check_run(run, root).problems
+
+
+@pytest.mark.parametrize(("run", "expected"), [
+    ("python train.py --lr 3e-4 --compile", []),
+    ("python train.py --learning_s 7", []),  # an unambiguous prefix, as argparse takes it
+    ("python train.py --lr=3e-4 --max_steps 30", ["--max_steps is not an option of train.py"]),
+    ("python train.py --l 1", ["--l is not an option of train.py (could be --lr, --learning_steps)"]),
+])
+def test_argparse_flags_must_exist(tmp_path, run, expected):
+    assert problems(tmp_path, {"train.py": ARGS + LOOP}, run) == expected
+
+
+@pytest.mark.parametrize(("run", "expected"), [
+    ("python train.py --max_iters=30 --batch_size=12", []),
+    ("python train.py --max_iters 30", ["--max_iters: the configurator takes --key=value only"]),
+    ("python train.py --master_process=x", ["--master_process is not a setting of train.py"]),
+])
+def test_an_exec_configurator_takes_its_globals_as_key_value(tmp_path, run, expected):
+    files = {"train.py": CONFIGURATOR + LOOP, "configurator.py": "# --key=value\n"}
+    assert problems(tmp_path, files, run) == expected
+
+
+def test_rank_variables_need_the_torchrun_family(tmp_path):
+    files = {"train.py": "import os\nrank = int(os.environ['LOCAL_RANK'])\n" + LOOP}
+    assert problems(tmp_path / "a", files, "torchrun --standalone --nproc_per_node=2 train.py") == []
+    said = problems(tmp_path / "b", files, "python train.py")
+    assert said == ["train.py reads LOCAL_RANK with no default (train.py:2); python sets no rank variables: "
+                    "start it with torchrun"]
+
+
+def test_required_inputs_and_a_missing_entry(tmp_path):
+    files = {"train.py": ARGS.replace("default=1e-3", "required=True") + LOOP}
+    assert problems(tmp_path / "a", files, "python train.py") == ["train.py requires --lr"]
+    assert problems(tmp_path / "b", files, "python trian.py --lr 1") == ["trian.py is not a file of the repo"]
+    assert problems(tmp_path / "c", files, "echo hi") == [
+        "the run line starts no Python job (no python, launcher or console script)"]
+
+
+def test_what_the_code_cannot_prove_is_a_warning(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": ARGS.replace("p.parse_args()", "p.parse_known_args()[0]")
+                                        + LOOP})
+    verdict = check_run("python train.py --anything 1", root)
+    assert verdict.problems == []
+    assert verdict.warnings == ["train.py reads its flags with parse_known_args (unknown flags pass); "
+                                "its flags were not checked"]
+
+
+def test_the_job_behind_the_wrapper_is_checked(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": ARGS + LOOP})
+    wrapper = tmp_path / "wamf_bench.py"
+    wrapper.write_text(WRAPPER)
+    assert check_run(f"WAMF_MAX_STEPS=30 python {wrapper} train.py --lr 1", root).problems == []
+    assert check_run(f"python {wrapper} train.py --nope 1", root).problems == ["--nope is not an option of train.py"]
+    wrapper.unlink()
+    assert check_run(f"python {wrapper} train.py", root).problems == [
+        f"the benchmark wrapper {wrapper} does not exist"]
+
+
+def contract_with(run: str) -> str:
+    from wamf_tui import contract
+    from wamf_tui.model import InitState
+
+    state = InitState(reader="MLSys engineer", repo="/r (main @ abc)", activate="source .venv/bin/activate",
+                      run=run, node="gpu01")
+    return contract.render(state, contract.load_template(None))
+
+
+def test_check_repo_on_the_command_line(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": ARGS + LOOP})
+    good, bad = tmp_path / "good.md", tmp_path / "bad.md"
+    good.write_text(contract_with("python train.py --lr 3e-4"))
+    bad.write_text(contract_with("python train.py --max_steps 30"))
+    ok = subprocess.run([WAMF, "check", str(good), "--repo", str(root)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout
+    no = subprocess.run([WAMF, "check", str(bad), "--repo", str(root)], capture_output=True, text=True)
+    assert no.returncode == 1
+    assert f"{bad}:" in no.stdout and "run: --max_steps is not an option of train.py" in no.stdout
+    plain = subprocess.run([WAMF, "check", str(bad)], capture_output=True, text=True)
+    assert plain.returncode == 0  # without --repo only the downstream rules apply
+
+
+def test_yes_writes_no_contract_whose_run_line_fails(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": ARGS + LOOP})
+    answers = tmp_path / "a.json"
+    answers.write_text(json.dumps({"reader": "MLSys engineer", "run": "python train.py --max_steps 30"}))
+    out = subprocess.run([WAMF, str(root), "--answers", str(answers), "--yes"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 1 and "run: --max_steps is not an option of train.py" in out.stderr
+    assert not (root / "contract.md").exists()

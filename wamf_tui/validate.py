@@ -1,0 +1,143 @@
+"""A run line held against the job's code: would it start, and start the job it names?
+
+`wamf-tui check CONTRACT --repo ROOT` runs this over the contract's `run` line; the app runs it
+before it writes, and `--yes` too. It reads the entry (never runs it): the entry exists; the launcher
+gives the entry what it needs (rank variables, an Accelerator, relative imports, a `__main__`);
+every required input is there; every flag exists in the entry's parser and an exec-style
+configurator gets `--key=value`. What cannot be proven from the code (a parser that lives in an
+installed package, `parse_known_args`) is a warning, never a pass in disguise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .analyze.benchmark import WRAPPER_NAME
+from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, say_missing
+from .detect.launch import parse_launch
+from .model import Analysis, LaunchCommand
+
+
+@dataclass
+class Verdict:
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: dict[str, str] | None = None,
+              wrapper_dir: Path | None = None, read: bool = True, writing: str | None = None,
+              seen: frozenset[str] = frozenset()) -> Verdict:
+    """Problems (the run line cannot work as written) and warnings (what the code cannot prove).
+    With `read` False (the app, on its event loop) an entry without a given analysis is not read;
+    `writing` names the wrapper about to be written with the contract; `seen`, files detection found."""
+    v = Verdict()
+    exists = lambda p: p in seen or (root / p).is_file()  # noqa: E731
+    launch = parse_launch(run, "run", "", {}, consoles or {}, exists)
+    if launch is None:
+        v.problems.append("the run line starts no Python job (no python, launcher or console script)")
+        return v
+    args = launch.args
+    if launch.script and Path(launch.script).name == WRAPPER_NAME:
+        wrapper = Path(launch.script) if Path(launch.script).is_absolute() else (wrapper_dir or root) / launch.script
+        if not wrapper.is_file() and str(wrapper) != writing:
+            v.problems.append(f"the benchmark wrapper {launch.script} does not exist")
+        launch, args = _past_wrapper(launch, root, consoles or {}, exists)
+        if launch is None:
+            v.problems.append("the wrapper is given no job script")
+            return v
+    if not launch.path:
+        entry = launch.script or launch.module or launch.entry or "the entry"
+        v.problems.append(f"{entry} is not a file of the repo" + (f" (from {launch.cwd}/)" if launch.cwd else ""))
+        return v
+    if analysis is None or analysis.script != launch.path:
+        if not read:
+            v.warnings.append(f"{launch.path} was not read; the run line was not checked against it")
+            return v
+        from .analyze import analyze_script
+
+        analysis = analyze_script(root / launch.path, root)
+    v.problems += _needs(launch, analysis)
+    missing = missing_inputs(analysis.required, args, {n for n, d in analysis.flags.items() if d == "False"})
+    if missing:
+        v.problems.append(f"{Path(launch.path).name} requires {say_missing(missing)}")
+    flags_problems, flags_warnings = _flags(args, analysis, launch.path)
+    v.problems += flags_problems
+    v.warnings += flags_warnings
+    return v
+
+
+def _past_wrapper(launch: LaunchCommand, root: Path, consoles: dict[str, str], exists: Callable[[str], bool]
+                  ) -> tuple[LaunchCommand | None, list[str]]:
+    """The job the wrapper runs: `wamf_bench.py SCRIPT ...`, `-m MODULE ...` or `--entry MOD:FN NAME ...`,
+    with the launcher that starts the wrapper."""
+    args = launch.args
+    if not args:
+        return None, []
+    if args[0] == "-m" and len(args) > 1:
+        inner = f"python -m {args[1]}"
+        rest = args[2:]
+    elif args[0] == "--entry" and len(args) > 2:
+        module = args[1].split(":")[0]
+        name = args[2]
+        job = parse_launch(f"{name}", "run", "", {}, {name: args[1]}, exists)
+        if job is not None:
+            job.launcher, job.prefix = launch.launcher, launch.prefix
+        return job if job is not None and job.path else LaunchCommand(
+            command="", launcher=launch.launcher, entry=module), args[3:]
+    else:
+        inner = f"python {args[0]}"
+        rest = args[1:]
+    job = parse_launch(inner, "run", "", {}, consoles,
+                       lambda p: exists(str(Path(launch.cwd) / p) if launch.cwd else p))
+    if job is None:
+        return None, rest
+    if job.path and launch.cwd:
+        job.path = str(Path(launch.cwd) / job.path)
+    job.launcher, job.prefix, job.cwd = launch.launcher, launch.prefix, launch.cwd
+    return job, rest
+
+
+def _needs(launch: LaunchCommand, a: Analysis) -> list[str]:
+    problems = []
+    name = Path(launch.path or "").name
+    family = any(launch.launcher.startswith(f) or f" {f}" in launch.launcher for f in TORCHRUN_FAMILY)
+    for need in a.needs:
+        if need.code == "ranks" and not family:
+            problems.append(f"{name} {need.why} ({need.file}:{need.line}); {launch.launcher} sets no rank "
+                            "variables: start it with torchrun")
+        elif need.code == "accelerate" and launch.launcher in ("python", "python -m"):
+            problems.append(f"{name} {need.why}; python alone runs it as one fp32 process: use accelerate launch")
+        elif need.code == "package" and launch.launcher == "python" and launch.script:
+            problems.append(f"{name} {need.why}: run it as python -m {a.module or '...'}")
+        elif need.code == "no_main" and launch.launcher != "console script" and not launch.entry:
+            problems.append(f"{name} {need.why}: the command would exit without training")
+    return problems
+
+
+def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[str]]:
+    """Every `--flag` of the run line against the entry's parser."""
+    given = [w for w in args if w.startswith("--")]
+    name = Path(entry).name
+    if a.config_system == "configurator":
+        problems = [f"{w}: the configurator takes --key=value only" for w in given if "=" not in w]
+        known = set(a.module_globals)
+        problems += [f"{w.split('=')[0]} is not a setting of {name}" for w in given
+                     if "=" in w and w[2:].split("=")[0] not in known]
+        return problems, []
+    if a.config_system != "argparse":
+        return [], ([f"{name} reads its flags with {a.config_system}; they were not checked"] if given else [])
+    if a.parser_open:
+        return [], [f"{name} {a.parser_open}; its flags were not checked"] if given else []
+    options = [f for f in a.flags if f.startswith("-")]
+    problems = []
+    for w in given:
+        flag = w.split("=")[0]
+        if flag in options:
+            continue
+        matches = [o for o in options if o.startswith(flag)]
+        if len(matches) != 1:  # argparse takes an unambiguous prefix, nothing else
+            problems.append(f"{flag} is not an option of {name}" + (f" (could be {', '.join(matches[:3])})"
+                                                                   if matches else ""))
+    return problems, []
