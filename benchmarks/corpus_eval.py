@@ -21,13 +21,14 @@ from pathlib import Path
 
 from wamf_tui import proposals
 from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import job_args
-from wamf_tui.analyze.needs import missing_inputs
+from wamf_tui.analyze.benchmark import default_steps, job_args, propose, wrapper_path
+from wamf_tui.analyze.needs import missing_inputs, say_missing
 from wamf_tui.detect.launch import parse_launch
 from wamf_tui.detect.scripts import scan_scripts
 from wamf_tui.model import InitState
+from wamf_tui.validate import check_run
 
-FACTS = ("found", "top", "launcher", "cwd", "needs", "required")
+FACTS = ("found", "top", "launcher", "cwd", "needs", "required", "check")
 ROLES = ("loss", "forward", "backward", "optimizer_step", "grad_clip")
 
 
@@ -44,8 +45,10 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
     command = launch.command if launch else f"python {job['entry']}"
     analysis = analyze_script(root / job["entry"], root)
     got["needs"] = sorted(n.code for n in analysis.needs) == sorted(job.get("needs", []))
-    state = InitState(repo_path=str(root), script=job["entry"], command=command, launch=launch, analysis=analysis)
+    state = InitState(repo_path=str(root), script=job["entry"], command=command, launch=launch, analysis=analysis,
+                      contract_path=str(root / "contract.md"))
     state.detected.scripts = scan
+    state.changes = propose(analysis, default_steps(analysis)) if analysis.kind == "training" else []
     run = proposals.run_line(state)  # what the user is offered: the launcher and folder after the entry's fixes
     ran = parse_launch(run)
     got["launcher"] = ran is not None and ran.launcher in job["launcher"]
@@ -53,6 +56,14 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
     args = job_args(run) or []
     missing = [r.name for r in missing_inputs(analysis.required, args, proposals.store_true(analysis))]
     got["required"] = sorted(missing) == sorted(job.get("required", []))
+    # the benchmark run line the app proposes, held against the job's own parser (as `check --repo` does);
+    # a job whose command lacks a required input is right to fail until the user gives it
+    verdict = check_run(run, root, analysis, scan.consoles, writing=wrapper_path(state))
+    expected_missing = [f"requires {say_missing([r for r in analysis.required if r.name in job.get('required', [])])}"]
+    got["check"] = all(any(e in p for e in expected_missing) for p in verdict.problems) if job.get("required") \
+        else not verdict.problems
+    if not got["check"]:
+        got["why"] = f"check: {verdict.problems}; "
     found = {a.role: f"{a.file}:{a.line}" for a in analysis.anchors}
     for role, want in job.get("anchors", {}).items():
         got[role] = found.get(role) == want

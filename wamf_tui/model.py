@@ -191,6 +191,7 @@ class Fact(BaseModel):
     file: RepoText
     line: int
     off_switch: RepoText | None = None
+    guard: RepoText | None = None  # the condition it runs under, as written (`iter_num % eval_interval == 0`)
 
 
 class StepControl(BaseModel):

@@ -19,6 +19,8 @@ DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady s
 WRAPPER_NAME = "wamf_bench.py"
 OUT_DIR = "runs/wamf-bench"
 NEVER = 10**9  # an interval no benchmark run reaches
+TRACKER_ENV = {"wandb": "WANDB_MODE=disabled", "comet": "COMET_MODE=disabled", "swanlab": "SWANLAB_MODE=disabled",
+               "clearml": "CLEARML_OFFLINE_MODE=1"}  # the variable that switches each tracker off, where it has one
 _INTERVAL = re.compile(r"every|interval|freq|period", re.I)
 _SAVE_INTERVAL = re.compile(r"^-*(save|ckpt|checkpoint)[-_]?(every|interval|steps|freq)$", re.I)
 _EVAL_INTERVAL = re.compile(r"^-*(eval|val|validation)[-_]?(every|interval|steps|freq)$|^-*val_check_interval$", re.I)
@@ -42,6 +44,18 @@ def _switch_off(flag: str | None, defaults: dict[str, str | None]) -> tuple[str,
         return f"{name} left off (default False)", [], []
     if _INTERVAL.search(name):
         return f"{name}={NEVER}", [f"{name}={NEVER}"], []
+    return None
+
+
+def still_runs(guard: str | None) -> str | None:
+    """What an interval switch cannot turn off, read from the guard: `step % n == 0` is true at step 0,
+    and a last-step condition fires at the end whatever the interval. None when the guard allows off."""
+    if not guard:
+        return None
+    if re.search(r"%\s*[\w.\[\]'\"]+\s*==\s*0", guard) and not re.search(r"(>|!=)\s*0|\b(and|or)\b.*>", guard):
+        return f"still runs once, at step 0 ({guard} is true at 0)"
+    if re.search(r"\blast\b|last_step|is_last|==\s*(max|total|num)_\w*(\s*-\s*1)?\b", guard):
+        return f"still runs at the last step ({guard})"
     return None
 
 
@@ -112,26 +126,38 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed")
                                        why="one run in ~8 min: warm-up until step time settles, then >=10 steady "
                                            "steps"))
     for t in a.trackers:
-        off = _switch_off(t.off_switch, a.flags) or ("WANDB_MODE=disabled (wrapper)", [], [])
+        # a tracker's own variable only (WANDB_MODE for wandb, ...): never one that controls another tracker
+        env = TRACKER_ENV.get(t.name)
+        off = _switch_off(t.off_switch, a.flags) or ((env, [], [env]) if env else (
+            f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops {t.name}; its files go to the run folder)",
+            [], []))
         drop = [off[0].split()[0]] if "left off" in off[0] else []
         changes.append(BenchmarkChange(what=f"{t.name} tracker off ({t.file}:{t.line})", how=off[0], flags=off[1],
                                        env=off[2], drop=drop, why="no runs on a tracker dashboard"))
     for c in a.checkpoints:
         off = _switch_off(c.off_switch, a.flags)
         how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
+        still = still_runs(c.guard)
         changes.append(BenchmarkChange(
-            what=f"{c.name} off ({c.file}:{c.line})", how=how, flags=flags, env=env, why="no checkpoints left behind",
-            exclusion=f"checkpoint at {c.file}:{c.line} excluded; {checkpoint_price(a, c.off_switch)}"))
+            what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
+            how=how, flags=flags, env=env, why="no checkpoints left behind",
+            exclusion=f"checkpoint at {c.file}:{c.line} " + (f"{still} in every benchmark run, so it is timed"
+                                                             if still else "excluded")
+            + f"; {checkpoint_price(a, c.off_switch)}"))
     for e in a.evals:
         off = _switch_off(e.off_switch, a.flags)
         how, flags, env = off or ("step count below the eval interval", [], [])
+        still = still_runs(e.guard)
         changes.append(BenchmarkChange(
-            what=f"eval {e.name} ({e.file}:{e.line}) out of the timed steps", how=how, flags=flags, env=env,
-            why="evals are priced, not timed",
-            exclusion=f"eval {e.name} at {e.file}:{e.line} excluded; {eval_price(a)}"))
-    for u in a.uploads:
-        changes.append(BenchmarkChange(what=f"{u.name} off ({u.file}:{u.line})", how="HF_HUB_OFFLINE=1",
-                                       env=["HF_HUB_OFFLINE=1"], why="no uploads"))
+            what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
+            how=how, flags=flags, env=env, why="evals are priced, not timed",
+            exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
+                                                               if still else "excluded") + f"; {eval_price(a)}"))
+    for u in a.uploads:  # HF_HUB_OFFLINE would also block the model and data downloads the job needs
+        off = _switch_off(u.off_switch, a.flags) if u.off_switch and u.off_switch.startswith("--") else None
+        how, flags, env = off or (f"{u.name} stays on (limitation: only a code edit stops it)", [], [])
+        changes.append(BenchmarkChange(what=f"{u.name} off ({u.file}:{u.line})", how=how, flags=flags, env=env,
+                                       why="no uploads", enabled=off is not None))
     out = next((o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)), None)
     if out:
         flag = out.split("=")[0]

@@ -115,6 +115,7 @@ class _Reader(ast.NodeVisitor):
         self.classes: list[tuple[str, list[str]]] = []  # the classes being read, with their bases
         self.trainer_built: str | None = None  # file:line where an HF / TRL Trainer is built
         self.depth = 0  # functions around the node being read: 0 at module level
+        self.configured = False  # an exec-style configurator has run (module level, in reading order)
         self.quiet = 0  # inside an eval function, a no_grad block or a constructor: no loss anchor
 
         self._dispatch = {
@@ -159,8 +160,9 @@ class _Reader(ast.NodeVisitor):
         self.r.anchors.append(Anchor.model_construct(role=role, file=self.rel, line=node.lineno))
 
     def fact(self, kind: str, name: str, node: ast.AST, off: str | None = None) -> None:
+        guard = ast.unparse(self.guards[-1])[:120] if self.guards else None
         getattr(self.r, kind).append(Fact.model_construct(name=name, file=self.rel, line=node.lineno,
-                                                          off_switch=off or self.guard()))
+                                                          off_switch=off or self.guard(), guard=guard))
 
     def guard(self) -> str | None:
         """The flag that switches the current statement on, read from the enclosing `if`."""
@@ -297,7 +299,8 @@ class _Reader(ast.NodeVisitor):
             callee = _dotted(node.value.func).lower()
             if callee.split(".")[-1] in ("model", "net", "module", "forward"):  # not get_model(): a constructor
                 self.anchor("forward", node)
-        if not self.depth and self.rel == self.r.script:  # what `--key=value` may set in a configurator script
+        if not self.depth and self.rel == self.r.script and not self.configured:
+            # what `--key=value` may set in a configurator script: the globals it finds when it runs
             self.r.module_globals += [n for n in names if n not in self.r.module_globals][:500]
         # plain constants at module level: configurator scripts (nanoGPT) and constant configs
         for t in targets:
@@ -375,8 +378,11 @@ class _Reader(ast.NodeVisitor):
         if last == "makedirs" and node.args:
             arg = node.args[0]
             label = _dotted(arg) or (_const(arg) or "")
-            self.fact("output_dirs", label, node, self.flag_for(arg.attr) if isinstance(arg, ast.Attribute)
-                      else None)
+            # the folder's own flag; never the `if` around the call (`if master_process:` is no folder)
+            flag = self.flag_for(arg.attr) if isinstance(arg, ast.Attribute) else self.flag_for(arg.id) \
+                if isinstance(arg, ast.Name) else None
+            self.r.output_dirs.append(Fact.model_construct(name=label, file=self.rel, line=node.lineno,
+                                                                       off_switch=flag if flag != label else None))
         if last.endswith("Trainer") and any(m.split(".")[0] in ("transformers", "trl") for m in self.imports) \
                 and not last.startswith("L"):
             self.r.kind = "training"
@@ -416,6 +422,7 @@ class _Reader(ast.NodeVisitor):
         elif name in ("typer.Typer", "typer.run"):
             self.r.config_system = "typer"
         elif name == "exec" and node.args and "configurator" in ast.dump(node.args[0]):
+            self.configured = True  # names assigned below are not settings the configurator can reach
             self.r.config_system = "configurator"
         elif last == "add_argument":
             opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]

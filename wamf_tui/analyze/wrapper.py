@@ -30,8 +30,7 @@ for key, value in {
     "SWANLAB_MODE": "disabled",
     "COMET_MODE": "disabled",
     "CLEARML_OFFLINE_MODE": "1",
-    "HF_HUB_OFFLINE": "1",
-}.items():
+}.items():  # not HF_HUB_OFFLINE: it would block the model and data downloads the job needs
     os.environ.setdefault(key, value)
 out = os.environ.get("WAMF_OUT")
 if out:

@@ -1,0 +1,88 @@
+"""The benchmark conversion: off means off, each switch is the job's own, and nothing blocks what the job needs."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import make_repo
+
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.benchmark import propose
+from wamf_tui.validate import check_run
+
+CONFIGURATOR = """\
+import os
+import torch
+out_dir = 'out'
+eval_interval = 2000
+eval_iters = 200
+max_iters = 600000
+exec(open('configurator.py').read())
+master_process = True
+os.makedirs(out_dir, exist_ok=True)
+if master_process:
+    os.makedirs(out_dir, exist_ok=True)
+for iter_num in range(max_iters):
+    if {guard}:
+        losses = estimate_loss()
+    loss = model(x)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def changes(tmp_path, files: dict[str, str], entry: str = "train.py"):
+    root = make_repo(tmp_path / "job", files)
+    a = analyze_script(root / entry, root)
+    return root, a, propose(a)
+
+
+@pytest.mark.parametrize(("guard", "runs"), [
+    ("iter_num % eval_interval == 0", True),
+    ("iter_num % eval_interval == 0 and master_process", True),
+    ("iter_num > 0 and iter_num % eval_interval == 0", False),
+    ("iter_num % eval_interval == eval_interval - 1", False),
+])
+def test_an_eval_every_n_steps_still_runs_at_step_0(tmp_path, guard, runs):
+    root, a, rows = changes(tmp_path, {"train.py": CONFIGURATOR.format(guard=guard), "configurator.py": "#\n"})
+    row = next(c for c in rows if c.what.startswith("eval estimate_loss"))
+    assert ("still runs once, at step 0" in row.what) is runs
+    assert ("so it is timed" in row.exclusion) is runs and ("excluded" in row.exclusion) is not runs
+
+
+def test_a_save_at_the_last_step_runs_whatever_the_interval(tmp_path):
+    body = ("import torch\nfor step in range(max_steps):\n    loss = model(x)\n    loss.backward()\n"
+            "    opt.step()\n    if step == max_steps - 1:\n        torch.save(model, 'final.pt')\n")
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    row = next(c for c in rows if "torch.save" in c.what)
+    assert "still runs at the last step (step == max_steps - 1)" in row.what
+
+
+def test_the_output_folder_is_the_folders_own_setting_never_the_if_around_it(tmp_path):
+    root, a, rows = changes(tmp_path, {"train.py": CONFIGURATOR.format(guard="False"), "configurator.py": "#\n"})
+    flags = [f for c in rows for f in c.flags]
+    assert "--out_dir=runs/wamf-bench" in flags and not any("master_process" in f for f in flags)
+    assert "master_process" not in a.module_globals  # set after the configurator ran: not a setting
+    run = "python train.py " + " ".join(flags)
+    assert check_run(run, root, a).problems == []
+    assert check_run("python train.py --master_process=x", root, a).problems == [
+        "--master_process is not a setting of train.py"]
+
+
+def test_a_tracker_is_switched_off_only_by_its_own_variable(tmp_path):
+    body = ("from torch.utils.tensorboard import SummaryWriter\nimport wandb\nw = SummaryWriter()\n"
+            "wandb.init()\nfor b in loader:\n    loss = model(b)\n    loss.backward()\n    opt.step()\n")
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    tb = next(c for c in rows if c.what.startswith("tensorboard"))
+    wb = next(c for c in rows if c.what.startswith("wandb"))
+    assert tb.env == [] and "WANDB" not in tb.how and "only a code edit stops tensorboard" in tb.how
+    assert wb.env == ["WANDB_MODE=disabled"]
+
+
+def test_uploads_never_block_the_downloads_the_job_needs(tmp_path):
+    body = ("from transformers import AutoModel\nmodel = AutoModel.from_pretrained('gpt2')\n"
+            "for b in loader:\n    loss = model(b).loss\n    loss.backward()\n    opt.step()\n"
+            "model.push_to_hub('me/model')\n")
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    assert not any("HF_HUB_OFFLINE" in e for c in rows for e in c.env)
+    up = next(c for c in rows if c.what.startswith("push_to_hub"))
+    assert not up.enabled and "only a code edit stops it" in up.how
