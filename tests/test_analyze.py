@@ -444,9 +444,9 @@ def test_switched_off_checkpoints_and_evals_are_priced_with_the_scripts_numbers(
     demo = session.make_demo(str(tmp_path))
     saves = [c.exclusion for c in propose(analyze_script(demo / "train.py")) if c.exclusion]
     assert saves == ["checkpoint at train.py:64 still runs once, at step 0 (step % args.save_every == 0 is true at "
-                     "0) in every benchmark run, so it is timed; price: one save every 500 steps (--save-every default), "
-                     "4 saves in the real job's 2000 steps; share of train time = save time / (500 x step time), "
-                     "save time = bytes on disk / write bandwidth (to measure)"]
+                     "0) in every benchmark run, so it is timed; price: one save every 500 steps (--save-every "
+                     "default), 4 saves in the real job's 2000 steps; share of train time = save time / "
+                     "(500 x step time), save time = bytes on disk / write bandwidth (to measure)"]
 
 
 def test_the_app_reads_in_a_child_the_same_facts(tmp_path):
