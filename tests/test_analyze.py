@@ -484,3 +484,38 @@ def test_quitting_stops_a_reader_still_running(tmp_path):
     assert not reader.is_alive()
     assert outcome and "stopped" in str(outcome[0])
     assert not children._running
+
+
+NESTED = """\
+import torch
+
+class Both(torch.optim.Optimizer):
+    '''An optimizer that steps two others: one step of the job, three optimizer.step calls.'''
+
+    def __init__(self, a, b):
+        self.inner = [a, b]
+        super().__init__([p for o in (a, b) for g in o.param_groups for p in g["params"]], {})
+
+    def step(self, closure=None):
+        for o in self.inner:
+            o.step()
+
+w1, w2 = torch.nn.Parameter(torch.ones(2)), torch.nn.Parameter(torch.ones(2))
+opt = Both(torch.optim.SGD([w1], lr=0.1), torch.optim.SGD([w2], lr=0.1))
+for step in range(100):
+    (w1.sum() + w2.sum()).backward()
+    opt.step()
+    print("step", step)
+"""
+
+
+def test_wrapper_counts_a_container_of_optimizers_once_per_step(tmp_path):
+    """Measured with real torch: a cap of 5 must stop after 5 job steps, not after 5 optimizer.step calls."""
+    root = make_repo(tmp_path / "job", {"train.py": NESTED})
+    wrapper = tmp_path / "wamf_bench.py"
+    wrapper.write_text(WRAPPER)
+    r = subprocess.run([sys.executable, str(wrapper), "train.py"], cwd=root, capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "WAMF_MAX_STEPS": "5"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "wamf: stopped after 5 optimizer steps" in r.stderr
+    assert r.stdout.count("step ") == 4  # the 5th step is stopped inside opt.step(), before its print

@@ -12,7 +12,7 @@ python wamf_bench.py -m MODULE [ARGS...]
 python wamf_bench.py --entry MODULE:FUNCTION NAME [ARGS...]   (a console script called NAME)
 
 WAMF_SEED (default 0)     seeds python, numpy and torch (CPU and CUDA) before the job starts
-WAMF_MAX_STEPS (optional)  stops cleanly after that many optimizer steps
+WAMF_MAX_STEPS (optional)  stops cleanly after that many outermost optimizer steps
 WAMF_OUT (optional)       one folder for everything the job writes; trackers go there, disabled
 WAMF_DETERMINISTIC=1      accuracy mode: torch.use_deterministic_algorithms(True)
 """
@@ -60,15 +60,24 @@ class _StepLimit(BaseException):
 
 max_steps = int(os.environ.get("WAMF_MAX_STEPS", "0"))
 done = 0
+depth = 0  # optimizers stepping inside another's step (a container of optimizers): one step, not several
 if max_steps:
-    from torch.optim.optimizer import register_optimizer_step_post_hook
+    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+    def _enter(optimizer, args, kwargs):
+        global depth
+        depth += 1
 
     def _count(optimizer, args, kwargs):
-        global done
+        global done, depth
+        depth -= 1
+        if depth:
+            return
         done += 1
         if done >= max_steps:
             raise _StepLimit
 
+    register_optimizer_step_pre_hook(_enter)
     register_optimizer_step_post_hook(_count)
 
 try:
