@@ -185,3 +185,43 @@ def test_no_escape_from_the_repo_reaches_the_terminal(tmp_path, state_home, tmux
 def test_ordinary_text_passes_the_gate_unchanged():
     for text in ("train.py", "main @ a1b2c3d", "Grüße aus Köln", "数据", "a\u00a0b", ""):
         assert visible(text) == text
+
+
+def test_a_users_files_are_never_lost(tmp_path):
+    """Byte-exact, numbered backups never overwritten, the mode kept, no write through a symlink, and a
+    user's own wamf_bench.py left alone."""
+    from wamf_tui import contract
+    from wamf_tui.analyze.benchmark import wrapper_path
+    from wamf_tui.analyze.wrapper import WRAPPER, write_wrapper
+    from wamf_tui.model import InitState
+
+    path = tmp_path / "contract.md"
+    mine = "# my contract\r\ncaf\xe9\r\n".encode("latin-1")
+    path.write_bytes(mine)
+    path.chmod(0o600)
+    first = contract.save_contract(path, "# one\n", overwrite=True)
+    second = contract.save_contract(path, "# two\n", overwrite=True)
+    assert first.backup == tmp_path / "contract.md.bak" and second.backup == tmp_path / "contract.md.bak.1"
+    assert first.backup.read_bytes() == mine and (first.backup.stat().st_mode & 0o777) == 0o600
+    assert second.backup.read_text() == "# one\n" and path.read_text() == "# two\n"
+    assert (path.stat().st_mode & 0o777) == 0o600
+
+    secret = tmp_path / "secret"
+    secret.write_text("token=abc\n")
+    secret.chmod(0o600)
+    link = tmp_path / "linked.md"
+    link.symlink_to(secret)
+    result = contract.save_contract(link, "# x\n", overwrite=True)
+    assert result.error == "linked.md is a symlink; name another path" and result.diff is None
+    assert secret.read_text() == "token=abc\n" and link.is_symlink()
+    assert not list(tmp_path.glob("linked.md.bak*"))
+
+    own = tmp_path / "wamf_bench.py"
+    own.write_text("print('the user's own benchmark')\n")
+    state = InitState(contract_path=str(path))
+    chosen = Path(wrapper_path(state))
+    assert chosen == tmp_path / "wamf_bench-2.py"
+    assert write_wrapper(chosen) is None and chosen.read_text() == WRAPPER
+    assert own.read_text() == "print('the user's own benchmark')\n"
+    assert Path(wrapper_path(state)) == chosen  # stable: the run line and the file agree
+    assert write_wrapper(own) == f"{own} exists and is not the wrapper; left as it is"

@@ -9,6 +9,7 @@ guidance for whoever fills the template by hand and are dropped.
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import re
 import tempfile
@@ -300,18 +301,21 @@ def diff(old: str, new: str, path: str = "contract.md") -> str:
     )
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and a rename: a failed write leaves the old file intact."""
+def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:
+    """The one writer of the app's files. Via a temp file in the same folder and a rename: a failed write
+    leaves the old file intact. Never through a symlink (it would replace the link, or write where the
+    link points); the file's mode is kept, or `mode`, or 0644 for a new file."""
+    if path.is_symlink():
+        raise OSError(errno.ELOOP, f"{path.name} is a symlink; name another path")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        else:
-            os.chmod(tmp, 0o644)
+        if mode is None:
+            mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -321,12 +325,23 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def backup_path(path: Path) -> Path:
+    """`<name>.bak`, or the first free `<name>.bak.N`: a backup is never overwritten."""
+    candidate = path.with_name(path.name + ".bak")
+    n = 0
+    while candidate.exists() or candidate.is_symlink():
+        n += 1
+        candidate = path.with_name(f"{path.name}.bak.{n}")
+    return candidate
+
+
 def write_contract(path: Path, text: str) -> Path | None:
-    """Write the contract; an existing one is kept as `<name>.bak` first. Returns the backup path."""
+    """Write the contract; an existing one is kept first, byte for byte and with its mode, as the next
+    free backup. Returns the backup path."""
     backup = None
     if path.exists():
-        backup = path.with_name(path.name + ".bak")
-        write_atomic(backup, path.read_text(encoding="utf-8", errors="replace"))
+        backup = backup_path(path)
+        write_atomic(backup, path.read_bytes(), mode=path.stat().st_mode & 0o777)
     write_atomic(path, text)
     return backup
 
@@ -342,6 +357,8 @@ class WriteResult:
 def save_contract(path: Path, text: str, overwrite: bool = False) -> WriteResult:
     """Write unless a different contract exists and `overwrite` is not given; errors become a message."""
     try:
+        if path.is_symlink():  # its target's text must not be shown, copied or replaced
+            return WriteResult(error=f"{path.name} is a symlink; name another path")
         if path.is_dir():
             return WriteResult(error="that path is a folder")
         if path.exists() and not overwrite:

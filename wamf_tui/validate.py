@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analyze.benchmark import WRAPPER_NAME
+from .analyze.benchmark import is_wrapper
 from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, say_missing
 from .detect.launch import parse_launch
 from .model import Analysis, LaunchCommand
@@ -39,7 +39,7 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
         v.problems.append("the run line starts no Python job (no python, launcher or console script)")
         return v
     args = launch.args
-    if launch.script and Path(launch.script).name == WRAPPER_NAME:
+    if launch.script and is_wrapper(launch.script):
         wrapper = Path(launch.script) if Path(launch.script).is_absolute() else (wrapper_dir or root) / launch.script
         if not wrapper.is_file() and str(wrapper) != writing:
             v.problems.append(f"the benchmark wrapper {launch.script} does not exist")

@@ -185,8 +185,29 @@ def needs_wrapper(changes: list[BenchmarkChange]) -> bool:
     return any(c.enabled and ("(wrapper)" in c.how or any(e.startswith("WAMF_") for e in c.env)) for c in changes)
 
 
+def is_wrapper(script: str) -> bool:
+    """Whether a run line's script is the benchmark wrapper (under any name `wrapper_path` gives it)."""
+    return re.fullmatch(r"wamf_bench(-\d+)?\.py", Path(script).name) is not None
+
+
 def wrapper_path(state: InitState) -> str:
-    return str(Path(state.contract_path).parent / WRAPPER_NAME)
+    """Next to the contract: `wamf_bench.py`, or `wamf_bench-N.py` when a file of the user's has that name."""
+    from .wrapper import WRAPPER
+
+    folder = Path(state.contract_path).parent
+    stem, n = Path(WRAPPER_NAME).stem, 1
+    path = folder / WRAPPER_NAME
+    while path.is_symlink() or path.exists() and _text(path) != WRAPPER:
+        n += 1
+        path = folder / f"{stem}-{n}.py"
+    return str(path)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def job_launch(state: InitState) -> LaunchCommand:
@@ -239,7 +260,7 @@ def job_args(run: str) -> list[str] | None:
     if launch is None:
         return None
     args = launch.args
-    if launch.script and Path(launch.script).name == WRAPPER_NAME:
+    if launch.script and is_wrapper(launch.script):
         skip = 2 if args[:1] == ["-m"] else 3 if args[:1] == ["--entry"] else 1
         args = args[skip:]
     return args

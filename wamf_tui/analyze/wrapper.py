@@ -112,6 +112,8 @@ def write_wrapper(path: Path) -> str | None:
     from ..contract import write_atomic
 
     try:
+        if path.exists() and path.read_bytes() != WRAPPER.encode("utf-8"):  # `wrapper_path` picks a free name
+            return f"{path} exists and is not the wrapper; left as it is"
         write_atomic(path, WRAPPER)
     except OSError as e:
         return f"could not write {path}: {e.strerror or e}"
