@@ -5,6 +5,7 @@ Each attack leaves a marker file when it works, or puts raw escape bytes on a re
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -225,3 +226,25 @@ def test_a_users_files_are_never_lost(tmp_path):
     assert own.read_text() == "print('the user's own benchmark')\n"
     assert Path(wrapper_path(state)) == chosen  # stable: the run line and the file agree
     assert write_wrapper(own) == f"{own} exists and is not the wrapper; left as it is"
+
+
+def test_a_damaged_saved_session_is_kept_and_what_validates_is_resumed(tmp_path, state_home):
+    from wamf_tui import session
+    from wamf_tui.model import InitState, Step
+
+    root = make_repo(tmp_path / "job")
+    good = InitState(repo_path=str(root), reader="distinctive reader", step=Step.JOB, activate="source x")
+    data = json.loads(good.to_json())
+    data["question"] = "not a number"  # one bad field
+    path = session.state_file(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    state, said = session.load_saved(root)
+    assert state is not None and state.reader == "distinctive reader" and state.activate == "source x"
+    kept = list(path.parent.glob(path.name + ".corrupt-*"))
+    assert len(kept) == 1 and json.loads(kept[0].read_text())["question"] == "not a number"
+    assert said == f"the saved session was damaged; it is kept as {kept[0]}; not kept: question"
+    path.write_text('{"reader": "trunc')  # truncated: nothing to salvage, but nothing lost either
+    state, said = session.load_saved(root)
+    assert state is None and "could not be read; it is kept as" in said
+    assert len(list(path.parent.glob(path.name + ".corrupt-*"))) == 2  # the first copy was not replaced

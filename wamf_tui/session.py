@@ -8,11 +8,13 @@ connection loses nothing.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -80,11 +82,62 @@ class Saver:
 
 
 def load(repo_path: str | Path) -> InitState | None:
-    """The saved session for this repo, or None when there is none or it is unreadable."""
+    """The saved session for this repo, or None when there is none or nothing of it is readable."""
+    return load_saved(repo_path)[0]
+
+
+def load_saved(repo_path: str | Path) -> tuple[InitState | None, str | None]:
+    """(the saved session, what to tell the user). A file that does not load whole is never dropped in
+    silence: it is kept beside as `.corrupt-<time>`, the answers that still validate are kept, and the
+    message names the file and what was lost."""
+    path = state_file(repo_path)
     try:
-        return InitState.from_json(state_file(repo_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        raw = path.read_bytes()
+    except OSError:
+        return None, None
+    try:
+        return InitState.from_json(raw.decode("utf-8")), None
+    except (ValueError, UnicodeDecodeError):
+        pass
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    kept = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while kept.exists():  # two in one second: the first copy stays
+        n += 1
+        kept = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    try:
+        os.replace(path, kept)
+    except OSError:
+        kept = path
+    state, dropped = _salvage(raw)
+    if state is None:
+        return None, f"the saved session could not be read; it is kept as {kept}"
+    lost = f"; not kept: {', '.join(dropped)}" if dropped else ""
+    return state, f"the saved session was damaged; it is kept as {kept}{lost}"
+
+
+def _salvage(raw: bytes) -> tuple[InitState | None, list[str]]:
+    """The answers of a damaged state file that still validate, and the names of those that do not."""
+    from pydantic import ValidationError
+
+    try:
+        data = json.loads(raw.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return None, []
+    if not isinstance(data, dict):
+        return None, []
+    dropped: list[str] = []
+    for _ in range(len(data) + 1):
+        try:
+            return InitState.model_validate(data), sorted(dropped)
+        except ValidationError as e:
+            bad = {str(err["loc"][0]) for err in e.errors() if err["loc"]}
+            if not bad & set(data):
+                return None, []
+            for key in bad & set(data):
+                dropped.append(key)
+                del data[key]
+    return None, []
 
 
 def forget(repo_path: str | Path) -> None:

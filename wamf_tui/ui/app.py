@@ -82,6 +82,7 @@ class ResumeScreen(ModalScreen[bool]):
     def __init__(self, saved: InitState) -> None:
         super().__init__()
         self.saved = saved
+        self.startup_notes: list[str] = []  # said once the first frame is up (a damaged saved session)
 
     def compose(self):
         step = f"step {int(self.saved.step)} {STEP_TITLES[self.saved.step]}"
@@ -138,6 +139,8 @@ class WamfApp(App):
         except (NotImplementedError, RuntimeError, ValueError):
             pass
         self.call_after_refresh(self._collector_back_on)
+        for note in self.startup_notes:
+            self.notify(note, title="saved session", severity="warning", timeout=20)
         if self.saved is not None:
             self.push_screen(ResumeScreen(self.saved), self._resume_answered)
             return
@@ -420,12 +423,13 @@ class WamfApp(App):
 def run_app(path: Path, contract: str | None = None, template: str | None = None, fresh: bool = False) -> int:
     root = checkout.find_root(path)
     state = session.new_state(root, contract, template)
-    saved = None if fresh else session.load(root)
+    saved, damage = (None, None) if fresh else session.load_saved(root)
     if fresh:
         session.forget(root)
     if saved is not None and saved.written and saved.step == Step.CONFIRM:
         saved = None  # a finished session: start a new one
     app = WamfApp(state, saved=saved)
+    app.startup_notes = [damage] if damage else []
     app.run()
     if app.state.written:
         print("\n".join(ui_text.done_lines(app.state)))
