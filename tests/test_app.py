@@ -520,3 +520,25 @@ async def test_the_app_writes_no_contract_whose_run_line_fails_the_code(tmp_path
         await written(pilot, app)
         assert not Path(app.state.contract_path).exists()
         assert "--no-such-flag is not an option of train.py" in str(app.screen.query_one("#message").render())
+
+
+async def test_a_rescan_that_drops_a_question_keeps_the_users_place(tmp_path):
+    """Dirty checkout; answer the repo, then continue: the user is at `activate`. A commit in another
+    pane and ctrl+r remove the dirty question: the user must still be at `activate`, not one further."""
+    from conftest import git
+
+    app = demo_app(tmp_path)
+    root = Path(app.state.repo_path)
+    (root / "train.py").write_text((root / "train.py").read_text() + "# local tweak\n")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("enter", "enter")  # reader, repo
+        assert app.screen.qview.question.key == "dirty"
+        await pilot.press("1")  # continue from HEAD
+        await settle(pilot, app)
+        assert app.screen.qview.question.key == "activate"
+        git(root, "commit", "-qam", "tweak")  # in another pane
+        await pilot.press("ctrl+r")
+        await settle(pilot, app)
+        assert not app.state.detected.repo.dirty
+        assert app.screen.qview.question.key == "activate"

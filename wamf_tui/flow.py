@@ -193,6 +193,14 @@ def analysis_failed(state: InitState) -> None:
             state.question = keys.index("run")
 
 
+def follow(state: InitState, key: str) -> None:
+    """Stay on question `key` when the questions before it changed (a re-scan found the checkout clean,
+    so the dirty question is gone); a question that is gone itself leaves the place to the next one."""
+    keys = [q.key for q in questions(state, state.step)]
+    if key in keys:
+        state.question = keys.index(key)
+
+
 def advance(state: InitState) -> None:
     if state.question + 1 < len(questions(state, state.step)):
         state.question += 1

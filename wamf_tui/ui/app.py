@@ -82,7 +82,6 @@ class ResumeScreen(ModalScreen[bool]):
     def __init__(self, saved: InitState) -> None:
         super().__init__()
         self.saved = saved
-        self.startup_notes: list[str] = []  # said once the first frame is up (a damaged saved session)
 
     def compose(self):
         step = f"step {int(self.saved.step)} {STEP_TITLES[self.saved.step]}"
@@ -116,6 +115,7 @@ class WamfApp(App):
         super().__init__()
         self.state = state
         self.saved = saved
+        self.startup_notes: list[str] = []  # said once the first frame is up (a damaged saved session)
         self.detect = detect
         self.pending: list[str] = []
         self.gpu_timer = None
@@ -270,7 +270,10 @@ class WamfApp(App):
             self.save()
         else:
             self._tell_what_changed(msg.subject, msg.facts)
+            here = flow.current(self.state)
             setattr(self.state.detected, msg.subject, msg.facts)
+            if here is not None:
+                flow.follow(self.state, here.key)  # new facts can add or drop a question before this one
             if msg.subject == "hardware" and msg.facts.nvml and self.gpu_timer is None:
                 self.gpu_timer = self.set_interval(GPU_REFRESH_S, self._refresh_gpu)
         if isinstance(self.screen, StepScreen):
