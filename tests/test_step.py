@@ -176,3 +176,19 @@ def test_examples_of_what_else_to_check_come_from_the_job(tmp_path):
     root = make_repo(tmp_path / "job", {"train.py": body})
     state = InitState(repo_path=str(root), script="train.py", analysis=analyze_script(root / "train.py", root))
     assert proposals.extra_check_examples(state) == "train/acc, lr"
+
+
+def test_a_lightning_module_behind_a_hydra_target(tmp_path):
+    entry = ("import hydra\nimport lightning as L\n\n@hydra.main(config_path='configs', config_name='train')\n"
+             "def main(cfg):\n    model = hydra.utils.instantiate(cfg.model)\n    trainer = L.Trainer()\n"
+             "    trainer.fit(model)\n\nif __name__ == '__main__':\n    main()\n")
+    module = ("import lightning as L\nimport torch\n\nclass MNISTLitModule(L.LightningModule):\n"
+              "    def training_step(self, batch, idx):\n        x, y = batch\n"
+              "        return torch.nn.functional.cross_entropy(self(x), y)\n\n"
+              "    def validation_step(self, batch, idx):\n        return self.loss(batch)\n")
+    got = rows(tmp_path, {"train.py": entry, "configs/train.yaml": "defaults:\n  - model: mnist\n",
+                          "configs/model/mnist.yaml": "_target_: src.models.mnist_module.MNISTLitModule\nlr: 0.1\n",
+                          "src/__init__.py": "", "src/models/__init__.py": "", "src/models/mnist_module.py": module})
+    assert got["loss"].where == "src/models/mnist_module.py:7"
+    assert got["grad norm"].where == ("src/models/mnist_module.py:5 via on_before_optimizer_step hook "
+                                      "(grad norm before each step) of MNISTLitModule")

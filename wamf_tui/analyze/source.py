@@ -527,6 +527,28 @@ def _hydra_defaults(result: Analysis, conf: Path, root: Path, entry: bool) -> No
                             for k, v in values.items() if v == "???"]
 
 
+def _hydra_targets(conf: Path, limit: int = 200) -> list[str]:
+    """The modules a Hydra app's configs instantiate (`_target_: src.models.lit.LitModule`): a Lightning
+    module or a trainer reached only through the config, never through an import."""
+    found: list[str] = []
+    try:
+        files = sorted(conf.parent.rglob("*.yaml"))[:limit]
+    except OSError:
+        return found
+    for f in files:
+        try:
+            if not f.is_file() or f.stat().st_size > MAX_BYTES:
+                continue
+            text = f.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for m in re.finditer(r"^\s*_target_:\s*['\"]?([A-Za-z_][\w.]*)", text, re.M):
+            module = m.group(1).rsplit(".", 1)[0]
+            if module not in found:
+                found.append(module)
+    return found
+
+
 def _read(path: Path) -> tuple[str | None, str | None]:
     """(text, why it is partial)."""
     try:
@@ -636,7 +658,8 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
         if reader.hydra_file is not None:
             _hydra_defaults(result, path.parent / reader.hydra_file, root, depth == 0)
         if depth < FOLLOW_DEPTH:
-            for mod in reader.imports:
+            targets = _hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
+            for mod in [*reader.imports, *targets]:
                 p = _module_path(root, mod)
                 if p is not None and p.resolve() not in done:
                     queue.append((p, depth + 1))
