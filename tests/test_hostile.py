@@ -248,3 +248,17 @@ def test_a_damaged_saved_session_is_kept_and_what_validates_is_resumed(tmp_path,
     state, said = session.load_saved(root)
     assert state is None and "could not be read; it is kept as" in said
     assert len(list(path.parent.glob(path.name + ".corrupt-*"))) == 2  # the first copy was not replaced
+
+
+def test_fifos_and_endless_files_never_hang_detection_or_the_reader(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": "import torch\nloss.backward()\n", "README.md": "hi\n"})
+    os.mkfifo(root / "Makefile")
+    os.mkfifo(root / "run_fifo.py")
+    (root / "environment.yml").symlink_to("/dev/zero")
+    (root / "scripts").mkdir()
+    os.mkfifo(root / "scripts" / "train.sh")
+    out = subprocess.run([WAMF, "detect", str(root), "--json"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["scripts"]["candidates"][0]["path"] == "train.py"
+    got = analyze_script(root / "run_fifo.py", root)
+    assert got.partial and "not a regular file" in got.notes[0]

@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..checkout import find_root
+from ..files import read_regular
 from ..model import Analysis, Anchor, Fact, Required, StepControl
 from ..visible import gated
 from .needs import argparse_required, dataclass_required, read_needs
@@ -515,7 +516,7 @@ def _yaml_scalars(text: str) -> dict[str, str]:
 def _hydra_defaults(result: Analysis, conf: Path, root: Path, entry: bool) -> None:
     """Fill in step-control defaults from the app's primary Hydra config, and its `???` (required) keys."""
     try:
-        values = _yaml_scalars(conf.read_text(encoding="utf-8", errors="replace"))
+        values = _yaml_scalars(read_regular(conf, MAX_BYTES).decode("utf-8", errors="replace"))
     except OSError:
         result.notes.append(f"Hydra config {_rel(conf, root)} not readable; defaults unknown")
         return
@@ -537,9 +538,7 @@ def _hydra_targets(conf: Path, limit: int = 200) -> list[str]:
         return found
     for f in files:
         try:
-            if not f.is_file() or f.stat().st_size > MAX_BYTES:
-                continue
-            text = f.read_text(encoding="utf-8", errors="replace")
+            text = read_regular(f, MAX_BYTES).decode("utf-8", errors="replace")
         except OSError:
             continue
         for m in re.finditer(r"^\s*_target_:\s*['\"]?([A-Za-z_][\w.]*)", text, re.M):
@@ -553,8 +552,7 @@ def _read(path: Path) -> tuple[str | None, str | None]:
     """(text, why it is partial)."""
     try:
         size = path.stat().st_size
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES)
+        data = read_regular(path, MAX_BYTES)
     except OSError as e:
         return None, f"could not read {path.name}: {e.strerror or e}"
     if not data.strip():

@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from ..files import read_regular
 from ..model import EnvFacts, PackageVersion
 
 PACKAGES = (
@@ -117,10 +118,7 @@ def read_versions(facts: EnvFacts) -> EnvFacts:
 def _read_small(path: Path) -> str | None:
     """A regular file's text, at most MAX_CFG_BYTES of it; None for anything else (a FIFO never blocks)."""
     try:
-        if not path.is_file():
-            return None
-        with open(path, "rb") as f:
-            return f.read(MAX_CFG_BYTES).decode("utf-8", errors="replace")
+        return read_regular(path, MAX_CFG_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
 

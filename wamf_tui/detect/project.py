@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..files import read_regular
+
 RECORDER_DIRS = ("research/core/probe", "probe", "parity", "tools/probe", "src/probe")
 _IMPORT = re.compile(
     r"^\s*(?:from\s+([\w.]+)\s+import\s+(?:[\w, ]*\b)?(probe|parity)\b"
@@ -16,8 +18,7 @@ _IMPORT = re.compile(
 
 def _read(path: Path, limit: int = 64 * 1024) -> str:
     try:
-        with open(path, "rb") as f:
-            return f.read(limit).decode("utf-8", errors="replace")
+        return read_regular(path, limit).decode("utf-8", errors="replace")
     except OSError:
         return ""
 

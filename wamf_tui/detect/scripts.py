@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from .. import children
+from ..files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
 from .launch import commands_in, console_scripts, parse_launch, shell_defaults
 
@@ -202,8 +203,7 @@ def _resolve(root: Path, script: str) -> str | None:
 
 def _read(path: Path) -> str | None:
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES)
+        data = read_regular(path, MAX_BYTES)
     except OSError:
         return None
     if b"\0" in data[:4096]:

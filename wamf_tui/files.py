@@ -1,0 +1,30 @@
+"""Reading the repo's files: regular files only, and never more than asked for.
+
+A FIFO named `Makefile` or `train.py` blocks an `open` forever, and a link to `/dev/zero` never
+ends; both are a hostile repo's easiest way to hang detection. Every read of a repo file goes here.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of a regular file. Raises OSError for anything else (FIFO, device, folder)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks, left = [], limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
