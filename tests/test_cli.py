@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,23 @@ def test_bad_paths_are_one_line_messages(tmp_path):
     tpl = run(str(tmp_path), "--template", str(tmp_path / "none.md"))
     assert tpl.returncode == 2 and tpl.stderr.count("\n") == 1 and "cannot use template" in tpl.stderr
     assert "Traceback" not in gone.stderr + tpl.stderr
+
+
+def test_a_terminal_that_cannot_draw_the_app_gets_a_pointer_to_answers(tmp_path):
+    from conftest import make_repo
+
+    root = make_repo(tmp_path / "job")
+    out = subprocess.run([sys.executable, "-m", "wamf_tui", str(root)], capture_output=True, text=True,
+                         env={**os.environ, "TERM": "dumb"}, timeout=60)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "--answers FILE --yes" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_tbd_is_refused_at_the_question_not_at_step_4():
+    from wamf_tui import flow
+    from wamf_tui.model import InitState, Step
+
+    state = InitState(step=Step.JOB, question=0)
+    q = flow.current(state)
+    got = flow.answer(state, "TBD")
+    assert q.key == "repo" and got.action == "stay" and "TBD" in got.error and state.repo == ""

@@ -9,12 +9,21 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 from pathlib import Path
 
 from . import __version__
 
 SUBCOMMANDS = ("check", "detect", "analyze")
+
+
+NO_SCREEN = ("this terminal cannot show the full-screen app (TERM is dumb, or the output is not a terminal); "
+             "fill the answers from a file instead: wamf-tui PATH --answers FILE --yes")
+
+
+def _can_draw() -> bool:
+    return os.environ.get("TERM", "") not in ("dumb", "") and sys.stdout.isatty()
 
 
 def _err(msg: str, code: int = 2) -> int:
@@ -235,10 +244,14 @@ def _main(argv: list[str] | None) -> int:
             return state
         if args.yes:
             return _write_without_ui(state)
+        if not _can_draw():
+            return _err(NO_SCREEN)
         from .ui.app import run_prefilled
 
         return run_prefilled(state)
 
+    if not _can_draw():
+        return _err(NO_SCREEN)
     from .ui.app import run_app
 
     return run_app(path, contract=args.contract, template=args.template, fresh=args.fresh)

@@ -225,6 +225,8 @@ def _text(q: Question, value: str | list[str]) -> str | Outcome:
         return Outcome(found, "stay")
     if not text and not q.allow_empty:
         return Outcome("empty", "stay")
+    if text.upper() == "TBD":  # the downstream check refuses it: say so now, not at step 4
+        return Outcome("tbd", "stay")
     return text
 
 
@@ -239,7 +241,7 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
         return _apply_multi(state, q, [literal(p) for p in picked if p.strip()])
     text = _text(q, value)
     if isinstance(text, Outcome):
-        key = "empty" if text.error == "empty" else "placeholder"
+        key = text.error if text.error in ("empty", "tbd") else "placeholder"
         return Outcome(say(key, r, found=text.error), "stay")
     k = q.key
     if k == "reader":

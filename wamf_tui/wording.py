@@ -226,6 +226,8 @@ MESSAGES: dict[str, Message] = {
     "exclude_no": Message("Leave .git/info/exclude alone", "Leave git's ignore list alone"),
     "exclude_yes": Message("Add {files} to .git/info/exclude", "Hide {files} from git status (adds them to .git/info/exclude)"),
     # refusals
+    "tbd": Message("TBD is refused downstream; give the real value.",
+                   "The next tool refuses TBD; please give the real value."),
     "placeholder": Message(
         "{found} reads as an unfilled placeholder downstream; write it without the angle brackets.",
         "{found} looks like a blank to fill in to the next tool; please write it without the angle brackets.",
