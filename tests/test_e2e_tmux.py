@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -205,5 +206,44 @@ def test_quitting_never_waits_for_a_hung_nvml(tmp_path, state_home):
         while Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text():
             assert time.monotonic() - quitting < 5, "quitting waited for the hung NVML call"
             time.sleep(0.05)
+    finally:
+        tmux("kill-session", "-t", name)
+
+
+def test_the_guarantee_question_names_what_is_wrong_here(tmp_path, state_home):
+    """In a real terminal, on a repo whose environment has no torch: the question says so, and the
+    contract records that the user went on despite it, never that they confirmed."""
+    from conftest import make_repo
+
+    root = make_repo(tmp_path / "job", {"train.py": "import torch\nfor s in range(9):\n    loss = model(x)\n"
+                                                    "    loss.backward()\n    opt.step()\n"})
+    site = root / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n")
+    (root / ".venv" / "bin").mkdir()
+    (root / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    (site / "numpy-2.1.0.dist-info").mkdir()
+    name = f"wamf-honest-{os.getpid()}"
+    start(name, state_home, f"{root} --fresh", env="VIRTUAL_ENV= CONDA_PREFIX= CONDA_DEFAULT_ENV=")
+    try:
+        wait_for(name, "How well do you know ML systems?")
+        wait_for_gone(name, "checking…")
+        screen = ""
+        for _ in range(30):
+            screen = tmux("capture-pane", "-p", "-t", name)
+            if "torch is not installed in .venv" in screen:
+                break
+            tmux("send-keys", "-t", name, "Enter")
+            time.sleep(0.6)
+        assert "torch is not installed in .venv" in screen, screen
+        assert "Continue anyway" in screen and "Re-scan" in screen
+        for _ in range(30):
+            if (root / "contract.md").exists():
+                break
+            tmux("send-keys", "-t", name, "Enter")
+            time.sleep(0.6)
+        text = (root / "contract.md").read_text()
+        assert "User chose to continue at" in text and "torch is not installed in .venv" in text
+        assert "User confirmed" not in text
     finally:
         tmux("kill-session", "-t", name)
