@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -262,3 +263,42 @@ def test_fifos_and_endless_files_never_hang_detection_or_the_reader(tmp_path):
     assert json.loads(out.stdout)["scripts"]["candidates"][0]["path"] == "train.py"
     got = analyze_script(root / "run_fifo.py", root)
     assert got.partial and "not a regular file" in got.notes[0]
+
+
+async def test_a_second_instance_never_overwrites_the_first_ones_answers(tmp_path, state_home):
+    """Two instances on one repo: the second is read-only (it saves nothing) until taken over; a lock
+    whose process is gone is simply taken."""
+    from wamf_tui import lock, session
+    from wamf_tui.ui.app import WamfApp, open_session
+
+    root = make_repo(tmp_path / "job")
+    other = subprocess.Popen(["sleep", "60"])  # a live process holding the session
+    try:
+        lock_path = lock.lock_file(root)
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path.write_text(json.dumps({"pid": other.pid, "host": socket.gethostname(),
+                                         "tty": "/dev/pts/9"}))
+        first = session.new_state(root)
+        first.reader = "the first instance's answer"
+        session.state_file(root).write_text(first.to_json())
+        held = open_session(root)
+        assert held is not None and held.pid == other.pid and held.tty == "/dev/pts/9"
+        app = WamfApp(session.new_state(root), detect=False)
+        app.read_only = held
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press(*"second", "enter")
+            app.saver.flush()
+            assert session.load(root).reader == "the first instance's answer"
+            assert any("read-only" in n.message for n in app._notifications)
+            app.take_over()
+            app.saver.flush()
+            assert session.load(root).reader == "second" and lock.holder(root) is None  # ours now
+    finally:
+        other.kill()
+        other.wait()
+    lock.release(root)
+    lock_path.write_text(json.dumps({"pid": other.pid, "host": socket.gethostname(), "tty": ""}))
+    assert open_session(root) is None and lock.holder(root) is None  # stale: taken
+    lock.release(root)
+    assert not lock_path.exists()

@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
-from .. import checkout, children, clipboard, contract, flow, proposals, session, ui_text
+from .. import checkout, children, clipboard, contract, flow, lock, proposals, session, ui_text
 from ..analyze import isolated
 from ..analyze.benchmark import needs_wrapper, wrapper_path
 from ..analyze.wrapper import write_wrapper
@@ -116,6 +116,7 @@ class WamfApp(App):
         self.state = state
         self.saved = saved
         self.startup_notes: list[str] = []  # said once the first frame is up (a damaged saved session)
+        self.read_only: lock.Holder | None = None  # another instance holds this repo's session: save nothing
         self.detect = detect
         self.pending: list[str] = []
         self.gpu_timer = None
@@ -141,6 +142,10 @@ class WamfApp(App):
         self.call_after_refresh(self._collector_back_on)
         for note in self.startup_notes:
             self.notify(note, title="saved session", severity="warning", timeout=20)
+        if self.read_only is not None:
+            self.notify(f"another wamf-tui holds this repo's session ({self.read_only.describe()}): this one is "
+                        "read-only and saves nothing. Take it over from the palette (ctrl+p).",
+                        title="read-only", severity="warning", timeout=30)
         if self.saved is not None:
             self.push_screen(ResumeScreen(self.saved), self._resume_answered)
             return
@@ -199,7 +204,10 @@ class WamfApp(App):
         self.saver.flush()
 
     def save(self, wait: bool = False) -> None:
-        """Queue the state for the saver thread; `wait` when the process is about to end."""
+        """Queue the state for the saver thread; `wait` when the process is about to end. Read-only
+        (another instance holds the session): nothing, so its answers are never overwritten."""
+        if self.read_only is not None:
+            return
         self.saver.submit(self.state)
         if wait and not self.saver.flush():
             self.notify("the session is still being saved; the disk is slow", severity="warning")
@@ -393,6 +401,9 @@ class WamfApp(App):
             if step <= self.state.step and step != self.state.step:
                 yield SystemCommand(f"Go to step {int(step)}: {title}", "answers stay as they are",
                                     lambda s=step: self._jump(s))
+        if self.read_only is not None:
+            yield SystemCommand("Take over the session", f"from {self.read_only.describe()}; its answers are "
+                                "replaced by this one's", self.take_over)
         if isinstance(screen, StepScreen):
             yield SystemCommand("Re-scan", "run detection again", self.start_detection)
             yield SystemCommand("Switch wording", "MLSys engineer / algorithm engineer", screen.action_switch_register)
@@ -400,6 +411,13 @@ class WamfApp(App):
         if isinstance(screen, ConfirmScreen) and screen.phase == "done":  # the same path as `c` / `p`
             yield SystemCommand("Copy the optimize command", ui_text.CLAUDE, lambda: screen.action_copy("command"))
             yield SystemCommand("Copy the contract path", self.state.contract_path, lambda: screen.action_copy("path"))
+
+    def take_over(self) -> None:
+        """This instance holds the session from now on, and saves."""
+        lock.take(self.state.repo_path)
+        self.read_only = None
+        self.save()
+        self.notify("this instance now holds the session; answers are saved again", title="session")
 
     def _jump(self, step: Step) -> None:
         self.state.step, self.state.question = step, 0
@@ -423,17 +441,30 @@ class WamfApp(App):
                 screen.set_class(on, name)
 
 
+def open_session(root: Path) -> lock.Holder | None:
+    """Take the repo's session, or say who holds it (this instance is then read-only)."""
+    held_by = lock.holder(root)
+    if held_by is None:
+        lock.take(root)
+    return held_by
+
+
 def run_app(path: Path, contract: str | None = None, template: str | None = None, fresh: bool = False) -> int:
     root = checkout.find_root(path)
     state = session.new_state(root, contract, template)
+    held_by = open_session(root)
     saved, damage = (None, None) if fresh else session.load_saved(root)
-    if fresh:
+    if fresh and held_by is None:
         session.forget(root)
     if saved is not None and saved.written and saved.step == Step.CONFIRM:
         saved = None  # a finished session: start a new one
     app = WamfApp(state, saved=saved)
     app.startup_notes = [damage] if damage else []
-    app.run()
+    app.read_only = held_by
+    try:
+        app.run()
+    finally:
+        lock.release(root)
     if app.state.written:
         print("\n".join(ui_text.done_lines(app.state)))
     return 0

@@ -1,0 +1,78 @@
+"""One live session per repo. Two instances on one repo used to overwrite each other's answers (the
+one that quit last won). The first takes a lock beside the state file, naming its process, host and
+terminal; a second opens read-only (it saves nothing) and says who holds the session, until the user
+takes it over. A lock whose process is gone is stale and simply taken."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .session import state_file
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int
+    host: str
+    tty: str
+
+    def describe(self) -> str:
+        return f"process {self.pid} on {self.tty or 'no terminal'}" + (
+            f" ({self.host})" if self.host != socket.gethostname() else "")
+
+
+def lock_file(repo_path: str | Path) -> Path:
+    return state_file(repo_path).with_suffix(".lock")
+
+
+def _me() -> Holder:
+    try:
+        tty = os.ttyname(sys.stdin.fileno())
+    except (OSError, ValueError):
+        tty = ""
+    return Holder(os.getpid(), socket.gethostname(), tty)
+
+
+def holder(repo_path: str | Path) -> Holder | None:
+    """Who holds the session now: a live process on this host (or any on another host), else None."""
+    try:
+        data = json.loads(lock_file(repo_path).read_text(encoding="utf-8"))
+        found = Holder(int(data["pid"]), str(data["host"]), str(data.get("tty", "")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if found.host == socket.gethostname():
+        if found.pid == os.getpid():
+            return None
+        try:
+            os.kill(found.pid, 0)
+        except ProcessLookupError:
+            return None  # stale: its process is gone
+        except PermissionError:
+            pass  # alive, another user's
+    return found
+
+
+def take(repo_path: str | Path) -> None:
+    """Hold the session (a first start, or taking it over from another instance)."""
+    path = lock_file(repo_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    me = _me()
+    tmp = path.with_name(f".{path.name}.{me.pid}")
+    tmp.write_text(json.dumps({"pid": me.pid, "host": me.host, "tty": me.tty}), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def release(repo_path: str | Path) -> None:
+    """Give the session up, if this process holds it."""
+    path = lock_file(repo_path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if int(data["pid"]) == os.getpid() and data.get("host") == socket.gethostname():
+            path.unlink()
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
