@@ -302,3 +302,29 @@ async def test_a_second_instance_never_overwrites_the_first_ones_answers(tmp_pat
     assert open_session(root) is None and lock.holder(root) is None  # stale: taken
     lock.release(root)
     assert not lock_path.exists()
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["check", "/dev/zero"], "cannot read /dev/zero: not a regular file"),
+    (["--template", "/dev/zero"], "cannot use template /dev/zero: not a regular file"),
+    (["--answers", "{checks5}", "--yes"], "answer 'checks' in {checks5} must be a list of texts"),
+    (["--answers", "{deep}", "--yes"], "is not valid JSON: nested too deeply"),
+])
+def test_odd_input_is_one_line_never_a_hang_or_a_traceback(tmp_path, args, said):
+    root = make_repo(tmp_path / "job")
+    files = {"{checks5}": '{"checks": 5}', "{deep}": "[" * 100_000 + "]" * 100_000}
+    for name, text in files.items():
+        (tmp_path / name.strip("{}")).write_text(text)
+    args = [str(tmp_path / a.strip("{}")) if a in files else a for a in args]
+    said = said.replace("{checks5}", str(tmp_path / "checks5"))
+    out = subprocess.run([WAMF, *args] + ([] if args[0] == "check" else [str(root)]), capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2 and said in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_an_answers_file_with_a_bom_and_nulls_is_read(tmp_path):
+    from wamf_tui import answers
+
+    p = tmp_path / "a.json"
+    p.write_bytes(b"\xef\xbb\xbf" + json.dumps({"reader": None, "steps": 20, "hints": ["memory"]}).encode())
+    assert answers.load(p) == {"steps": 20, "hints": ["memory"]}  # null: as if left out

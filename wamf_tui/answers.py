@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from . import flow
+from .files import read_regular
 from .model import InitState, Step
 
 # question key -> the state field an answers file names for it
@@ -21,6 +22,10 @@ FIELD = {
 }
 
 
+MAX_BYTES = 256 * 1024
+LISTS = {"checks", "allowed_changes", "hints"}  # the answers that are lists; every other one is a text
+
+
 class AnswersError(ValueError):
     """An answers file that cannot be used, with a one-line reason."""
 
@@ -28,26 +33,37 @@ class AnswersError(ValueError):
 def load(path: str | Path) -> dict[str, object]:
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_regular(p, MAX_BYTES + 1)
     except OSError as e:
         raise AnswersError(f"cannot read {path}: {e.strerror or e}") from None
+    if len(raw) > MAX_BYTES:
+        raise AnswersError(f"{path} is over {MAX_BYTES // 1024} KiB; an answers file is a few lines")
     try:
+        text = raw.decode("utf-8-sig")  # a BOM is fine
         if p.suffix.lower() == ".toml":
             import tomllib  # Python 3.11+
 
-            data = tomllib.loads(raw.decode("utf-8"))
+            data = tomllib.loads(text)
         else:
-            data = json.loads(raw)
+            data = json.loads(text)
     except ImportError:
         raise AnswersError("TOML answers need Python 3.11+; use JSON") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise AnswersError(f"{path} is not valid {p.suffix.lstrip('.').upper() or 'JSON'}: {e}") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        reason = "nested too deeply" if isinstance(e, RecursionError) else e
+        raise AnswersError(f"{path} is not valid {p.suffix.lstrip('.').upper() or 'JSON'}: {reason}") from None
     if not isinstance(data, dict):
         raise AnswersError(f"{path} must hold a table of answers")
     known = set(FIELD.values()) | {"checks", "script"}  # `script` alone: the app finds its command
     unknown = sorted(set(data) - known)
     if unknown:
         raise AnswersError(f"unknown answer '{unknown[0]}' in {path}; known: {', '.join(sorted(known))}")
+    data = {k: v for k, v in data.items() if v is not None}  # null: as if left out
+    for key, value in data.items():
+        lists = key in LISTS
+        ok = isinstance(value, list) and all(isinstance(x, str) for x in value) if lists else isinstance(
+            value, str | int | float) and not isinstance(value, bool)
+        if not ok:
+            raise AnswersError(f"answer '{key}' in {path} must be {'a list of texts' if lists else 'a text'}")
     return data
 
 

@@ -18,6 +18,7 @@ from . import __version__
 SUBCOMMANDS = ("check", "detect", "analyze")
 
 
+MAX_CONTRACT = 4 * 1024 * 1024
 NO_SCREEN = ("this terminal cannot show the full-screen app (TERM is dumb, or the output is not a terminal); "
              "fill the answers from a file instead: wamf-tui PATH --answers FILE --yes")
 
@@ -33,11 +34,15 @@ def _err(msg: str, code: int = 2) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .contract import check
+    from .files import read_regular
 
     if args.repo and not Path(args.repo).is_dir():
         return _err(f"no such directory: {args.repo}")
     try:
-        text = Path(args.contract).read_text(encoding="utf-8")
+        raw = read_regular(Path(args.contract), MAX_CONTRACT + 1)
+        if len(raw) > MAX_CONTRACT:
+            return _err(f"{args.contract} is over {MAX_CONTRACT // 1024 // 1024} MiB; not a contract")
+        text = raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         reason = getattr(e, "strerror", None) or e.__class__.__name__
         return _err(f"cannot read {args.contract}: {reason}")

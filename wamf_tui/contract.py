@@ -17,6 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from .files import read_regular
 from .model import InitState
 
 KEYS = ("reader", "repo", "activate", "run", "node")
@@ -39,7 +40,10 @@ def load_template(path: str | None) -> str:
     """The plugin's template when a path is given, else the bundled one. Raises OSError/ValueError."""
     if not path:
         return bundled_template()
-    text = Path(path).read_text(encoding="utf-8")
+    raw = read_regular(Path(path), 4 * 1024 * 1024 + 1)
+    if len(raw) > 4 * 1024 * 1024:
+        raise ValueError(f"{path} is over 4 MiB; not a contract template")
+    text = raw.decode("utf-8-sig")
     missing = [s for s in SECTIONS if f"## {s}" not in text]
     if missing:
         raise ValueError(f"{path} is not a contract template: no '## {missing[0]}' section")
