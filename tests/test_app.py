@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import git
 
 from wamf_tui import contract, flow, session
 from wamf_tui.model import Step
@@ -239,12 +240,16 @@ async def test_a_rescan_stops_the_previous_detection_and_drops_its_answers(tmp_p
         await pilot.press("ctrl+q")
 
 
-async def test_dirty_checkout_recheck_then_continue(tmp_path):
-    from conftest import git
-
+def dirty_demo(tmp_path: Path) -> tuple[WamfApp, Path]:
+    """The demo with an uncommitted change: the dirty question is asked."""
     app = demo_app(tmp_path)
     root = Path(app.state.repo_path)
     (root / "train.py").write_text((root / "train.py").read_text() + "# local tweak\n")
+    return app, root
+
+
+async def test_dirty_checkout_recheck_then_continue(tmp_path):
+    app, root = dirty_demo(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         await pilot.press("enter", "enter")  # reader, repo
@@ -268,7 +273,6 @@ async def test_dirty_checkout_recheck_then_continue(tmp_path):
 
 
 async def test_resume_says_what_moved_and_follows_head(tmp_path):
-    from conftest import git
 
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -525,11 +529,7 @@ async def test_the_app_writes_no_contract_whose_run_line_fails_the_code(tmp_path
 async def test_a_rescan_that_drops_a_question_keeps_the_users_place(tmp_path):
     """Dirty checkout; answer the repo, then continue: the user is at `activate`. A commit in another
     pane and ctrl+r remove the dirty question: the user must still be at `activate`, not one further."""
-    from conftest import git
-
-    app = demo_app(tmp_path)
-    root = Path(app.state.repo_path)
-    (root / "train.py").write_text((root / "train.py").read_text() + "# local tweak\n")
+    app, root = dirty_demo(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         await pilot.press("enter", "enter")  # reader, repo

@@ -14,6 +14,7 @@ import ast
 import shlex
 
 from ..model import Analysis, Need, Required
+from .step import name_of
 
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 TORCHRUN_FAMILY = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun")
@@ -32,7 +33,7 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis) -> None:
             result.needs.append(Need(code="ranks", file=rel, line=node.lineno,
                                      why=f"reads {var} with no default"))
         if isinstance(node, ast.Call):
-            name = _name(node.func)
+            name = name_of(node.func)
             if name.endswith("init_process_group") and id(node) not in guarded and not any(
                     k.arg == "init_method" for k in node.keywords) and not any(n.code == "ranks" for n in result.needs):
                 result.needs.append(Need(code="ranks", file=rel, line=node.lineno,
@@ -50,22 +51,14 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis) -> None:
                                  why="has no __main__ and calls nothing at the top level"))
 
 
-def _name(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_name(node.value)}.{node.attr}"
-    return ""
-
-
 def _rank_read(node: ast.AST) -> str | None:
     """`os.environ["LOCAL_RANK"]`, `os.environ.get("RANK")` or `os.getenv("RANK")` with no default."""
-    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _name(node.value).endswith("environ"):
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and name_of(node.value).endswith("environ"):
         key = node.slice
         if isinstance(key, ast.Constant) and key.value in RANK_VARS:
             return str(key.value)
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-        name = _name(node.func)
+        name = name_of(node.func)
         arg = node.args[0]
         if (name.endswith("environ.get") or name.endswith("getenv")) and isinstance(arg, ast.Constant) \
                 and arg.value in RANK_VARS:
@@ -83,7 +76,7 @@ def _runs_something(tree: ast.Module) -> bool:
         if isinstance(stmt, ast.For | ast.While | ast.With):
             return True
         if isinstance(stmt, ast.Assign | ast.AnnAssign) and any(
-                isinstance(n, ast.Call) and _name(n.func).split(".")[-1] in ("parse_args", "train", "fit", "main")
+                isinstance(n, ast.Call) and name_of(n.func).split(".")[-1] in ("parse_args", "train", "fit", "main")
                 for n in ast.walk(stmt)):
             return True
     return False
@@ -116,7 +109,7 @@ def dataclass_required(tree: ast.Module, classes: set[str], rel: str) -> list[Re
             if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
                 continue
             value = stmt.value
-            if value is None or isinstance(value, ast.Call) and _name(value.func).endswith("field") and not any(
+            if value is None or isinstance(value, ast.Call) and name_of(value.func).endswith("field") and not any(
                     k.arg in ("default", "default_factory") for k in value.keywords):
                 found.append(Required(name=f"--{stmt.target.id}", kind="field", file=rel, line=stmt.lineno))
     return found

@@ -31,16 +31,17 @@ class TrainingStep:
     anchors: list[Anchor] = field(default_factory=list)
 
 
-def _name(node: ast.AST) -> str:
+def name_of(node: ast.AST) -> str:
+    """`a.b.c` of a name, attribute chain, call or subscript; "" for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = _name(node.value)
+        base = name_of(node.value)
         return f"{base}.{node.attr}" if base else node.attr
     if isinstance(node, ast.Call):
-        return _name(node.func)
+        return name_of(node.func)
     if isinstance(node, ast.Subscript):
-        return _name(node.value)
+        return name_of(node.value)
     return ""
 
 
@@ -79,7 +80,7 @@ def _backward_loss(call: ast.Call) -> ast.expr | None:
     if func.attr == "backward" and not call.args:  # loss.backward(), scaler.scale(loss).backward()
         target = func.value
         if isinstance(target, ast.Call):  # a tensor made on the spot (a warm-up `torch.empty(...).backward()`)
-            return target.args[0] if _name(target.func).endswith("scale") and target.args else None
+            return target.args[0] if name_of(target.func).endswith("scale") and target.args else None
         return target
     if func.attr in BACKWARD_BY_ARG and call.args:  # accelerator.backward(loss), self.manual_backward(loss)
         return call.args[0]
@@ -114,7 +115,7 @@ def _targets(node: ast.AST) -> set[str]:
     for t in targets:
         for n in ast.walk(t):
             if isinstance(n, ast.Name | ast.Attribute):
-                names.add(_name(n))
+                names.add(name_of(n))
     return names
 
 
@@ -147,8 +148,8 @@ def _anchored(function: str, rel: str, backward: ast.Call, loss: ast.expr, assig
         names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)})
         computed = [n for n in names if isinstance(_value(_assigned(n, line, assigns)), ast.Call)]
         expr = ast.Name(computed[0]) if computed else expr
-    if isinstance(expr, ast.Attribute) and _assigned(_name(expr), line, assigns) is not None:
-        source = _assigned(_name(expr), line, assigns)  # `logits, self.loss = model(x, y)`
+    if isinstance(expr, ast.Attribute) and _assigned(name_of(expr), line, assigns) is not None:
+        source = _assigned(name_of(expr), line, assigns)  # `logits, self.loss = model(x, y)`
         line = source.lineno  # type: ignore[union-attr]
     for _ in range(8):
         if not isinstance(expr, ast.Name):
@@ -164,7 +165,7 @@ def _anchored(function: str, rel: str, backward: ast.Call, loss: ast.expr, assig
             expr = value  # loss = raw_loss
             continue
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
-                _name(value.func.value) == expr.id:
+                name_of(value.func.value) == expr.id:
             continue  # loss = loss.mean(): a reduction of the loss computed above
         if isinstance(value, ast.BinOp):
             names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
@@ -192,10 +193,10 @@ def _anchored(function: str, rel: str, backward: ast.Call, loss: ast.expr, assig
             add("batch", node, ast.unparse(batch))
     after = [c for c in calls if c.lineno >= backward.lineno]
     opt = next((c for c in after if isinstance(c.func, ast.Attribute) and c.func.attr == "step"
-                and re.search(r"opt|scaler", _name(c.func.value), re.I)), None)
+                and re.search(r"opt|scaler", name_of(c.func.value), re.I)), None)
     if opt is not None:
         add("optimizer_step", opt, ast.unparse(opt))
-    clip = next((c for c in after if _name(c.func).split(".")[-1] in CLIPS
+    clip = next((c for c in after if name_of(c.func).split(".")[-1] in CLIPS
                  and (opt is None or c.lineno <= opt.lineno)), None)
     if clip is not None:
         add("grad_clip", clip, ast.unparse(clip))
@@ -253,5 +254,5 @@ def _call_of(value: ast.AST | None) -> ast.Call | None:
 
 
 def _looks_like_model(call: ast.Call) -> bool:
-    name = _name(call.func).lower()
+    name = name_of(call.func).lower()
     return bool(re.search(r"model|net|module|forward|engine|transformer|gpt|llm", name)) or name in ("self",)
