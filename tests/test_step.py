@@ -156,6 +156,20 @@ def test_hf_trainer_with_and_without_its_own_compute_loss(tmp_path):
     assert "model outputs" not in got  # the library's loop: no forward line of the job's to point at
 
 
+@pytest.mark.parametrize("default", ["1.0", "0.0"])
+def test_grad_norm_when_clipping_is_off_by_default(tmp_path, default):
+    body = (f"import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--clip', default={default})\n"
+            "args = p.parse_args()\nfor b in loader:\n    loss = model(b)\n    loss.backward()\n"
+            "    if args.clip > 0:\n        torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)\n"
+            "    optimizer.step()\n")
+    got = rows(tmp_path, {"train.py": body})
+    if default == "1.0":
+        assert got["grad norm"].where == "train.py:9" and "clip call returns" in got["grad norm"].what
+    else:  # the clip never runs by default: a norm computed at the step, said as such
+        assert got["grad norm"].where == "train.py:10, just before the step"
+        assert "computed there" in got["grad norm"].what
+
+
 @pytest.mark.parametrize("clip", [True, False])
 def test_grad_norm_where_clipping_runs_and_where_it_does_not(tmp_path, clip):
     body = ("for b in loader:\n    loss = model(b)\n    loss.backward()\n"

@@ -254,6 +254,8 @@ def checkpoints(state: InitState) -> list[Checkpoint]:
                    steps="every step", tolerance=(tight if exact else f"{tight} steps 1-5, {loose} after") + why),
     ]
     clip = _anchor(state, "grad_clip")
+    if clip is not None and _off_by_default(state.analysis, clip.text):
+        clip = None  # the clip never runs unless asked for: the norm is computed at the step instead
     if clip is not None:
         what = "total gradient norm" + (" (the value the clip call returns)" if "clip" in clip.text else "")
         checks.append(Checkpoint(name="grad norm", where=where("grad_clip", ""), what=what, steps="every step",
@@ -271,6 +273,19 @@ def checkpoints(state: InitState) -> list[Checkpoint]:
                        what="input shapes and dtypes", steps="steps 1-3", tolerance="exact"),
         ]
     return checks
+
+
+def _off_by_default(a: Analysis | None, text: str) -> bool:
+    """Whether a clip call's guard (`... if args.clip > 0`) is false under the flags' defaults."""
+    if a is None or " if " not in text:
+        return False
+    guard = text.split(" if ", 1)[1]
+    names = set(re.findall(r"[A-Za-z_]\w*", guard))
+    for flag, default in a.flags.items():
+        if flag.lstrip("-").replace("-", "_") in names and (default or "None").strip("'\"") in (
+                "0", "0.0", "None", "False", ""):
+            return True
+    return False
 
 
 def folders(state: InitState) -> list[str]:

@@ -100,7 +100,8 @@ def find_step(tree: ast.Module, rel: str) -> TrainingStep | None:
             loss = _backward_loss(call)
             if loss is None:
                 continue
-            return _anchored(name, rel, call, loss, assigns, calls)
+            ifs = [n for n in nodes if isinstance(n, ast.If)]
+            return _anchored(name, rel, call, loss, assigns, calls, ifs)
     return None
 
 
@@ -133,7 +134,7 @@ def _value(node: ast.AST) -> ast.expr | None:
 
 
 def _anchored(function: str, rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AST],
-              calls: list[ast.Call]) -> TrainingStep:
+              calls: list[ast.Call], ifs: list[ast.If]) -> TrainingStep:
     step = TrainingStep(function)
 
     def add(role: str, node: ast.AST, text: str = "") -> None:
@@ -199,7 +200,9 @@ def _anchored(function: str, rel: str, backward: ast.Call, loss: ast.expr, assig
     clip = next((c for c in after if name_of(c.func).split(".")[-1] in CLIPS
                  and (opt is None or c.lineno <= opt.lineno)), None)
     if clip is not None:
-        add("grad_clip", clip, ast.unparse(clip))
+        # `if args.clip > 0:` around it: whether it runs by default is the flag's default (see proposals)
+        guard = next((i for i in reversed(ifs) if any(n is clip for s in i.body for n in ast.walk(s))), None)
+        add("grad_clip", clip, ast.unparse(clip) + (f" if {ast.unparse(guard.test)}" if guard is not None else ""))
     return step
 
 
