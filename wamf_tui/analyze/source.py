@@ -663,7 +663,7 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
                     queue.append((p, depth + 1))
     if step is not None:  # data flow beats names: an eval function computes `loss = ...` too
         result.kind = "training"
-        result.anchors = [a for a in result.anchors if a.role not in ROLES] + step.anchors
+        result.anchors = [a for a in result.anchors if a.role not in ROLES] + step
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
         result.kind = "inference"
     if result.config_system == "unknown" and result.step_controls:

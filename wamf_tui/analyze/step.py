@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
 
 from ..model import Anchor
 
@@ -23,12 +22,6 @@ NO_GRAD = ("no_grad", "inference_mode", "enable_grad=False")
 BACKWARD_BY_ARG = ("backward", "manual_backward")  # accelerator.backward(loss), fabric.backward(loss), ...
 CLIPS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grad_norm_fp32")
 ROLES = ("loss", "forward", "batch", "backward", "optimizer_step", "grad_clip")
-
-
-@dataclass
-class TrainingStep:
-    function: str
-    anchors: list[Anchor] = field(default_factory=list)
 
 
 def name_of(node: ast.AST) -> str:
@@ -49,13 +42,13 @@ def _quiet_decorator(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(any(q in ast.unparse(d) for q in NO_GRAD) for d in fn.decorator_list)
 
 
-def _scopes(tree: ast.Module) -> list[tuple[str, ast.AST]]:
-    """(name, node) of the module and every function in it that is not an evaluation or no-grad one."""
-    scopes: list[tuple[str, ast.AST]] = [("<module>", tree)]
+def _scopes(tree: ast.Module) -> list[ast.AST]:
+    """The module and every function in it that is not an evaluation or no-grad one."""
+    scopes: list[ast.AST] = [tree]
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not QUIET_FUNCTIONS.search(node.name) \
                 and not _quiet_decorator(node):
-            scopes.append((node.name, node))
+            scopes.append(node)
     return scopes
 
 
@@ -89,9 +82,9 @@ def _backward_loss(call: ast.Call) -> ast.expr | None:
     return None
 
 
-def find_step(tree: ast.Module, rel: str) -> TrainingStep | None:
-    """The first training step of a module, with its anchors; None when nothing here trains."""
-    for name, scope in _scopes(tree):
+def find_step(tree: ast.Module, rel: str) -> list[Anchor] | None:
+    """The anchors of the first training step of a module; None when nothing here trains."""
+    for scope in _scopes(tree):
         nodes = _own_nodes(scope)
         assigns = sorted((n for n in nodes if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
                          key=lambda n: n.lineno)
@@ -101,7 +94,7 @@ def find_step(tree: ast.Module, rel: str) -> TrainingStep | None:
             if loss is None:
                 continue
             ifs = [n for n in nodes if isinstance(n, ast.If)]
-            return _anchored(name, rel, call, loss, assigns, calls, ifs)
+            return _anchored(rel, call, loss, assigns, calls, ifs)
     return None
 
 
@@ -133,12 +126,12 @@ def _value(node: ast.AST) -> ast.expr | None:
     return getattr(node, "value", None)
 
 
-def _anchored(function: str, rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AST],
-              calls: list[ast.Call], ifs: list[ast.If]) -> TrainingStep:
-    step = TrainingStep(function)
+def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AST], calls: list[ast.Call],
+              ifs: list[ast.If]) -> list[Anchor]:
+    anchors: list[Anchor] = []
 
     def add(role: str, node: ast.AST, text: str = "") -> None:
-        step.anchors.append(Anchor(role=role, file=rel, line=node.lineno, text=text[:120]))
+        anchors.append(Anchor(role=role, file=rel, line=node.lineno, text=text[:120]))
 
     add("backward", backward, ast.unparse(backward))
     # the loss: back through `loss = loss / accum`, `loss = raw_loss`, to where it is computed
@@ -203,7 +196,7 @@ def _anchored(function: str, rel: str, backward: ast.Call, loss: ast.expr, assig
         # `if args.clip > 0:` around it: whether it runs by default is the flag's default (see proposals)
         guard = next((i for i in reversed(ifs) if any(n is clip for s in i.body for n in ast.walk(s))), None)
         add("grad_clip", clip, ast.unparse(clip) + (f" if {ast.unparse(guard.test)}" if guard is not None else ""))
-    return step
+    return anchors
 
 
 def _forward(source: ast.AST | None, loss: ast.expr, line: int,

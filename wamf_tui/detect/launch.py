@@ -28,7 +28,7 @@ _VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|\{[A-Za-z_]\w*\}")
 _ALL_ARGS = re.compile(r"""(["']?)\$\{?[@*]\}?\1""")
 _SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?(?:\$0|\$\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)""")
-# Launcher options that take a value as the next word (the rest are switches or `--opt=value`).
+# Launcher options that take no value: any other option without `=` takes the next word as its value.
 _SWITCHES = {
     "python": {"-u", "-O", "-OO", "-B", "-s", "-S", "-E", "-I", "-P", "-b", "-bb", "-q", "-v", "-d", "-R"},
     "torchrun": {"--standalone", "--no-python", "--no_python", "--run-path", "--run_path", "--module", "-m",
