@@ -86,3 +86,17 @@ def test_uploads_never_block_the_downloads_the_job_needs(tmp_path):
     assert not any("HF_HUB_OFFLINE" in e for c in rows for e in c.env)
     up = next(c for c in rows if c.what.startswith("push_to_hub"))
     assert not up.enabled and "only a code edit stops it" in up.how
+
+
+def test_no_step_cap_where_no_optimizer_steps(tmp_path):
+    """Weights updated by hand: the wrapper's optimizer-step cap would never fire, so none is proposed."""
+    body = ("import torch\nfor step in range(10**6):\n    loss = model(x)\n    loss.backward()\n"
+            "    with torch.no_grad():\n        for p in model.parameters():\n            p -= 0.1 * p.grad\n")
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    first = rows[0]
+    assert first.what == "whole job kept (nothing can cut it short)" and not first.enabled and first.env == []
+    assert not any("WAMF_MAX_STEPS" in e for c in rows for e in c.env)
+    with_opt = body.replace("    with torch.no_grad():\n        for p in model.parameters():\n"
+                            "            p -= 0.1 * p.grad\n", "    opt.step()\n")
+    root, a, rows = changes(tmp_path / "opt", {"train.py": with_opt})
+    assert rows[0].env == ["WAMF_MAX_STEPS=30"]

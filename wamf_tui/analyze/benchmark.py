@@ -47,6 +47,13 @@ def _switch_off(flag: str | None, defaults: dict[str, str | None]) -> tuple[str,
     return None
 
 
+def _by_hand(a: Analysis) -> bool:
+    """The job's own step has a backward and no optimizer step: it updates its weights itself, and the
+    wrapper's cap (which counts optimizer steps) would never fire."""
+    roles = {x.role for x in a.anchors}
+    return "backward" in roles and "optimizer_step" not in roles
+
+
 def still_runs(guard: str | None) -> str | None:
     """What an interval switch cannot turn off, read from the guard: `step % n == 0` is true at step 0,
     and a last-step condition fires at the end whatever the interval. None when the guard allows off."""
@@ -120,11 +127,17 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed")
             flags, env, how = [f"{control.name}={steps}"], [], f"{control.name}={steps}"
         elif control is not None and a.config_system == "configurator":
             flags, env, how = [f"--{control.name}={steps}"], [], f"--{control.name}={steps}"
+        elif _by_hand(a):
+            flags, env, how = [], [], "no switch: the job has no step flag and no optimizer step to count"
         else:
             flags, env, how = [], [f"WAMF_MAX_STEPS={steps}"], f"WAMF_MAX_STEPS={steps} (wrapper)"
-        changes.append(BenchmarkChange(what=f"total steps cut to {steps}{was}", how=how, flags=flags, env=env,
-                                       why="one run in ~8 min: warm-up until step time settles, then >=10 steady "
-                                           "steps"))
+        counted = bool(flags or env)
+        changes.append(BenchmarkChange(
+            what=f"total steps cut to {steps}{was}" if counted else "whole job kept (nothing can cut it short)",
+            how=how, flags=flags, env=env, enabled=counted,
+            why="one run in ~8 min: warm-up until step time settles, then >=10 steady steps" if counted else
+            "the wrapper counts optimizer steps, and this job updates its weights without one: give its own "
+            "step limit in the run line if it takes over ~8 min"))
     for t in a.trackers:
         # a tracker's own variable only (WANDB_MODE for wandb, ...): never one that controls another tracker
         env = TRACKER_ENV.get(t.name)
