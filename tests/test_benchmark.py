@@ -100,3 +100,15 @@ def test_no_step_cap_where_no_optimizer_steps(tmp_path):
                             "            p -= 0.1 * p.grad\n", "    opt.step()\n")
     root, a, rows = changes(tmp_path / "opt", {"train.py": with_opt})
     assert rows[0].env == ["WAMF_MAX_STEPS=30"]
+
+
+def test_the_off_value_a_flags_help_gives_is_used(tmp_path):
+    body = ("import argparse, torch\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--eval-every', type=int, default=250, help='evaluate every N steps; -1 disables')\n"
+            "args = p.parse_args()\nfor step in range(1000):\n    loss = model(x)\n    loss.backward()\n"
+            "    opt.step()\n    if args.eval_every > 0 and step % args.eval_every == 0:\n"
+            "        evaluate(model)\n")
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    row = next(c for c in rows if c.what.startswith("eval evaluate"))
+    assert row.flags == ["--eval-every=-1"] and row.how == "--eval-every=-1 (its help: -1 switches it off)"
+    assert "excluded" in row.exclusion and "still runs" not in row.what  # `> 0` makes the guard false at 0

@@ -234,6 +234,7 @@ class Analysis(BaseModel):
     parallelism: list[Fact] = []
     precision: list[Fact] = []
     flags: dict[RepoText, RepoText | None] = {}
+    off_values: dict[RepoText, RepoText] = {}  # flag -> the value its help text says switches it off (`-1`)
     needs: list[Need] = []
     required: list[Required] = []
     logged: list[RepoText] = []  # metric names the job logs (wandb.log keys, add_scalar tags, self.log names)

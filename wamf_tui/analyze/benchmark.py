@@ -27,7 +27,8 @@ _EVAL_INTERVAL = re.compile(r"^-*(eval|val|validation)[-_]?(every|interval|steps
 _EVAL_BATCHES = re.compile(r"^-*(eval|val)[-_]?(iters|batches)$|^-*limit_val_batches$|^-*num_eval_batches$", re.I)
 
 
-def _switch_off(flag: str | None, defaults: dict[str, str | None]) -> tuple[str, list[str], list[str]] | None:
+def _switch_off(flag: str | None, defaults: dict[str, str | None],
+                off_values: dict[str, str] | None = None) -> tuple[str, list[str], list[str]] | None:
     """(how, flags, env) that switch a guarded feature off through its own flag or variable.
 
     A store_true flag is switched off by leaving it out: `how` then starts with the flag and says so."""
@@ -42,6 +43,9 @@ def _switch_off(flag: str | None, defaults: dict[str, str | None]) -> tuple[str,
         return None
     if defaults.get(name) == "False":
         return f"{name} left off (default False)", [], []
+    if name in (off_values or {}):  # its own help says which value switches it off
+        value = (off_values or {})[name]
+        return f"{name}={value} (its help: {value} switches it off)", [f"{name}={value}"], []
     if _INTERVAL.search(name):
         return f"{name}={NEVER}", [f"{name}={NEVER}"], []
     return None
@@ -141,14 +145,14 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed")
     for t in a.trackers:
         # a tracker's own variable only (WANDB_MODE for wandb, ...): never one that controls another tracker
         env = TRACKER_ENV.get(t.name)
-        off = _switch_off(t.off_switch, a.flags) or ((env, [], [env]) if env else (
+        off = _switch_off(t.off_switch, a.flags, a.off_values) or ((env, [], [env]) if env else (
             f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops {t.name}; its files go to the run folder)",
             [], []))
         drop = [off[0].split()[0]] if "left off" in off[0] else []
         changes.append(BenchmarkChange(what=f"{t.name} tracker off ({t.file}:{t.line})", how=off[0], flags=off[1],
                                        env=off[2], drop=drop, why="no runs on a tracker dashboard"))
     for c in a.checkpoints:
-        off = _switch_off(c.off_switch, a.flags)
+        off = _switch_off(c.off_switch, a.flags, a.off_values)
         how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
         still = still_runs(c.guard)
         changes.append(BenchmarkChange(
@@ -158,7 +162,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed")
                                                              if still else "excluded")
             + f"; {checkpoint_price(a, c.off_switch)}"))
     for e in a.evals:
-        off = _switch_off(e.off_switch, a.flags)
+        off = _switch_off(e.off_switch, a.flags, a.off_values)
         how, flags, env = off or ("step count below the eval interval", [], [])
         still = still_runs(e.guard)
         changes.append(BenchmarkChange(
@@ -167,7 +171,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed")
             exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
                                                                if still else "excluded") + f"; {eval_price(a)}"))
     for u in a.uploads:  # HF_HUB_OFFLINE would also block the model and data downloads the job needs
-        off = _switch_off(u.off_switch, a.flags) if u.off_switch and u.off_switch.startswith("--") else None
+        own = u.off_switch if u.off_switch and u.off_switch.startswith("--") else None
+        off = _switch_off(own, a.flags, a.off_values)
         how, flags, env = off or (f"{u.name} stays on (limitation: only a code edit stops it)", [], [])
         changes.append(BenchmarkChange(what=f"{u.name} off ({u.file}:{u.line})", how=how, flags=flags, env=env,
                                        why="no uploads", enabled=off is not None))

@@ -439,6 +439,11 @@ class _Reader(ast.NodeVisitor):
                 if kw.get("action") is not None and "store_true" in ast.dump(kw["action"]):
                     default = "False"
                 self.r.flags[opt] = default
+                helped = _const(kw.get("help")) or ""
+                off = re.search(r"(?<![\w.])(-1|0)\b[^.;]{0,20}\b(disables?|turns? (it )?off|means (no|never|off))"
+                                r"|\b(disable[sd]?|off)\b[^.;]{0,20}?(?<![\w.])(-1|0)\b", helped, re.I)
+                if off:
+                    self.r.off_values[opt] = off.group(1) or off.group(6)
                 dest = opt.lstrip("-").replace("-", "_")
                 if STEP_NAMES.match(dest):
                     self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno,
