@@ -328,3 +328,14 @@ def test_an_answers_file_with_a_bom_and_nulls_is_read(tmp_path):
     p = tmp_path / "a.json"
     p.write_bytes(b"\xef\xbb\xbf" + json.dumps({"reader": None, "steps": 20, "hints": ["memory"]}).encode())
     assert answers.load(p) == {"steps": 20, "hints": ["memory"]}  # null: as if left out
+
+
+@pytest.mark.parametrize(("lock", "kind"), [("uv.lock", "uv"), ("poetry.lock", "poetry")])
+def test_a_project_not_yet_installed_is_read_from_its_lock_file(tmp_path, lock, kind):
+    root = make_repo(tmp_path / "job", {lock: 'version = 1\n\n[[package]]\nname = "torch"\nversion = "2.5.1"\n'
+                                              'source = { registry = "x" }\n\n[[package]]\nname = "Flash_Attn"\n'
+                                              'version = "2.6.3"\n\n[[package]]\nname = "left-pad"\nversion = "1"\n'})
+    env = detect_environment(root, environ={"PATH": "/nonexistent"})
+    assert (env.kind, env.torch, env.error) == (kind, "2.5.1", None)
+    assert [(p.name, p.version) for p in env.packages] == [("flash-attn", "2.6.3"), ("torch", "2.5.1")]
+    assert env.notes[-1].startswith(f"versions from {lock}")

@@ -25,6 +25,7 @@ PACKAGES = (
     "datasets", "hydra-core", "omegaconf", "wandb", "vllm", "megatron-core", "bitsandbytes", "timm",
 )
 MAX_CFG_BYTES = 64 * 1024
+LOCKS = {"uv": "uv.lock", "poetry": "poetry.lock"}  # where a project not yet installed pins its versions
 _CUDA = re.compile(r"^cuda\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)", re.M)
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 
@@ -90,8 +91,17 @@ def _conda_file_name(path: Path) -> str | None:
     return None
 
 
-def read_versions(facts: EnvFacts) -> EnvFacts:
-    """Fill in python/torch/library versions from the environment's files."""
+def read_versions(facts: EnvFacts, repo_root: Path | None = None) -> EnvFacts:
+    """Fill in python/torch/library versions from the environment's files (or, for a uv or poetry
+    project whose environment is not made yet, from its lock file)."""
+    lock = repo_root / LOCKS[facts.kind] if repo_root is not None and facts.kind in LOCKS else None
+    if not facts.python and lock is not None and lock.is_file():
+        found = {n: v for n, v in _locked(lock) if n in PACKAGES}
+        facts.torch = found.get("torch")
+        facts.packages = [PackageVersion(name=n, version=v) for n, v in sorted(found.items())]
+        facts.notes = [*facts.notes, f"versions from {lock.name}; the environment itself is made by "
+                       f"{'uv sync' if facts.kind == 'uv' else 'poetry install'}"]
+        return facts
     if not facts.python:
         facts.error = "no interpreter found for this environment"
         return facts
@@ -115,10 +125,17 @@ def read_versions(facts: EnvFacts) -> EnvFacts:
     return facts
 
 
-def _read_small(path: Path) -> str | None:
-    """A regular file's text, at most MAX_CFG_BYTES of it; None for anything else (a FIFO never blocks)."""
+def _locked(lock: Path) -> list[tuple[str, str]]:
+    """(normalised name, version) of every package a uv.lock or poetry.lock pins."""
+    text = _read_small(lock, 16 * 1024 * 1024) or ""
+    return [(re.sub(r"[-_.]+", "-", m.group(1)).lower(), m.group(2)) for m in re.finditer(
+        r'^\[\[package\]\]\s*\nname\s*=\s*"([^"]+)"\s*\nversion\s*=\s*"([^"]+)"', text, re.M)]
+
+
+def _read_small(path: Path, limit: int = MAX_CFG_BYTES) -> str | None:
+    """A regular file's text, at most `limit` bytes of it; None for anything else (a FIFO never blocks)."""
     try:
-        return read_regular(path, MAX_CFG_BYTES).decode("utf-8", errors="replace")
+        return read_regular(path, limit).decode("utf-8", errors="replace")
     except OSError:
         return None
 
@@ -202,4 +219,5 @@ def _torch_cuda(site: Path) -> str | None:
 
 
 def detect_environment(repo_root: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> EnvFacts:
-    return read_versions(locate(Path(repo_root), os.environ if environ is None else environ))
+    root = Path(repo_root)
+    return read_versions(locate(root, os.environ if environ is None else environ), root)
