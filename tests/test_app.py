@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, make_repo
 
 from wamf_tui import contract, flow, session
 from wamf_tui.model import Step
@@ -542,3 +542,19 @@ async def test_a_rescan_that_drops_a_question_keeps_the_users_place(tmp_path):
         await settle(pilot, app)
         assert not app.state.detected.repo.dirty
         assert app.screen.qview.question.key == "activate"
+
+
+async def test_a_word_typed_at_the_command_filters_the_candidates(tmp_path):
+    root = make_repo(tmp_path / "job", {f"{n}.py": "import torch\nloss.backward()\nopt.step()\n"
+                                        for n in ("train", "train_sft", "train_dpo", "finetune")})
+    app = WamfApp(session.new_state(root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        while app.screen.qview.question.key != "command":
+            await pilot.press("enter")
+            await settle(pilot, app)
+        await pilot.press(*"dpo")
+        assert [app.screen.qview.question.options[i].value for i in app.screen.qview.shown] == ["python train_dpo.py"]
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert app.state.command == "python train_dpo.py" and app.state.script == "train_dpo.py"

@@ -35,6 +35,7 @@ class Question:
     default: str = ""  # pre-filled text (text questions), or the option picked by Enter (choice)
     free_text: bool = True  # choice / multi questions also take a typed answer
     allow_empty: bool = False
+    filterable: bool = False  # a long list: a word typed on the answer line filters it
 
 
 @dataclass
@@ -77,7 +78,7 @@ def questions(state: InitState, step: Step) -> list[Question]:
                    default="continue")
             )
         qs.append(_q(state, "activate", "text", default=state.activate or proposals.activate_line(state)))
-        qs.append(_q(state, "command", "choice", default=proposals.command_default(state),
+        qs.append(_q(state, "command", "choice", default=proposals.command_default(state), filterable=True,
                      options=[Option(cmd, cmd, note=why) for cmd, why in proposals.candidate_commands(state)]))
         if state.reading:  # the run line depends on the script's reading: nothing to accept before it lands
             qs.append(Question("reading", "choice", say("reading", r, script=state.script), explain("reading", r),

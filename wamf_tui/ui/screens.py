@@ -104,18 +104,21 @@ class StepScreen(Screen):
             self.submit(self.qview.multi_value())
         elif q.kind == "choice" and not typed.strip():
             self.submit(self.qview.highlighted_value() or q.default)
+        elif q.kind == "choice" and self.qview.filter_word() and self.qview.shown:
+            self.submit(self.qview.highlighted_value() or typed)  # a word typed to filter: the option it found
         else:
             self.submit(typed)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         q = self.qview.question
-        if q is None or not 0 <= event.option_index < len(q.options):
+        shown = self.qview.shown
+        if q is None or not 0 <= event.option_index < len(shown) or shown[event.option_index] >= len(q.options):
             return  # an Enter queued for a question that has since moved on
         if q.kind == "multi":
             self.submit(self.qview.multi_value())
         else:
-            self.submit(q.options[event.option_index].value)
+            self.submit(q.options[shown[event.option_index]].value)
 
     def on_answer_input_joined(self, event: AnswerInput.Joined) -> None:
         event.stop()

@@ -179,6 +179,7 @@ class QuestionView(Vertical):
         self.question: Question | None = None
         self.prefilled = ""
         self.checked: set[int] = set()
+        self.shown: list[int] = []  # the options on screen, by index into the question's (a filter hides some)
 
     def compose(self) -> ComposeResult:
         yield Static(id="prompt")
@@ -234,12 +235,14 @@ class QuestionView(Vertical):
             # otherwise reach whichever widget had focus before a Tab was processed.
             (answer if answer.display else options).focus()
 
-    def _fill_options(self, q: Question) -> None:
+    def _fill_options(self, q: Question, word: str = "") -> None:
         options = self.query_one("#options", OptionList)
         keep = options.highlighted
         options.clear_options()
         items = []
-        for i, o in enumerate(q.options):
+        self.shown = [i for i, o in enumerate(q.options) if word.lower() in o.label.lower()]
+        for i in self.shown:
+            o = q.options[i]
             t = Text()
             t.append(f"{i + 1} " if i < 9 else "  ", style="bold")
             if q.kind == "multi":
@@ -270,9 +273,22 @@ class QuestionView(Vertical):
     def highlighted_value(self) -> str | None:
         q = self.question
         idx = self.query_one("#options", OptionList).highlighted
-        if q is None or idx is None or not q.options:
+        if q is None or idx is None or not q.options or idx >= len(self.shown):
             return None
-        return q.options[idx].value
+        return q.options[self.shown[idx]].value
+
+    def filter_word(self) -> str:
+        """The typed word that filters a long list: one word, no spaces (a command has spaces)."""
+        typed = self.typed().strip()
+        return typed if self.question is not None and self.question.filterable and typed and " " not in typed \
+            and typed != self.prefilled else ""
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        q = self.question
+        if q is not None and q.filterable:
+            self._fill_options(q, self.filter_word())
+            if self.shown:
+                self.query_one("#options", OptionList).highlighted = 0
 
     def multi_value(self) -> list[str]:
         assert self.question is not None
