@@ -13,7 +13,7 @@ import shlex
 from pathlib import Path
 
 from ..detect.launch import format_command, parse_launch
-from ..model import Analysis, BenchmarkChange, InitState, LaunchCommand, StepControl
+from ..model import Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
 WRAPPER_NAME = "wamf_bench.py"
@@ -49,6 +49,22 @@ def _switch_off(flag: str | None, defaults: dict[str, str | None],
     if _INTERVAL.search(name):
         return f"{name}={NEVER}", [f"{name}={NEVER}"], []
     return None
+
+
+NOT_EVALS = re.compile(r"split|args|config|schema|backend|tool|input|^_", re.I)
+
+
+def _job_evals(a: Analysis) -> list[Fact]:
+    """Evaluation passes the job runs: in its own entry or where its training step is, one row a name.
+    Not `train_test_split`, `validate_args` or a library's `_validate_*` helper in a module it imports."""
+    step_files = {x.file for x in a.anchors if x.role == "backward"} | {a.script}
+    seen: set[str] = set()
+    kept = []
+    for e in a.evals:
+        if e.file in step_files and not NOT_EVALS.search(e.name) and e.name not in seen:
+            seen.add(e.name)
+            kept.append(e)
+    return kept
 
 
 def _by_hand(a: Analysis) -> bool:
@@ -161,7 +177,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed")
             exclusion=f"checkpoint at {c.file}:{c.line} " + (f"{still} in every benchmark run, so it is timed"
                                                              if still else "excluded")
             + f"; {checkpoint_price(a, c.off_switch)}"))
-    for e in a.evals:
+    for e in _job_evals(a):
         off = _switch_off(e.off_switch, a.flags, a.off_values)
         how, flags, env = off or ("step count below the eval interval", [], [])
         still = still_runs(e.guard)
