@@ -558,3 +558,16 @@ async def test_a_word_typed_at_the_command_filters_the_candidates(tmp_path):
         await pilot.press("enter")
         await settle(pilot, app)
         assert app.state.command == "python train_dpo.py" and app.state.script == "train_dpo.py"
+
+
+@pytest.mark.parametrize(("environ", "encoding", "ascii_"), [
+    ({"LANG": "C"}, "utf-8", True),  # Python made stdout UTF-8 (PEP 538); the terminal is not
+    ({"LANG": "en_US.UTF-8"}, "utf-8", False),
+    ({"LC_ALL": "POSIX", "LANG": "en_US.UTF-8"}, "utf-8", True),
+    ({}, "ascii", True),
+    ({}, "utf-8", False),
+])
+def test_ascii_marks_follow_the_terminals_locale(environ, encoding, ascii_):
+    from wamf_tui.ui.app import wants_ascii
+
+    assert wants_ascii(environ, encoding) is ascii_

@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -127,7 +127,7 @@ class WamfApp(App):
         self.detect_run = 0
         self.failures_told: set[str] = set()
         self.template = contract.load_template(state.template_path)
-        self.ascii_only = "utf" not in (getattr(sys.stdout, "encoding", "") or "").lower()
+        self.ascii_only = wants_ascii(os.environ, getattr(sys.stdout, "encoding", "") or "")
 
     # --- lifecycle -------------------------------------------------------------
 
@@ -439,6 +439,15 @@ class WamfApp(App):
         for name, on in (("-narrow", w < 100), ("-tiny", w < 60 or h < 20), ("-ascii", self.ascii_only)):
             if screen.has_class(name) != on:  # restyling the tree is costly: only on a real change
                 screen.set_class(on, name)
+
+
+def wants_ascii(environ: Mapping[str, str], encoding: str) -> bool:
+    """ASCII marks and borders for a terminal that is not UTF-8. Python turns a C locale's stdout into
+    UTF-8 on its own (PEP 538), so the locale the terminal was started with decides, then the encoding."""
+    locale = environ.get("LC_ALL") or environ.get("LC_CTYPE") or environ.get("LANG") or ""
+    if locale:
+        return not any(u in locale.lower() for u in ("utf-8", "utf8"))
+    return "utf" not in encoding.lower()
 
 
 def open_session(root: Path) -> lock.Holder | None:
