@@ -84,3 +84,22 @@ def test_accuracy_mode_and_the_whole_job(tmp_path, state_home):
     bad.write_text('steps = "lots"\n')
     out = run(str(repo), "--answers", str(bad), "--yes", home=state_home)
     assert out.returncode == 1 and "refused: steps: " in out.stderr and ", or all" in out.stderr
+
+
+def test_an_answers_file_naming_only_the_script_gets_that_scripts_command(tmp_path):
+    """Not the top candidate's: `script` picks the job, and the app finds how the repo starts it."""
+    from conftest import make_repo
+
+    from wamf_tui import answers, session
+    from wamf_tui.detect import detect_all
+
+    loop = "import torch\nfor s in range(9):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
+    root = make_repo(tmp_path / "job", {"a/README.md": "```\ntorchrun --nproc_per_node=2 train.py\n```\n",
+                                        "a/train.py": loop, "b/train.py": loop,
+                                        "b/README.md": "```\npython train.py --lr 1\n```\n"})
+    for script, command in (("a/train.py", "cd a && torchrun --nproc_per_node=2 train.py"),
+                            ("b/train.py", "cd b && python train.py --lr 1")):
+        state = session.new_state(root)
+        state.detected = detect_all(root)
+        assert answers.fill(state, {"script": script}) == []
+        assert (state.script, state.command) == (script, command)

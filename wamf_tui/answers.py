@@ -78,8 +78,10 @@ def fill(state: InitState, answers: dict[str, object]) -> list[str]:
         if q.key == "guarantees":  # nobody is there to vouch: say what was checked instead
             flow.unattended(state)
             continue
-        if q.key == "command" and "command" not in answers and answers.get("script"):
+        if q.key == "command" and "command" not in answers and answers.get("script") and not state.script:
             state.script = str(answers["script"])
+            q = flow.current(state)  # its proposal is now the command that runs that script
+            assert q is not None
         if q.key == "checks" and "checks" in answers:
             names = answers["checks"]
             value: str | list[str] = [o.value for o in q.options if o.label.split(":")[0] in names]  # type: ignore[operator]
