@@ -122,3 +122,12 @@ def test_only_the_jobs_own_evaluations_are_rows(tmp_path):
             "    if step > 0 and step % 50 == 0:\n        evaluate(model)\n        evaluate(model)\n")
     root, a, rows = changes(tmp_path, {"train.py": body, "helpers.py": helper})
     assert [c.what.split(" (")[0] for c in rows if c.what.startswith("eval ")] == ["eval evaluate"]
+
+
+def test_an_optimizer_stepped_in_another_method_still_gets_the_cap(tmp_path):
+    """A backward in one method and `self.opt.step()` in another is no update by hand."""
+    body = ("import torch\nclass Loop:\n    def run_step(self, b):\n        loss = self.model(b)\n"
+            "        loss.backward()\n        self.optimize()\n\n    def optimize(self):\n        self.opt.step()\n\n"
+            "if __name__ == '__main__':\n    Loop().run_step(None)\n")
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    assert rows[0].env == ["WAMF_MAX_STEPS=30"]

@@ -68,10 +68,11 @@ def _job_evals(a: Analysis) -> list[Fact]:
 
 
 def _by_hand(a: Analysis) -> bool:
-    """The job's own step has a backward and no optimizer step: it updates its weights itself, and the
-    wrapper's cap (which counts optimizer steps) would never fire."""
+    """The job's own step updates its weights itself (`p -= lr * p.grad`, no optimizer step): the
+    wrapper's cap, which counts optimizer steps, would never fire. A step whose optimizer is stepped
+    elsewhere (another method, a library) is not this."""
     roles = {x.role for x in a.anchors}
-    return "backward" in roles and "optimizer_step" not in roles
+    return "manual_update" in roles and "optimizer_step" not in roles
 
 
 def still_runs(guard: str | None) -> str | None:

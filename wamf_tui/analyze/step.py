@@ -190,6 +190,11 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
                 and re.search(r"opt|scaler", name_of(c.func.value), re.I)), None)
     if opt is not None:
         add("optimizer_step", opt, ast.unparse(opt))
+    else:  # weights updated by hand (`p -= lr * p.grad`): the step has no optimizer to count
+        update = next((a for a in assigns if a.lineno > backward.lineno and any(
+            isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(_value(a) or ast.Pass()))), None)
+        if update is not None:
+            add("manual_update", update, ast.unparse(update))
     clip = next((c for c in after if name_of(c.func).split(".")[-1] in CLIPS
                  and (opt is None or c.lineno <= opt.lineno)), None)
     if clip is not None:
