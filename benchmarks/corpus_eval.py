@@ -48,7 +48,8 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
     state = InitState(repo_path=str(root), script=job["entry"], command=command, launch=launch, analysis=analysis,
                       contract_path=str(root / "contract.md"))
     state.detected.scripts = scan
-    state.changes = propose(analysis, default_steps(analysis)) if analysis.kind == "training" else []
+    state.changes = propose(analysis, default_steps(analysis, launch.args if launch else []), "speed",
+                            launch.args if launch else []) if analysis.kind == "training" else []
     run = proposals.run_line(state)  # what the user is offered: the launcher and folder after the entry's fixes
     ran = parse_launch(run)
     got["launcher"] = ran is not None and ran.launcher in job["launcher"]

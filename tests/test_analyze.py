@@ -425,6 +425,10 @@ def test_a_job_that_already_fits_is_left_whole(tmp_path):
     first = propose(a, default_steps(a))[0]
     assert (first.what, first.flags, first.env) == ("whole job kept (was 20)", [], [])
     assert default_steps(analyze_script(root / "long.py")) == 30
+    # the command sets the total: its default of 20 says nothing about a command asking for 18865
+    assert default_steps(a, ["--max_steps", "18865"]) == 30 and default_steps(a, ["--max_steps=12"]) is None
+    first = propose(a, 30, "speed", ["--max_steps", "18865"])[0]
+    assert (first.what, first.flags) == ("total steps cut to 30 (was 18865)", ["--max_steps=30"])
 
 
 def test_switched_off_checkpoints_and_evals_are_priced_with_the_scripts_numbers(tmp_path):

@@ -171,13 +171,15 @@ def answer(state: InitState, value: str | list[str]) -> Outcome:
 def take_analysis(state: InitState, analysis: Analysis) -> None:
     """Fold a script's analysis in: the benchmark table appears, and the user is taken to it
     unless they already answered it; otherwise they stay on the question they were at."""
-    from .analyze.benchmark import default_steps, propose
+    from .analyze.benchmark import default_steps, job_launch, propose
 
     q = current(state)
     key = q.key if q else None
     state.reading = False
     state.analysis = analysis
-    state.changes = propose(analysis, default_steps(analysis), state.mode) if analysis.kind == "training" else []
+    args = job_launch(state).args
+    state.changes = propose(analysis, default_steps(analysis, args), state.mode, args) \
+        if analysis.kind == "training" else []
     keys = [x.key for x in questions(state, state.step)]
     if state.step == Step.JOB and "changes" in keys and "changes" not in state.answered:
         key = "changes"  # the table is the point of choosing a script: never skip past it

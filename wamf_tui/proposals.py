@@ -144,7 +144,7 @@ def set_plan(state: InitState, steps: int | None) -> None:
         return
     enabled = {c.what.split(" (")[0]: c.enabled for c in state.changes}
     state.changes = [c.model_copy(update={"enabled": enabled.get(c.what.split(" (")[0], True)})
-                     for c in propose(state.analysis, steps, state.mode)]
+                     for c in propose(state.analysis, steps, state.mode, job_launch(state).args)]
 
 
 def must_not_change(state: InitState) -> str:

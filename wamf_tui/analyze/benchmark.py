@@ -87,14 +87,26 @@ def still_runs(guard: str | None) -> str | None:
     return None
 
 
-def default_steps(a: Analysis) -> int | None:
-    """The proposed step count, or None to keep the whole job: a script whose own total is
-    already within one benchmark run is left whole, as the spec asks."""
+def default_steps(a: Analysis, args: list[str] | tuple[str, ...] = ()) -> int | None:
+    """The proposed step count, or None to keep the whole job: a job whose total (as its command sets
+    it, else its default) is already within one benchmark run is left whole, as the spec asks."""
     control = _step_control(a)
-    total = control.default if control else None
-    if total and total.isdigit() and 0 < int(total) <= DEFAULT_STEPS and "epoch" not in control.name:
+    total = _total(control, args)
+    if total and total.isdigit() and 0 < int(total) <= DEFAULT_STEPS and control and "epoch" not in control.name:
         return None
     return DEFAULT_STEPS
+
+
+def _total(control: StepControl | None, args: list[str] | tuple[str, ...]) -> str | None:
+    """The job's step total: the value its command gives the step flag (`--num_iterations 18865`), else
+    the flag's default. A default of 10 says nothing about a command that asks for 18865."""
+    if control is None:
+        return None
+    for i, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if name == control.name:
+            return value if eq else (args[i + 1] if i + 1 < len(args) else None)
+    return control.default
 
 
 def _step_control(a: Analysis) -> StepControl | None:
@@ -135,12 +147,15 @@ def eval_price(a: Analysis) -> str:
             + (f"; found {known}, the rest is to measure" if known else "; interval and batches not found"))
 
 
-def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed") -> list[BenchmarkChange]:
-    """The changes table: what changes, the flag or variable it maps to, and why. `steps` None keeps the whole job."""
+def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
+            args: list[str] | tuple[str, ...] = ()) -> list[BenchmarkChange]:
+    """The changes table: what changes, the flag or variable it maps to, and why. `steps` None keeps the
+    whole job; `args` are the job's command's own, which may set its step total."""
     changes: list[BenchmarkChange] = []
     control = _step_control(a)
     hydra = a.config_system == "hydra"
-    was = f" (was {control.default})" if control and control.default else ""
+    total = _total(control, args)
+    was = f" (was {total})" if total else ""
     if steps is None:
         changes.append(BenchmarkChange(what=f"whole job kept{was}", how="no step limit", why="it fits in one run"))
     else:
