@@ -131,3 +131,30 @@ def test_an_optimizer_stepped_in_another_method_still_gets_the_cap(tmp_path):
             "if __name__ == '__main__':\n    Loop().run_step(None)\n")
     root, a, rows = changes(tmp_path, {"train.py": body})
     assert rows[0].env == ["WAMF_MAX_STEPS=30"]
+
+
+def test_what_a_readmes_command_passes_is_switched_off_and_cut_with_the_jobs_own_flags(tmp_path):
+    """diffusers-style: `--push_to_hub` (store_true) in the README's command is left out, not kept; the
+    step total is the job's `--max_train_steps`, cut through that flag rather than the wrapper."""
+    from wamf_tui import answers, session
+    from wamf_tui.detect import detect_all
+
+    body = ("import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--push_to_hub', "
+            "action='store_true')\np.add_argument('--max_train_steps', type=int, default=None)\n"
+            "args = p.parse_args()\nfor step in range(args.max_train_steps):\n    loss = model(x)\n"
+            "    loss.backward()\n    opt.step()\nif args.push_to_hub:\n    model.push_to_hub('me/m')\n")
+    root = make_repo(tmp_path / "job", {"train.py": body,
+                                        "README.md": "```\npython train.py --max_train_steps=400 --push_to_hub\n```\n"})
+    state = session.new_state(root)
+    state.detected = detect_all(root)
+    assert answers.fill(state, {}) == []
+    assert state.run.endswith(" train.py --max_train_steps=30")  # the seed still goes through the wrapper
+    assert "--push_to_hub" not in state.run and "WAMF_MAX_STEPS" not in state.run and "400" not in state.run
+
+
+def test_a_flag_that_names_a_file_gets_a_file_in_the_run_folder(tmp_path):
+    body = ("import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--save', default='model.pt')\n"
+            "args = p.parse_args()\nfor step in range(10):\n    loss = model(x)\n    loss.backward()\n"
+            "    opt.step()\n    torch.save(model, args.save)\n")
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    assert "--save=runs/wamf-bench/model.pt" in [f for c in rows for f in c.flags]

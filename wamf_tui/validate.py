@@ -127,7 +127,9 @@ def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[st
                      if "=" in w and w[2:].split("=")[0] not in known]
         return problems, []
     if a.config_system != "argparse":
-        return [], ([f"{name} reads its flags with {a.config_system}; they were not checked"] if given else [])
+        how = "its flags could not be read from the code" if a.config_system in ("unknown", "constants") \
+            else f"it reads its flags with {a.config_system}"
+        return [], ([f"{name}: {how}; they were not checked"] if given else [])
     if a.parser_open:
         return [], [f"{name} {a.parser_open}; its flags were not checked"] if given else []
     options = [f for f in a.flags if f.startswith("-")]

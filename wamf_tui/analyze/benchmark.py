@@ -67,6 +67,12 @@ def _job_evals(a: Analysis) -> list[Fact]:
     return kept
 
 
+def _dropped(how: str) -> list[str]:
+    """A store_true flag switched off by leaving it out: the command's own copy of it goes too
+    (a `--push_to_hub` the README passes would otherwise upload on every run)."""
+    return [how.split()[0]] if "left off" in how else []
+
+
 def _by_hand(a: Analysis) -> bool:
     """The job's own step updates its weights itself (`p -= lr * p.grad`, no optimizer step): the
     wrapper's cap, which counts optimizer steps, would never fire. A step whose optimizer is stepped
@@ -180,7 +186,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         off = _switch_off(t.off_switch, a.flags, a.off_values) or ((env, [], [env]) if env else (
             f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops {t.name}; its files go to the run folder)",
             [], []))
-        drop = [off[0].split()[0]] if "left off" in off[0] else []
+        drop = _dropped(off[0])
         changes.append(BenchmarkChange(what=f"{t.name} tracker off ({t.file}:{t.line})", how=off[0], flags=off[1],
                                        env=off[2], drop=drop, why="no runs on a tracker dashboard"))
     for c in a.checkpoints:
@@ -189,7 +195,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         still = still_runs(c.guard)
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
-            how=how, flags=flags, env=env, why="no checkpoints left behind",
+            how=how, flags=flags, env=env, drop=_dropped(how), why="no checkpoints left behind",
             exclusion=f"checkpoint at {c.file}:{c.line} " + (f"{still} in every benchmark run, so it is timed"
                                                              if still else "excluded")
             + f"; {checkpoint_price(a, c.off_switch)}"))
@@ -199,7 +205,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         still = still_runs(e.guard)
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
-            how=how, flags=flags, env=env, why="evals are priced, not timed",
+            how=how, flags=flags, env=env, drop=_dropped(how), why="evals are priced, not timed",
             exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
                                                                if still else "excluded") + f"; {eval_price(a)}"))
     for u in a.uploads:  # HF_HUB_OFFLINE would also block the model and data downloads the job needs
@@ -207,12 +213,15 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         off = _switch_off(own, a.flags, a.off_values)
         how, flags, env = off or (f"{u.name} stays on (limitation: only a code edit stops it)", [], [])
         changes.append(BenchmarkChange(what=f"{u.name} off ({u.file}:{u.line})", how=how, flags=flags, env=env,
-                                       why="no uploads", enabled=off is not None))
+                                       drop=_dropped(how), why="no uploads", enabled=off is not None))
     out = next((o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)), None)
     if out:
         flag = out.split("=")[0]
-        changes.append(BenchmarkChange(what="all outputs into one folder", how=f"{flag}={OUT_DIR}",
-                                       flags=[f"{flag}={OUT_DIR}"], why="no writes into the checkout"))
+        default = (a.flags.get(flag) or "").strip("'\"")
+        # a flag that names a file (`--save model.pt`) gets a file inside the folder, not the folder itself
+        target = f"{OUT_DIR}/{Path(default).name}" if Path(default).suffix else OUT_DIR
+        changes.append(BenchmarkChange(what="all outputs into one folder", how=f"{flag}={target}",
+                                       flags=[f"{flag}={target}"], why="no writes into the checkout"))
     if hydra:
         run_dir = f"hydra.run.dir={OUT_DIR}"
         changes.append(BenchmarkChange(what="Hydra's run folder into the benchmark folder", how=run_dir,

@@ -42,7 +42,8 @@ UPLOADS = ("push_to_hub", "upload_file", "upload_folder", "upload_fileobj", "cre
 SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "set_seed", "seed_everything",
          "manual_seed_all")
 EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|val_step|test)(_|$)", re.I)
-STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|"
+STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
+                        r"num_train_steps|max_iterations|num_iters|total_iters|"
                         r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
 OUT_NAMES = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint|log|logging|root)_?(dir|path|root)?$|^out_dir$")
 # The last name part of every call visit_Call acts on; any other call is only walked into.
