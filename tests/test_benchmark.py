@@ -158,3 +158,17 @@ def test_a_flag_that_names_a_file_gets_a_file_in_the_run_folder(tmp_path):
             "    opt.step()\n    torch.save(model, args.save)\n")
     root, a, rows = changes(tmp_path, {"train.py": body})
     assert "--save=runs/wamf-bench/model.pt" in [f for c in rows for f in c.flags]
+
+
+def test_a_flag_guarding_a_save_stays_in_the_command(tmp_path):
+    """`--use_ema` guards the EMA's save, and the EMA's training too: leaving it out changes the job."""
+    from wamf_tui import answers, session
+    from wamf_tui.detect import detect_all
+
+    body = ("import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--use_ema', action='store_true')\n"
+            "args = p.parse_args()\nfor step in range(10):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
+            "    if args.use_ema:\n        ema.step(model)\nif args.use_ema:\n    torch.save(ema, 'ema.pt')\n")
+    root = make_repo(tmp_path / "job", {"train.py": body, "README.md": "```\npython train.py --use_ema\n```\n"})
+    state = session.new_state(root)
+    state.detected = detect_all(root)
+    assert answers.fill(state, {}) == [] and "--use_ema" in state.run.split()

@@ -256,3 +256,10 @@ def test_variables_set_in_an_earlier_doc_block_are_the_ones_in_force(tmp_path):
                      'later, for CIFAR:\n```\nFLAGS="--size 32"\n```\n',
         "train.py": TRAIN})
     assert scan_scripts(root).candidates[0].launch.command == "python train.py --size 64 --lr 1e-4"
+
+
+def test_a_variable_inside_a_word_stays_one_word():
+    got = parse_launch('python train.py --out=$OUT $FLAGS --p "$OUT"', defaults={"OUT": "path to save",
+                                                                               "FLAGS": "--a 1 --b 2"},
+                       exists={"train.py"}.__contains__)
+    assert got.args == ["--out=path to save", "--a", "1", "--b", "2", "--p", "path to save"]

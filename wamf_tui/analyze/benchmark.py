@@ -68,8 +68,9 @@ def _job_evals(a: Analysis) -> list[Fact]:
 
 
 def _dropped(how: str) -> list[str]:
-    """A store_true flag switched off by leaving it out: the command's own copy of it goes too
-    (a `--push_to_hub` the README passes would otherwise upload on every run)."""
+    """A tracker's or an upload's store_true flag switched off by leaving it out: the command's own copy
+    goes too (a `--push_to_hub` the README passes would upload on every run). Not for a save or an eval:
+    their guard (`--use_ema`) can also change the training itself."""
     return [how.split()[0]] if "left off" in how else []
 
 
@@ -195,7 +196,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         still = still_runs(c.guard)
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
-            how=how, flags=flags, env=env, drop=_dropped(how), why="no checkpoints left behind",
+            how=how, flags=flags, env=env, why="no checkpoints left behind",
             exclusion=f"checkpoint at {c.file}:{c.line} " + (f"{still} in every benchmark run, so it is timed"
                                                              if still else "excluded")
             + f"; {checkpoint_price(a, c.off_switch)}"))
@@ -205,7 +206,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         still = still_runs(e.guard)
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
-            how=how, flags=flags, env=env, drop=_dropped(how), why="evals are priced, not timed",
+            how=how, flags=flags, env=env, why="evals are priced, not timed",
             exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
                                                                if still else "excluded") + f"; {eval_price(a)}"))
     for u in a.uploads:  # HF_HUB_OFFLINE would also block the model and data downloads the job needs

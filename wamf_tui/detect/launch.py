@@ -104,18 +104,24 @@ def shell_defaults(text: str) -> dict[str, str]:
     return found
 
 
-def _expand(word: str, known: Mapping[str, str]) -> tuple[str, list[str]]:
-    """`word` with `${A:-d}` and known `$A` filled in; the names still unresolved, and the
-    `<your_path>` placeholders a README asks the reader to fill."""
+def _expand(word: str, known: Mapping[str, str], line: bool = False) -> tuple[str, list[str]]:
+    """`word` with `${A:-d}` and known `$A` filled in; the names still unresolved. With `line` (a whole
+    command line, split into words afterwards) a value stands as one word where the variable is part of
+    one (`--out=$OUT_DIR`, `"$X"`), and splits where it stands alone (`$FLAGS`)."""
     word = _DEFAULT.sub(lambda m: known.get(m.group(1), m.group(2)), word)
     missing: list[str] = []
 
     def var(m: re.Match[str]) -> str:
         name = m.group(1) or m.group(2)
-        if name in known:
-            return known[name]
-        missing.append(name)
-        return m.group(0)
+        if name not in known:
+            missing.append(name)
+            return m.group(0)
+        value = known[name]
+        if not line or _quoted(word, m.start()):
+            return value
+        alone = (m.start() == 0 or word[m.start() - 1].isspace()) and (
+            m.end() == len(word) or word[m.end()].isspace())
+        return value if alone else shlex.quote(value)
 
     return _VAR.sub(var, word), missing
 
@@ -143,7 +149,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     text = _SCRIPT_DIR.sub(_ROOT + (where or "."), text)  # the script's own folder, from the root
     cwd: str | None = None
     for segment in re.split(r"\s*(?:&&|;|\|\|)\s*", text):
-        segment, _ = _expand(segment, known)  # as the shell does: `$FLAGS` may hold several words
+        segment, _ = _expand(segment, known, line=True)  # as a reader means it: `$FLAGS` may hold several words
         try:
             words = shlex.split(segment, comments=True)
         except ValueError:
