@@ -40,12 +40,17 @@ def share_group() -> None:
 def _start(cmd: list[str], **kw) -> subprocess.Popen[str]:
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
                             start_new_session=_own_groups, **kw)
-    with _lock:
-        _running.add(proc)
+    track(proc)
     return proc
 
 
-def _forget(proc: subprocess.Popen[str]) -> None:
+def track(proc: subprocess.Popen) -> None:
+    """A child started elsewhere (a trial run) that `stop_all` must stop too."""
+    with _lock:
+        _running.add(proc)
+
+
+def forget(proc: subprocess.Popen) -> None:
     with _lock:
         _running.discard(proc)
 
@@ -61,7 +66,7 @@ def run(cmd: list[str], timeout: float, **kw) -> subprocess.CompletedProcess[str
         proc.communicate()
         raise
     finally:
-        _forget(proc)
+        forget(proc)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
@@ -93,7 +98,7 @@ class Lines:
             self.stop()
             self.proc.wait()
             self.proc.stdout.close()
-            _forget(self.proc)
+            forget(self.proc)
             self._stderr.seek(0)
             said = self._stderr.read().strip().splitlines()
             self._stderr.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import __version__
 
-SUBCOMMANDS = ("check", "detect", "analyze")
+SUBCOMMANDS = ("check", "detect", "analyze", "try")
 
 
 MAX_CONTRACT = 4 * 1024 * 1024
@@ -104,6 +104,50 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_try(args: argparse.Namespace) -> int:
+    """Run the contract's benchmark command once, as the app's `t` does, and print what it measured."""
+    from . import trial
+    from .contract import required_block
+    from .files import read_regular
+    from .session import state_dir
+
+    repo = Path(args.path).expanduser()
+    if not repo.is_dir():
+        return _err(f"no such directory: {args.path}")
+    path = Path(args.contract).expanduser() if args.contract else repo / "contract.md"
+    try:
+        text = read_regular(path, MAX_CONTRACT).decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        return _err(f"cannot read {path}: {getattr(e, 'strerror', None) or e.__class__.__name__}")
+    block = required_block(text)
+    run = block.get("run", (0, ""))[1]
+    if not run or run == "TBD":
+        return _err(f"{path} has no run line to try")
+    activate = block.get("activate", (0, ""))[1]
+    activate = "" if activate == "TBD" else activate
+    if args.timeout <= 0:
+        return _err("--timeout must be a positive number of seconds")
+    gpus = trial.gpus_in_use(trial.sample_gpus(), os.environ)
+    out = sys.stderr if args.json else sys.stdout
+    print(f"wamf-tui try: {activate + ' && ' if activate else ''}{run}  (in {repo}, limit {args.timeout:g} s)",
+          file=out, flush=True)
+    job = trial.Trial(activate, run, repo.resolve(), limit_s=args.timeout, gpus=gpus, log_dir=state_dir() / "trials",
+                      read_gpus=trial.sample_gpus)
+    try:
+        result = job.run(lambda line: print(line, file=out, flush=True))
+    except KeyboardInterrupt:
+        job.stop()
+        return 130
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        for line in trial.describe(result):
+            print(line)
+    if result.ended == "limit":
+        return 3
+    return 0 if result.ended == "exited" and result.exit_status == 0 else 1
+
+
 def _sub_parser(name: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"wamf-tui {name}")
     if name == "check":
@@ -119,6 +163,16 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
         p.add_argument("--stream", action="store_true",
                        help="one JSON line per subject as soon as it is known (what the app reads)")
         p.set_defaults(func=cmd_detect)
+    elif name == "try":
+        p.description = ("Run the contract's activate and run lines once (this runs your job) and print exit status, "
+                         "optimizer steps, steady step time and peak memory. Exit 0: it ended with status 0, 1: it "
+                         "failed, 2: bad input, 3: it hit the time limit.")
+        p.add_argument("path", nargs="?", default=".", help="the job's repository (default: here)")
+        p.add_argument("--contract", help="the contract to try (default: PATH/contract.md)")
+        p.add_argument("--timeout", type=float, default=600, metavar="S", help="stop it after S seconds (600)")
+        p.add_argument("--json", action="store_true",
+                       help="the measures as JSON on stdout (the job's output on stderr)")
+        p.set_defaults(func=cmd_try)
     else:
         p.description = "Read a job script (never run it) and report its training facts at file:line."
         p.add_argument("script")
@@ -132,7 +186,7 @@ def app_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="wamf-tui",
         description="Settle a PyTorch job for the who-ate-my-flops optimizer and write contract.md. "
-        "Subcommands: check CONTRACT, detect [PATH], analyze SCRIPT.",
+        "Subcommands: check CONTRACT, detect [PATH], analyze SCRIPT, try [PATH].",
     )
     p.add_argument("path", nargs="?", default=".", help="the job's repository (default: here)")
     p.add_argument("--contract", help="where to write contract.md (default: the repo root)")

@@ -259,6 +259,28 @@ class BenchmarkChange(BaseModel):
     exclusion: str | None = None  # what the contract records when it is switched off
 
 
+class TrialResult(BaseModel):
+    """A trial of the benchmark command the user asked for (`wamf_tui.trial`)."""
+
+    command_hash: str  # of the activate and run lines it ran: stale once either changes
+    started: str
+    ended: Literal["exited", "limit", "stopped", "not started"]
+    exit_status: int | None = None
+    wall_s: float = 0.0
+    first_output_s: float | None = None
+    steps: int = 0  # outermost optimizer steps seen
+    step_times: list[float] = []  # seconds, from the second step on (the last 1000)
+    warmup: int | None = None
+    steady_s: float | None = None  # median step time after the warm-up
+    peak_host_mib: int | None = None
+    peak_gpu_mib: int | None = None
+    gpu_util: int | None = None
+    touched: list[RepoText] = []  # files it created or changed in the checkout
+    tail: list[RepoText] = []  # its last lines of output
+    cause: RepoText = ""
+    log: str = ""
+
+
 # --- answers ----------------------------------------------------------------
 
 
@@ -310,6 +332,7 @@ class InitState(BaseModel):
     hints: list[str] = []
     anything_else: str = ""
 
+    trial: TrialResult | None = None  # the latest trial run the user asked for
     answered: list[str] = []  # question keys answered so far
     written: str | None = None  # path of the contract once written
 

@@ -1,0 +1,452 @@
+"""A trial of the benchmark command, the one time wamf-tui runs the user's job: only when the user
+asked for it (`t`, then a second key, in the app; `wamf-tui try`).
+
+Reading the code proves a flag exists; it cannot prove the dataset is where the job expects it or
+that the download works on this node. The trial runs the contract's `activate` and `run` lines
+through a shell, in their own process group, with a time limit, and measures what the optimizer
+needs to start from: exit status, wall time, optimizer steps and their steady time (a probe on the
+job's PYTHONPATH, `step_probe`), peak memory, and whatever the run wrote into the checkout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .model import HardwareFacts, TrialResult
+from .visible import visible
+
+DEFAULT_LIMIT_S = 600
+GRACE_S = 10.0  # between SIGTERM and SIGKILL: a job may save or flush on SIGTERM
+TAIL = 30  # output lines kept in the result
+ACTIVATE_FAILED = 97
+_WRAPPER = re.compile(r"^wamf_bench(-\d+)?\.py$")
+_SGR = re.compile(r"(\x1b\[[0-9;]*m)")
+_OTHER_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
+CAUSES: tuple[tuple[str, str], ...] = (  # (pattern in the output, the likely cause); the first that matches
+    (r"the activate line failed", "the activate line failed: is the environment still there?"),
+    (r"(?:ModuleNotFoundError|ImportError): No module named '([^']+)'",
+     "a module is missing in this environment: {0} (is the activate line right?)"),
+    (r"CUDA out of memory|OutOfMemoryError", "CUDA ran out of memory: a smaller per-GPU batch, or free GPUs"),
+    (r"KeyError: '(LOCAL_RANK|RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)'|environment variable (\w+) expected",
+     "a rank variable is missing ({0}): start it with torchrun"),
+    (r"arguments are required: (.+)", "required arguments are missing: {0}"),
+    (r"unrecognized arguments: (.+)", "the job does not know these arguments: {0}"),
+    (r"No such file or directory: '([^']+)'|FileNotFoundError: (.+)", "a file or dataset is missing: {0}"),
+    (r"([\w./-]+): command not found|([\w./-]+): not found", "not on PATH: {0}"),
+)
+
+
+def command_hash(activate: str, run: str) -> str:
+    """Names the exact command a trial ran: a result is shown only while the contract still runs it."""
+    return hashlib.sha256(f"{activate}\n{run}".encode()).hexdigest()[:12]
+
+
+def terminal_safe(line: str) -> str:
+    """A line of the job's output with its colours kept and every other escape shown, not obeyed
+    (a job's output can carry OSC 52 as well as a commit subject can)."""
+    line = _OTHER_ESCAPES.sub(lambda m: m.group(0) if _SGR.fullmatch(m.group(0)) else visible(m.group(0)), line)
+    return "".join(part if _SGR.fullmatch(part) else visible(part) for part in _SGR.split(line))
+
+
+def plain(line: str) -> str:
+    return _SGR.sub("", line)
+
+
+def likely_cause(lines: Iterable[str]) -> str:
+    text = "\n".join(plain(x) for x in lines)
+    for pattern, cause in CAUSES:
+        m = re.search(pattern, text)
+        if m:
+            found = next((g for g in m.groups() if g), "")
+            return cause.format(found.strip()[:120])
+    return ""
+
+
+def steady(times: list[float]) -> tuple[int | None, float | None]:
+    """(warm-up steps, median step time after them) from the steps' end times. The first step is
+    always warm-up (its start is not seen); the steps slower than 1.5x the second half's median
+    that follow it are warm-up too (compilation, autotuning, allocator growth)."""
+    if len(times) < 3:
+        return (None, None)
+    gaps = _gaps(times)
+    late = statistics.median(gaps[len(gaps) // 2:])
+    slow = 0
+    while slow < len(gaps) - 1 and gaps[slow] > 1.5 * late:
+        slow += 1
+    return (1 + slow, statistics.median(gaps[slow:]))
+
+
+def _gaps(times: list[float]) -> list[float]:
+    return [b - a for a, b in zip(times, times[1:], strict=False)]
+
+
+def shell_script(activate: str, run: str) -> str:
+    """What the shell runs: the activate line (a failure stops there, said), then the run line as written."""
+    lines = []
+    if re.search(r"\bconda\s+activate\b", activate):  # a non-interactive shell has no `conda activate`
+        lines.append('command -v conda >/dev/null 2>&1 && eval "$(conda shell.bash hook 2>/dev/null)"')
+    if activate.strip():
+        lines.append(f"{{ {activate.strip()}\n}} || {{ echo 'wamf-tui: the activate line failed' >&2; "
+                     f"exit {ACTIVATE_FAILED}; }}")
+    lines.append('export PYTHONPATH="$WAMF_TRIAL_PROBE${PYTHONPATH:+:$PYTHONPATH}"')
+    lines.append(run)
+    return "\n".join(lines) + "\n"
+
+
+def with_wrapper_at(run: str, folder: Path, write: Callable[[Path], str | None]) -> str:
+    """The run line, with a benchmark wrapper it names but that is not written yet (the contract is
+    not written until step 4) written into `folder` and named there instead: a trial writes nothing
+    into the repo."""
+    try:
+        words = shlex.split(run)
+    except ValueError:
+        return run
+    for w in words:
+        if _WRAPPER.match(Path(w).name) and not Path(w).exists():
+            copy = folder / Path(w).name
+            if write(copy) is None:
+                run = run.replace(w, shlex.quote(str(copy)))
+    return run
+
+
+class Trial:
+    """One run of the benchmark command. `run` blocks until it ends and returns the result; `stop`
+    and `limit_s` may be used from another thread while it runs. `steps` and `last_step_s` are live."""
+
+    def __init__(self, activate: str, run: str, repo: Path, *, limit_s: float = DEFAULT_LIMIT_S,
+                 gpus: list[int] | None = None, grace_s: float = GRACE_S, log_dir: Path | None = None,
+                 read_gpus: Callable[[], HardwareFacts] | None = None) -> None:
+        self.activate, self.run_line, self.repo = activate, run, repo
+        self.limit_s, self.grace_s = limit_s, grace_s
+        self.gpus = gpus or []
+        self.log_dir = log_dir
+        self.log_path: Path | None = None
+        self._read_gpus = read_gpus
+        self.started = 0.0
+        self.steps = 0
+        self.last_step_s: float | None = None
+        self.ended = ""
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._pids: set[int] = set()
+        self._tail: deque[str] = deque(maxlen=TAIL)
+        self._peak_host = 0
+        self._gpu_base: dict[int, int] = {}
+        self._peak_gpu = 0
+        self._util = 0
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+
+    # --- running ---------------------------------------------------------------
+
+    def run(self, on_line: Callable[[str], None] = lambda line: None) -> TrialResult:
+        from . import children
+        from .analyze.wrapper import write_wrapper
+
+        with tempfile.TemporaryDirectory(prefix="wamf-trial-") as tmp:
+            folder = Path(tmp)
+            shutil.copyfile(Path(__file__).with_name("step_probe.py"), folder / "sitecustomize.py")
+            steps_file = folder / "steps"
+            run = with_wrapper_at(self.run_line, folder, write_wrapper)
+            env = {**os.environ, "WAMF_TRIAL_PROBE": str(folder), "WAMF_TRIAL_STEPS": str(steps_file),
+                   "PYTHONUNBUFFERED": "1"}
+            before = touched_snapshot(self.repo)
+            log = self._open_log()
+            first_output: float | None = None
+            self.started = time.monotonic()
+            wall_start = datetime.now(timezone.utc)
+            try:
+                self.proc = subprocess.Popen([_shell(), "-c", shell_script(self.activate, run)], cwd=self.repo,
+                                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                             stderr=subprocess.STDOUT, start_new_session=True)
+            except OSError as e:
+                return self._result(wall_start, None, None, [], [], cause=f"could not start a shell: {e.strerror}")
+            children.track(self.proc)
+            watcher = threading.Thread(target=self._watch, args=(steps_file,), name="wamf-trial", daemon=True)
+            watcher.start()
+            try:
+                for line in _lines(self.proc.stdout):
+                    if first_output is None:
+                        first_output = time.monotonic() - self.started
+                    if log is not None:
+                        log.write(line + "\n")
+                    shown = terminal_safe(line)
+                    self._tail.append(plain(shown))
+                    on_line(shown)
+                status = self.proc.wait()
+            finally:
+                self._done.set()
+                self._end_group()
+                children.forget(self.proc)
+                if log is not None:
+                    log.close()
+            watcher.join(5)
+            times = _step_times(steps_file)
+            return self._result(wall_start, status, first_output, times, touched(before, touched_snapshot(self.repo)))
+
+    def stop(self, why: str = "stopped") -> None:
+        """Stop the whole process group: SIGTERM, then SIGKILL after the grace period."""
+        with self._lock:
+            if self.ended or self.proc is None:
+                return
+            self.ended = why
+        _signal_group(self.proc.pid, signal.SIGTERM)
+        threading.Thread(target=self._kill_later, daemon=True).start()
+
+    def _kill_later(self) -> None:
+        if not self._done.wait(self.grace_s):
+            assert self.proc is not None
+            _signal_group(self.proc.pid, signal.SIGKILL)
+
+    def _end_group(self) -> None:
+        """Nothing is left behind: the group (a data loader's workers outlive a killed parent), and any
+        descendant seen that left it."""
+        assert self.proc is not None
+        _signal_group(self.proc.pid, signal.SIGKILL)
+        import psutil
+
+        for pid in self._pids:
+            try:
+                psutil.Process(pid).kill()
+            except psutil.Error:
+                pass
+
+    def _watch(self, steps_file: Path) -> None:
+        """Once a second: the limit, the steps so far, the process tree's memory, the GPUs' memory."""
+        import psutil
+
+        assert self.proc is not None
+        try:
+            root = psutil.Process(self.proc.pid)
+        except psutil.Error:
+            return
+        while not self._done.wait(1.0):
+            if time.monotonic() - self.started > self.limit_s:
+                self.stop("limit")
+            try:
+                tree = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                tree = []
+            rss = 0
+            for p in tree:
+                self._pids.add(p.pid)
+                try:
+                    rss += p.memory_info().rss
+                except psutil.Error:
+                    pass
+            self._peak_host = max(self._peak_host, rss)
+            times = _step_times(steps_file)
+            self.steps = len(times)
+            self.last_step_s = times[-1] - times[-2] if len(times) > 1 else None
+            self._sample_gpus()
+
+    def _sample_gpus(self) -> None:
+        if self._read_gpus is None or not self.gpus:
+            return
+        facts = self._read_gpus()
+        used = 0
+        for g in facts.gpus:
+            if g.index in self.gpus:
+                base = self._gpu_base.setdefault(g.index, g.memory_used_mib)
+                used += max(0, g.memory_used_mib - base)
+                self._util = max(self._util, g.utilization or 0)
+        self._peak_gpu = max(self._peak_gpu, used)
+
+    def _open_log(self):
+        if self.log_dir is None:
+            return None
+        try:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            self.log_path = self.log_dir / f"trial-{time.strftime('%Y%m%d-%H%M%S')}.log"
+            return open(self.log_path, "w", encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def _result(self, started: datetime, status: int | None, first_output: float | None, times: list[float],
+                wrote: list[str], cause: str = "") -> TrialResult:
+        warmup, steady_s = steady(times)
+        ended = self.ended or ("exited" if status is not None else "not started")
+        tail = list(self._tail)
+        if not cause and ended == "exited" and status:  # a run stopped by the limit or the user did not fail
+            cause = likely_cause(tail) or ("the activate line failed" if status == ACTIVATE_FAILED else "")
+        return TrialResult(
+            command_hash=command_hash(self.activate, self.run_line),
+            started=started.strftime("%Y-%m-%d %H:%M UTC"),
+            ended=ended,
+            exit_status=status,
+            wall_s=round(time.monotonic() - self.started, 2) if self.started else 0.0,
+            first_output_s=round(first_output, 2) if first_output is not None else None,
+            steps=len(times),
+            step_times=[round(g, 6) for g in _gaps(times)][-1000:],
+            warmup=warmup,
+            steady_s=round(steady_s, 6) if steady_s is not None else None,
+            peak_host_mib=self._peak_host // 2**20 or None,
+            peak_gpu_mib=self._peak_gpu or None if self.gpus and self._read_gpus else None,
+            gpu_util=self._util or None if self.gpus and self._read_gpus else None,
+            touched=wrote,
+            tail=tail,
+            cause=cause,
+            log=str(self.log_path or ""),
+        )
+
+
+def gpus_in_use(hardware: HardwareFacts, environ: dict[str, str] | os._Environ[str]) -> list[int]:
+    """The GPUs the job will see: CUDA_VISIBLE_DEVICES when it names indices, else every one detected."""
+    named = environ.get("CUDA_VISIBLE_DEVICES")
+    if named is not None and re.fullmatch(r"\s*\d+(\s*,\s*\d+)*\s*|\s*", named):
+        return [int(x) for x in named.split(",") if x.strip()]
+    return [g.index for g in hardware.gpus]
+
+
+def sample_gpus() -> HardwareFacts:
+    from .detect.hardware import read_gpus
+
+    return read_gpus(HardwareFacts(host=""))
+
+
+def _shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except OSError:  # the group is gone
+        pass
+
+
+def _lines(stream) -> Iterable[str]:
+    """Output lines as they come; a carriage return (a progress bar redrawn) ends a line too."""
+    pending = b""
+    while True:
+        chunk = stream.read1(65536)
+        if not chunk:
+            break
+        pending += chunk
+        *done, pending = re.split(rb"\r\n|\n|\r", pending)
+        for raw in done:
+            if raw.strip():
+                yield raw.decode("utf-8", errors="replace")
+    if pending.strip():
+        yield pending.decode("utf-8", errors="replace")
+
+
+def _step_times(steps_file: Path) -> list[float]:
+    """The step end times of the process that stepped most (rank 0 or its twin; one clock for all)."""
+    try:
+        text = steps_file.read_text()
+    except OSError:
+        return []
+    by_pid: dict[str, list[float]] = {}
+    for line in text.splitlines():
+        pid, _, t = line.partition(" ")
+        try:
+            by_pid.setdefault(pid, []).append(float(t))
+        except ValueError:
+            continue
+    return max(by_pid.values(), key=len, default=[])
+
+
+# --- what the run wrote into the checkout ----------------------------------------------
+
+
+def touched_snapshot(repo: Path) -> dict[str, tuple[str, int, int]] | None:
+    """git status of the checkout with each listed file's mtime and size; None outside git."""
+    from . import children
+
+    try:
+        out = children.run(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"], timeout=30,
+                           cwd=repo).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    seen: dict[str, tuple[str, int, int]] = {}
+    entries = out.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        if entry[0] in "RC":
+            i += 1
+        try:
+            st = (repo / entry[3:]).stat()
+            seen[entry[3:]] = (entry[:2], st.st_mtime_ns, st.st_size)
+        except OSError:
+            seen[entry[3:]] = (entry[:2], 0, 0)
+    return seen
+
+
+def touched(before: dict | None, after: dict | None) -> list[str]:
+    """Files the run created or changed in the checkout (not git-ignored ones: those are the job's
+    business, like the benchmark's own run folder)."""
+    if before is None or after is None:
+        return []
+    return sorted(visible(path) for path, facts in after.items() if before.get(path) != facts)
+
+
+def describe(result: TrialResult) -> list[str]:
+    """The trial in a few lines, as the app and `wamf-tui try` show it."""
+    how = {"exited": f"exited with status {result.exit_status}", "limit": "stopped at the time limit",
+           "stopped": "stopped by you", "not started": "did not start"}[result.ended]
+    lines = [f"{how} after {_seconds(result.wall_s)}"
+             + (f"; first output after {_seconds(result.first_output_s)}" if result.first_output_s is not None else "")]
+    if result.steps:
+        line = f"{result.steps} optimizer step{'s' if result.steps != 1 else ''}"
+        if result.steady_s is not None:
+            line += f"; steady {result.steady_s:.3f} s/step after {result.warmup} warm-up step(s)"
+        lines.append(line)
+    else:
+        lines.append("no optimizer step seen (a job that updates weights by hand, or one that never reached its "
+                     "loop): step time not measured")
+    memory = []
+    if result.peak_host_mib:
+        memory.append(f"host {result.peak_host_mib} MiB")
+    if result.peak_gpu_mib:
+        memory.append(f"GPU {result.peak_gpu_mib} MiB (utilisation up to {result.gpu_util or 0} %)")
+    if memory:
+        lines.append("peak memory: " + ", ".join(memory))
+    if result.touched:
+        shown = ", ".join(result.touched[:5]) + (f" and {len(result.touched) - 5} more" if len(result.touched) > 5
+                                                 else "")
+        lines.append(f"wrote into the checkout: {shown}")
+    if result.cause:
+        lines.append(f"likely cause: {result.cause}")
+    if result.log:
+        lines.append(f"full output: {result.log}")
+    return lines
+
+
+def contract_row(result: TrialResult) -> str:
+    """The `Trial run` row of `## Everything else`."""
+    parts = [f"{result.started}, command {result.command_hash}",
+             {"exited": f"exit {result.exit_status}", "limit": "stopped at the time limit",
+              "stopped": "stopped by the user", "not started": "did not start"}[result.ended],
+             f"{_seconds(result.wall_s)} wall", f"{result.steps} optimizer steps"]
+    if result.steady_s is not None:
+        parts.append(f"steady {result.steady_s:.3f} s/step after {result.warmup} warm-up steps")
+    if result.peak_host_mib:
+        parts.append(f"peak host memory {result.peak_host_mib} MiB")
+    if result.peak_gpu_mib:
+        parts.append(f"peak GPU memory {result.peak_gpu_mib} MiB")
+    if result.touched:
+        parts.append("wrote into the checkout: " + ", ".join(result.touched[:5]))
+    return " · ".join(parts)
+
+
+def _seconds(s: float | None) -> str:
+    s = s or 0.0
+    return f"{s:.1f} s" if s < 120 else f"{int(s // 60)} min {int(s % 60)} s"
