@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .files import read_regular
 from .model import InitState
+from .trial import command_hash, contract_row
 
 KEYS = ("reader", "repo", "activate", "run", "node")
 SECTIONS = ("Required", "Correctness Instrumentation Plan", "Everything else")
@@ -117,6 +118,8 @@ def everything_else_rows(state: InitState) -> list[tuple[str, str]]:
     ]
     if state.must_not_change.strip():
         rows.append(("What must not change", state.must_not_change))
+    if state.trial is not None and state.trial.command_hash == command_hash(state.activate, state.run):
+        rows.append(("Trial run", contract_row(state.trial)))
     extra = [
         literal(x)
         for x in (

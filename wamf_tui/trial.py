@@ -45,7 +45,8 @@ CAUSES: tuple[tuple[str, str], ...] = (  # (pattern in the output, the likely ca
      "a rank variable is missing ({0}): start it with torchrun"),
     (r"arguments are required: (.+)", "required arguments are missing: {0}"),
     (r"unrecognized arguments: (.+)", "the job does not know these arguments: {0}"),
-    (r"No such file or directory: '([^']+)'|FileNotFoundError: (.+)", "a file or dataset is missing: {0}"),
+    (r"No such file or directory: '([^']+)'|can't open file '([^']+)'|FileNotFoundError: (.+)",
+     "a file or dataset is missing: {0}"),
     (r"([\w./-]+): command not found|([\w./-]+): not found", "not on PATH: {0}"),
 )
 
@@ -95,7 +96,8 @@ def _gaps(times: list[float]) -> list[float]:
 
 
 def shell_script(activate: str, run: str) -> str:
-    """What the shell runs: the activate line (a failure stops there, said), then the run line as written."""
+    """What the shell runs: the activate line (a failure stops there, said), then the run line as written,
+    but for the probe's folder put first on any PYTHONPATH it sets."""
     lines = []
     if re.search(r"\bconda\s+activate\b", activate):  # a non-interactive shell has no `conda activate`
         lines.append('command -v conda >/dev/null 2>&1 && eval "$(conda shell.bash hook 2>/dev/null)"')
@@ -103,7 +105,7 @@ def shell_script(activate: str, run: str) -> str:
         lines.append(f"{{ {activate.strip()}\n}} || {{ echo 'wamf-tui: the activate line failed' >&2; "
                      f"exit {ACTIVATE_FAILED}; }}")
     lines.append('export PYTHONPATH="$WAMF_TRIAL_PROBE${PYTHONPATH:+:$PYTHONPATH}"')
-    lines.append(run)
+    lines.append(re.sub(r"(?<![\w$])PYTHONPATH=", 'PYTHONPATH="$WAMF_TRIAL_PROBE":', run))  # `PYTHONPATH=. python ...`
     return "\n".join(lines) + "\n"
 
 

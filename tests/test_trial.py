@@ -1,0 +1,246 @@
+"""The trial run (#17): real processes, real CPU PyTorch, real git checkouts. Nothing here fakes
+the job: each test runs a small real one through `wamf_tui.trial` or `wamf-tui try`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import make_repo
+
+from wamf_tui import trial
+from wamf_tui.model import GpuFacts, HardwareFacts, InitState
+
+STEPS = """import torch
+model = torch.nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for i in range({n}):
+    loss = model(torch.randn(4, 8)).pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+print("done")
+"""
+
+
+@pytest.fixture
+def activate(tmp_path) -> str:
+    """An activate line that puts this interpreter (which has CPU torch) first as `python`."""
+    bin_dir = tmp_path / "envbin"
+    bin_dir.mkdir()
+    python = bin_dir / "python"  # a script, not a symlink: a venv's interpreter finds its pyvenv.cfg by its own path
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    return f"export PATH={bin_dir}:$PATH"
+
+
+def run(repo: Path, activate: str, line: str, **kw):
+    lines: list[str] = []
+    result = trial.Trial(activate, line, repo, **kw).run(lines.append)
+    return result, lines
+
+
+def test_the_wrapper_caps_the_steps_and_the_probe_times_them(tmp_path, activate):
+    repo = make_repo(tmp_path / "job", {"train.py": STEPS.format(n=1000)})
+    wrapper = repo / "wamf_bench.py"  # named by the run line, not written yet (the contract is not written)
+    result, _ = run(repo, activate, f"WAMF_MAX_STEPS=12 python {wrapper} train.py")
+    assert (result.ended, result.exit_status, result.steps) == ("exited", 0, 12)
+    assert result.steady_s is not None and 0 < result.steady_s < 1 and result.warmup >= 1
+    assert len(result.step_times) == 11
+    assert not wrapper.exists() and result.touched == []  # the trial wrote nothing into the repo
+
+
+def test_a_nested_optimizer_step_is_counted_once(tmp_path, activate):
+    nested = """import torch
+class Both(torch.optim.Optimizer):
+    def __init__(self, inner):
+        self.inner = inner
+        super().__init__([p for o in inner for g in o.param_groups for p in g["params"]], {})
+    def step(self, closure=None):
+        for o in self.inner:
+            o.step()
+a, b = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
+opt = Both([torch.optim.SGD(a.parameters(), lr=0.1), torch.optim.SGD(b.parameters(), lr=0.1)])
+for _ in range(7):
+    (a(torch.ones(1, 2)) + b(torch.ones(1, 2))).sum().backward()
+    opt.step()
+"""
+    repo = make_repo(tmp_path / "job", {"train.py": nested})
+    result, _ = run(repo, activate, "python train.py")
+    assert (result.exit_status, result.steps) == (0, 7)
+
+
+def test_the_jobs_own_sitecustomize_still_runs(tmp_path, activate):
+    repo = make_repo(tmp_path / "job", {"train.py": STEPS.format(n=3)})
+    own = tmp_path / "own"
+    own.mkdir()
+    marker = tmp_path / "ran"
+    (own / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').write('yes')\n")
+    result, _ = run(repo, activate, f"PYTHONPATH={own} python train.py")
+    assert result.exit_status == 0 and marker.read_text() == "yes"
+    assert result.steps == 3  # and the probe still counted: it sits before the job's own path entries
+
+
+def test_a_command_that_raises_shows_its_error_and_the_likely_cause(tmp_path, activate):
+    repo = make_repo(tmp_path / "job", {"train.py": "import torch\nimport flash_attn_nowhere\n"})
+    result, lines = run(repo, activate, "python train.py")
+    assert result.ended == "exited" and result.exit_status == 1
+    assert "No module named 'flash_attn_nowhere'" in lines[-1]
+    assert result.cause == "a module is missing in this environment: flash_attn_nowhere (is the activate line right?)"
+    assert trial.describe(result)[-1].startswith("likely cause: a module is missing")
+
+
+def test_a_broken_activate_line_stops_there(tmp_path):
+    repo = make_repo(tmp_path / "job", {"train.py": "print('never')\n"})
+    result, lines = run(repo, f"source {tmp_path}/gone/bin/activate", "python train.py")
+    assert result.exit_status == trial.ACTIVATE_FAILED and "never" not in lines
+    assert result.cause.startswith("the activate line failed")
+
+
+def test_a_hanging_command_is_stopped_at_the_limit_with_nothing_left(tmp_path, activate):
+    pids = tmp_path / "pids"
+    hang = (f"import os, signal, subprocess, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            f"child = subprocess.Popen(['sleep', '300'])\n"
+            f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\nprint('waiting', flush=True)\n"
+            f"time.sleep(300)\n")
+    repo = make_repo(tmp_path / "job", {"train.py": hang})
+    started = time.monotonic()
+    result, lines = run(repo, activate, "python train.py", limit_s=1.5, grace_s=1.0)
+    assert result.ended == "limit" and "waiting" in lines
+    assert time.monotonic() - started < 30
+    assert result.cause == ""  # stopped, not failed
+    for pid in map(int, pids.read_text().split()):  # it ignored SIGTERM: SIGKILL after the grace period
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_stop_ends_the_whole_group(tmp_path, activate):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    job_text = f"import os, time\nopen(os.path.join({str(pids)!r}, str(os.getpid())), 'w')\nprint('up', flush=True)\n" \
+        "time.sleep(300)\n"
+    repo = make_repo(tmp_path / "job", {"train.py": job_text})
+    job = trial.Trial(activate, "python train.py & python train.py; wait", repo, grace_s=1.0)
+    seen = []
+
+    def on_line(line: str) -> None:
+        seen.append(line)
+        if seen.count("up") == 2:
+            job.stop()
+
+    result = job.run(on_line)
+    assert result.ended == "stopped" and len(list(pids.iterdir())) == 2
+    for pid in (int(p.name) for p in pids.iterdir()):
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_job_that_writes_into_the_checkout_is_flagged(tmp_path, activate):
+    repo = make_repo(tmp_path / "job", {"train.py": "open('model.pt', 'w').write('w')\n", "notes.md": "a\n"})
+    (repo / "scratch.txt").write_text("untracked before, untouched\n")
+    result, _ = run(repo, activate, "python train.py && echo b >> notes.md")
+    assert result.touched == ["model.pt", "notes.md"]
+    assert "wrote into the checkout: model.pt, notes.md" in trial.describe(result)
+
+
+def test_gpu_memory_is_the_growth_on_the_gpus_the_job_uses(tmp_path, activate):
+    repo = make_repo(tmp_path / "job", {"train.py": "import time\ntime.sleep(3.5)\n"})
+    used = iter([1000, 1500, 9000, 9000, 9000, 9000])
+
+    def gpus() -> HardwareFacts:
+        u = next(used, 9000)
+        return HardwareFacts(host="h", gpus=[GpuFacts(index=0, name="g", memory_used_mib=u, memory_total_mib=81559,
+                                                      utilization=80),
+                                             GpuFacts(index=1, name="g", memory_used_mib=70000, memory_total_mib=81559,
+                                                      utilization=100)])
+
+    result, _ = run(repo, activate, "python train.py", gpus=[0], read_gpus=gpus)
+    assert (result.peak_gpu_mib, result.gpu_util) == (8000, 80)
+
+
+def test_output_keeps_colours_and_shows_every_other_escape():
+    line = "\x1b[32mok\x1b[0m \x1b]52;c;ZXZpbA==\x07 \x1b]2;title\x07 \u202eevil"
+    safe = trial.terminal_safe(line)
+    assert "\x1b[32m" in safe and "\x1b[0m" in safe
+    assert "\x1b]" not in safe and "\x07" not in safe and "\u202e" not in safe
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in safe
+
+
+@pytest.mark.parametrize("times, expected", [
+    ([0, 5, 5.5, 6, 6.5, 7, 7.5], (2, 0.5)),  # step 1 unseen, step 2 took 5 s: two warm-up steps
+    ([0, 1, 2, 3], (1, 1.0)),
+    ([0, 1], (None, None)),
+])
+def test_steady_step_time_skips_the_warm_up(times, expected):
+    assert trial.steady(times) == expected
+
+
+def test_the_gpus_it_will_use_follow_cuda_visible_devices():
+    hw = HardwareFacts(host="h", gpus=[GpuFacts(index=i, name="g", memory_used_mib=0, memory_total_mib=1)
+                                       for i in range(4)])
+    assert trial.gpus_in_use(hw, {}) == [0, 1, 2, 3]
+    assert trial.gpus_in_use(hw, {"CUDA_VISIBLE_DEVICES": "2,3"}) == [2, 3]
+    assert trial.gpus_in_use(hw, {"CUDA_VISIBLE_DEVICES": "GPU-8f2c"}) == [0, 1, 2, 3]
+
+
+def test_the_contract_row_is_there_only_while_the_command_is_the_one_tried(tmp_path):
+    from wamf_tui import contract
+
+    state = InitState(activate="source .venv/bin/activate", run="python train.py --steps=30")
+    state.trial = trial_result(state.activate, state.run)
+    rows = dict(contract.everything_else_rows(state))
+    assert rows["Trial run"].startswith("2026-12-01 06:00 UTC, command ")
+    assert "30 optimizer steps" in rows["Trial run"]
+    assert "steady 0.120 s/step after 3 warm-up steps" in rows["Trial run"]
+    state.run = "python train.py --steps=40"
+    assert "Trial run" not in dict(contract.everything_else_rows(state))
+
+
+def trial_result(activate: str, run_line: str):
+    from wamf_tui.model import TrialResult
+
+    return TrialResult(command_hash=trial.command_hash(activate, run_line), started="2026-12-01 06:00 UTC",
+                       ended="exited", exit_status=0, wall_s=9.5, steps=30, warmup=3, steady_s=0.12)
+
+
+@pytest.fixture
+def demo_contract(tmp_path, activate):
+    """The demo job, its contract written by `--yes`, with this interpreter as its environment."""
+    from wamf_tui import session
+
+    repo = session.make_demo(str(tmp_path))
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"activate": activate, "steps": 20}))
+    cmd = [sys.executable, "-m", "wamf_tui", str(repo), "--answers", str(answers), "--yes"]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    return repo
+
+
+def wamf(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "wamf_tui", *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "WAMF_TUI_FAKE_NVML": ""})
+
+
+def test_try_runs_the_demo_contract_and_prints_json(demo_contract):
+    out = wamf("try", str(demo_contract), "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["ended"] == "exited" and result["exit_status"] == 0
+    assert result["steps"] == 20 and result["steady_s"] > 0
+    assert "wamf-tui try:" in out.stderr  # what runs is said first, on stderr with --json
+
+
+def test_try_exit_codes(tmp_path, demo_contract):
+    text = (demo_contract / "contract.md").read_text()
+    slow = tmp_path / "slow.md"
+    slow.write_text(text.replace("python train.py", "sleep 30; python train.py", 1))
+    assert wamf("try", str(demo_contract), "--contract", str(slow), "--timeout", "1").returncode == 3
+    bad = tmp_path / "bad.md"
+    bad.write_text(text.replace("python train.py", "python missing.py", 1))
+    failed = wamf("try", str(demo_contract), "--contract", str(bad))
+    assert failed.returncode == 1 and "likely cause: a file or dataset is missing" in failed.stdout
+    assert wamf("try", str(tmp_path / "nowhere")).returncode == 2
