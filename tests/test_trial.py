@@ -14,7 +14,7 @@ import psutil
 import pytest
 from conftest import make_repo
 
-from wamf_tui import trial
+from wamf_tui import contract, trial
 from wamf_tui.model import GpuFacts, HardwareFacts, InitState
 
 STEPS = """import torch
@@ -188,8 +188,6 @@ def test_the_gpus_it_will_use_follow_cuda_visible_devices():
 
 
 def test_the_contract_row_is_there_only_while_the_command_is_the_one_tried(tmp_path):
-    from wamf_tui import contract
-
     state = InitState(activate="source .venv/bin/activate", run="python train.py --steps=30")
     state.trial = trial_result(state.activate, state.run)
     rows = dict(contract.everything_else_rows(state))
@@ -244,3 +242,122 @@ def test_try_exit_codes(tmp_path, demo_contract):
     failed = wamf("try", str(demo_contract), "--contract", str(bad))
     assert failed.returncode == 1 and "likely cause: a file or dataset is missing" in failed.stdout
     assert wamf("try", str(tmp_path / "nowhere")).returncode == 2
+
+
+# --- in the app ------------------------------------------------------------------------------------
+
+
+async def test_t_at_the_run_question_says_what_runs_and_runs_only_after_a_second_key(tmp_path, activate):
+    from wamf_tui import session
+    from wamf_tui.ui.app import WamfApp
+    from wamf_tui.ui.trial_screen import TrialScreen
+
+    root = session.make_demo(str(tmp_path))
+    app = WamfApp(session.new_state(root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(60):  # Enter through the proposals, with this interpreter as the environment
+            await pilot.pause(0.05)
+            q = app.screen.qview.question if hasattr(app.screen, "qview") else None
+            if q is not None and q.key == "run" and not app.pending:
+                break
+            if q is not None and q.key == "activate":
+                app.screen.qview.query_one("#answer").value = activate
+            await pilot.press("enter")
+        assert app.screen.qview.question.key == "run"
+        await pilot.press("t")
+        screen = app.screen
+        assert isinstance(screen, TrialScreen) and screen.phase == "ready"
+        said = str(screen.query_one("#trial-status").render())
+        assert "This runs your job now" in said and "python train.py --steps=30" in said and activate in said
+        await pilot.press("escape")
+        assert screen.job.started == 0 and app.state.trial is None  # nothing ran
+        assert app.screen.qview.typed() == app.screen.qview.question.default  # the proposal is still there
+        await pilot.press("t", "enter")
+        trial_screen = app.screen
+        for _ in range(600):
+            await pilot.pause(0.05)
+            if trial_screen.phase == "done":
+                break
+        assert trial_screen.phase == "done", "the trial never ended"
+        assert "30 optimizer steps" in str(trial_screen.query_one("#trial-status").render())
+        await pilot.press("enter")
+        assert app.state.trial is not None and app.state.trial.steps == 30
+        assert "trial: exited with status 0" in str(app.screen.query_one("#message").render())
+        await pilot.press("enter")  # accept the run line it tried
+        rows = dict(contract.everything_else_rows(app.state))
+        assert "30 optimizer steps" in rows["Trial run"]
+
+
+def tmux_job(tmp_path: Path, activate: str, job: str, state_home: Path) -> tuple[str, Path]:
+    """The app on a repo whose answers are all given, at step 4, in a real terminal."""
+    from terminal import WAMF, tmux
+
+    repo = make_repo(tmp_path / "job", {"train.py": job})
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"activate": activate, "script": "train.py", "run": "python train.py",
+                                   "reader": "I am an MLSys engineer."}))
+    name = f"wamf-trial-{os.getpid()}"
+    env = f"XDG_STATE_HOME={state_home} TERM=xterm-256color"
+    tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40",
+         f"env {env} {WAMF} {repo} --answers {answers} --contract {tmp_path / 'contract.md'}; sleep 600")
+    tmux("resize-window", "-t", name, "-x", "120", "-y", "40")
+    return name, repo
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("tmux_server")
+def test_in_a_terminal_t_then_enter_runs_it_and_the_contract_gets_the_row(tmp_path, activate, state_home):
+    from terminal import tmux, wait_for
+
+    ran = tmp_path / "ran"
+    name, _ = tmux_job(tmp_path, activate, STEPS.format(n=15) + f"open({str(ran)!r}, 'w')\n", state_home)
+    try:
+        wait_for(name, "Yes, write it")
+        tmux("send-keys", "-t", name, "t")
+        wait_for(name, "This runs your job now")
+        tmux("send-keys", "-t", name, "Escape")
+        wait_for(name, "nothing ran")
+        assert not ran.exists()
+        tmux("send-keys", "-t", name, "t")
+        wait_for(name, "This runs your job now")
+        tmux("send-keys", "-t", name, "Enter")
+        wait_for(name, "15 optimizer steps", timeout=60)
+        assert ran.exists()
+        tmux("send-keys", "-t", name, "Enter")
+        wait_for(name, "trial: exited with status 0")
+        tmux("send-keys", "-t", name, "y")
+        wait_for(name, "/who-ate-my-flops:optimize")
+    finally:
+        tmux("kill-session", "-t", name)
+    text = (tmp_path / "contract.md").read_text()
+    assert "| **Trial run** |" in text and "exit 0" in text and "15 optimizer steps" in text
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("tmux_server")
+def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, state_home):
+    from terminal import tmux, wait_for
+
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    job = (f"import os, subprocess, time\nchild = subprocess.Popen(['sleep', '300'])\n"
+           f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w')\n"
+           f"open(os.path.join({str(pids)!r}, str(child.pid)), 'w')\nprint('up', flush=True)\ntime.sleep(300)\n")
+    name, _ = tmux_job(tmp_path, activate, job, state_home)
+    try:
+        wait_for(name, "Yes, write it")
+        tmux("send-keys", "-t", name, "t")
+        wait_for(name, "This runs your job now")
+        tmux("send-keys", "-t", name, "Enter")
+        wait_for(name, "up", timeout=60)
+        assert len(list(pids.iterdir())) == 2
+        tmux("send-keys", "-t", name, "C-q")
+        end = time.monotonic() + 20
+        alive = [int(p.name) for p in pids.iterdir()]
+        while time.monotonic() < end and alive:
+            alive = [pid for pid in alive if psutil.pid_exists(pid)
+                     and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+            time.sleep(0.2)
+        assert not alive, f"left running after quitting: {alive}"
+    finally:
+        tmux("kill-session", "-t", name)

@@ -87,7 +87,8 @@ def questions(state: InitState, step: Step) -> list[Question]:
         if state.changes:
             qs.append(_q(state, "changes", "multi", free_text=False, options=[
                 Option(f"{c.what} -> {c.how}", str(i), c.enabled, c.why) for i, c in enumerate(state.changes)]))
-            qs.append(_q(state, "steps", "text", default=proposals.step_count(state)))
+            qs.append(_q(state, "steps", "text", default=proposals.step_count(state),
+                         fmt={"notes": proposals.warmup_note(state)}))
             qs.append(_q(state, "mode", "choice", free_text=False, default=state.mode,
                          options=[_opt(state, "mode_speed", "speed"), _opt(state, "mode_accuracy", "accuracy")]))
         qs.append(_q(state, "run", "text", default=state.run or proposals.run_line(state),

@@ -112,6 +112,18 @@ def known_problems(state: InitState) -> list[str]:
     return problems
 
 
+def warmup_note(state: InitState) -> str:
+    """What a trial measured, for the step count: how many of the steps are warm-up."""
+    t = state.trial
+    if t is None or t.warmup is None:
+        return ""
+    note = f" The trial's warm-up took {t.warmup} step{'s' if t.warmup != 1 else ''}"
+    steps = step_count(state)
+    if steps.isdigit():
+        note += f": {steps} leaves {max(0, int(steps) - t.warmup)} steady"
+    return note + "."
+
+
 def run_notes(state: InitState) -> str:
     """What the run question says beyond its prompt: launcher fixes, required inputs still missing."""
     notes = list(entry_fixes(state))

@@ -409,7 +409,7 @@ def describe(result: TrialResult) -> list[str]:
     if result.steps:
         line = f"{result.steps} optimizer step{'s' if result.steps != 1 else ''}"
         if result.steady_s is not None:
-            line += f"; steady {result.steady_s:.3f} s/step after {result.warmup} warm-up step(s)"
+            line += f"; steady {step_time(result.steady_s)}/step after {result.warmup} warm-up step(s)"
         lines.append(line)
     else:
         lines.append("no optimizer step seen (a job that updates weights by hand, or one that never reached its "
@@ -439,7 +439,7 @@ def contract_row(result: TrialResult) -> str:
               "stopped": "stopped by the user", "not started": "did not start"}[result.ended],
              f"{_seconds(result.wall_s)} wall", f"{result.steps} optimizer steps"]
     if result.steady_s is not None:
-        parts.append(f"steady {result.steady_s:.3f} s/step after {result.warmup} warm-up steps")
+        parts.append(f"steady {step_time(result.steady_s)}/step after {result.warmup} warm-up steps")
     if result.peak_host_mib:
         parts.append(f"peak host memory {result.peak_host_mib} MiB")
     if result.peak_gpu_mib:
@@ -447,6 +447,10 @@ def contract_row(result: TrialResult) -> str:
     if result.touched:
         parts.append("wrote into the checkout: " + ", ".join(result.touched[:5]))
     return " · ".join(parts)
+
+
+def step_time(s: float) -> str:
+    return f"{s * 1000:.2f} ms" if s < 0.1 else f"{s:.3f} s"
 
 
 def _seconds(s: float | None) -> str:

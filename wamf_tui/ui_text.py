@@ -31,6 +31,7 @@ KEYS = (
     ("ctrl+t", "switch wording: MLSys engineer / algorithm engineer"),
     ("ctrl+r", "re-run detection (after a commit or stash in another pane)"),
     ("ctrl+p", "command palette: jump to a step, copy, re-scan"),
+    ("t", "at the run question and step 4: try the benchmark now (says what runs; a second key starts it)"),
     ("y / n", "step 4: write the contract / go back"),
     ("c / p", "after writing: copy the optimize command / the contract path (OSC 52)"),
     ("ctrl+q", "quit; answers are saved and the next start offers to resume"),

@@ -91,8 +91,8 @@ MESSAGES: dict[str, Message] = {
         "Each row uses your script's own flag or an environment variable; your code is never edited.",
     ),
     "steps": Message(
-        "Optimizer steps per benchmark run (warm-up + >=10 steady).",
-        "How many training steps one timed run takes. The first ones are warm-up (slow start-up steps: compiling, loading data), then at least 10 steady steps (the normal speed you see mid-training).",
+        "Optimizer steps per benchmark run (warm-up + >=10 steady).{notes}",
+        "How many training steps one timed run takes. The first ones are warm-up (slow start-up steps: compiling, loading data), then at least 10 steady steps (the normal speed you see mid-training).{notes}",
         "Type all to keep the whole job when it fits in about 8 minutes.",
         "Type all to run your whole job each time, if it finishes within about 8 minutes.",
     ),
@@ -108,8 +108,8 @@ MESSAGES: dict[str, Message] = {
     "mode_accuracy": Message("accuracy: deterministic algorithms on, bit-exact checks",
                              "accuracy: identical results every run, slower"),
     "run": Message(
-        "Command that runs the job (the benchmark version).{notes}",
-        "The command that runs the job: the short timed version.{notes}",
+        "Command that runs the job (the benchmark version).{notes} t: try it now.",
+        "The command that runs the job: the short timed version.{notes} t: try it on this machine now (it asks first).",
         "Run from the repo root after activate. Keep model size, batch, sequence length, precision and world size.",
         "It must keep your model size, batch size, sequence length and number of GPUs, or the speed-up would not carry over.",
     ),

@@ -21,15 +21,16 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
-from .. import checkout, children, clipboard, contract, flow, lock, proposals, session, ui_text
+from .. import checkout, children, clipboard, contract, flow, lock, proposals, session, trial, ui_text
 from ..analyze import isolated
 from ..analyze.benchmark import needs_wrapper, wrapper_path
 from ..analyze.wrapper import write_wrapper
 from ..detect import SUBJECTS
 from ..detect.isolated import ChildDetection, DetectionFailed
-from ..model import STEP_TITLES, InitState, Step
+from ..model import STEP_TITLES, HardwareFacts, InitState, Step, TrialResult
 from ..model import Detected as DetectedFacts
 from .screens import SCREENS, ConfirmScreen, StepScreen
+from .trial_screen import TrialScreen
 
 GPU_REFRESH_S = 1.0
 
@@ -408,9 +409,38 @@ class WamfApp(App):
             yield SystemCommand("Re-scan", "run detection again", self.start_detection)
             yield SystemCommand("Switch wording", "MLSys engineer / algorithm engineer", screen.action_switch_register)
             yield SystemCommand("Keys", "every key", screen.action_keys)
+        if isinstance(screen, StepScreen) and screen.can_try():
+            yield SystemCommand("Try the benchmark now", "runs the run line once, after a second key",
+                                screen.action_try_it)
         if isinstance(screen, ConfirmScreen) and screen.phase == "done":  # the same path as `c` / `p`
             yield SystemCommand("Copy the optimize command", ui_text.CLAUDE, lambda: screen.action_copy("command"))
             yield SystemCommand("Copy the contract path", self.state.contract_path, lambda: screen.action_copy("path"))
+
+    def try_benchmark(self, run: str) -> None:
+        """`t`: say what would run and wait for a second key (`TrialScreen`); nothing runs before it."""
+        st = self.state
+        hw = st.detected.hardware or HardwareFacts(host="")
+        gpus = trial.gpus_in_use(hw, os.environ)
+        busy = [str(g.index) for g in hw.gpus if g.index in gpus and not g.free]
+        seen = (", ".join(map(str, gpus)) + (f" (busy: {', '.join(busy)})" if busy else " (free)")) if gpus \
+            else "none seen"
+        where = (f"  activate  {st.activate or '(none)'}\n  run       {run}\n  in        {st.repo_path}\n"
+                 f"  GPUs      {seen}")
+        job = trial.Trial(st.activate, run, Path(st.repo_path), gpus=gpus, log_dir=session.state_dir() / "trials",
+                          read_gpus=trial.sample_gpus)
+        self.push_screen(TrialScreen(job, where), self._trial_done)
+
+    def _trial_done(self, result: TrialResult | None) -> None:
+        if not isinstance(self.screen, StepScreen):
+            return
+        if result is None:
+            self.screen.qview.say("nothing ran")
+            return
+        self.state.trial = result
+        self.save()
+        self.screen.redraw(keep_typed=True)
+        failed = result.ended != "exited" or result.exit_status != 0
+        self.screen.qview.say("trial: " + " · ".join(trial.describe(result)[:3 if failed else 2]), error=failed)
 
     def take_over(self) -> None:
         """This instance holds the session from now on, and saves."""

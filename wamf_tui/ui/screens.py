@@ -39,6 +39,7 @@ class StepScreen(Screen):
         Binding("ctrl+t", "switch_register", "voice"),
         Binding("ctrl+r", "rescan", "re-scan"),
         Binding("f2", "toggle_preview", "preview"),
+        Binding("t", "try_it", "try it"),
         *DIGITS,
     ]
 
@@ -129,6 +130,8 @@ class StepScreen(Screen):
         c = event.character
         if c == "?":
             self.action_explain()
+        elif c == "t":
+            self.action_try_it()
         elif c == " ":
             self.action_toggle()
         else:
@@ -155,11 +158,27 @@ class StepScreen(Screen):
             return bool(q and q.kind == "multi") and not typing
         if action == "toggle_preview":
             return self.has_class("-tiny")
+        if action == "try_it":  # the answer line takes t as a key while it holds the untouched proposal
+            return self.can_try() and (not typing or focused.value == self.qview.prefilled)
         if action == "confirm":
             return getattr(self, "phase", "") == "confirm" and not typing
         if action == "copy":
             return getattr(self, "phase", "") == "done"
         return True
+
+    def can_try(self) -> bool:
+        """`t` tries the benchmark at the run question (its proposal) and at step 4 (the run line)."""
+        q = self.qview.question if self.is_mounted else None
+        if getattr(self, "phase", "confirm") != "confirm" or q is None:
+            return False
+        return q.key == "run" and bool(q.default.strip()) or self.STEP == Step.CONFIRM and bool(self.app.state.run)
+
+    def action_try_it(self) -> None:
+        if not self.can_try():
+            return
+        q = self.qview.question
+        run = self.app.state.run if self.STEP == Step.CONFIRM else (self.qview.typed().strip() or q.default)
+        self.app.try_benchmark(run)
 
     def action_digit(self, n: int) -> None:
         q = self.qview.question

@@ -119,7 +119,8 @@ PLACEHOLDERS = {
 
 class AnswerInput(Input):
     """The answer line. While it is empty, digits, space and ? act as keys (pick, toggle, explain); ?
-    also while it holds the untouched proposal, which it explains and never replaces.
+    also while it holds the untouched proposal, which it explains and never replaces; at the run
+    question, so does t (try it).
 
     Decided here, in key order, rather than by screen bindings: over a slow SSH link keys arrive
     in batches, and a binding would see the line still empty while typed keys are queued."""
@@ -160,7 +161,8 @@ class AnswerInput(Input):
         proposal = bool(self.value) and sorted(self.selection) == [0, len(self.value)]  # untouched, all selected
         # on a choice, the user's own earlier answer (untouched) is no obstacle to picking an option
         empty = not self.value or proposal and q is not None and q.kind != "text"
-        if c and (c == "?" and (not self.value or proposal) or (
+        trial = c == "t" and q is not None and q.key == "run"  # try the proposed run line (asks first)
+        if c and ((c == "?" or trial) and (not self.value or proposal) or (
                 empty and c in "123456789 " and q is not None and q.options)):
             event.stop()
             event.prevent_default()

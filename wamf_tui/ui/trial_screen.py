@@ -1,0 +1,136 @@
+"""The trial run, on screen: what will run and a second key before anything starts, then the job's
+output as it comes with the steps and the clock, then what it measured. The running is
+`wamf_tui.trial`'s; this screen draws it."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import RichLog, Static
+
+from .. import trial
+from ..model import TrialResult
+
+LIMIT_STEP_S = 60
+LOG_LINES = 2000
+
+
+class TrialScreen(ModalScreen[TrialResult | None]):
+    """Dismissed with the result, or None when the user cancels before it starts."""
+
+    BINDINGS = [
+        Binding("enter,t", "start", "start", show=False),
+        Binding("s", "stop", "stop"),
+        Binding("plus,equals_sign", "limit(1)", "+1 min"),
+        Binding("minus", "limit(-1)", "-1 min"),
+        Binding("escape", "leave", "back"),
+    ]
+
+    class Finished(Message):
+        def __init__(self, result: TrialResult) -> None:
+            super().__init__()
+            self.result = result
+
+    def __init__(self, job: trial.Trial, where: str) -> None:
+        super().__init__()
+        self.job = job
+        self.where = where  # the activate line, command, folder and GPUs, as said before it starts
+        self.phase = "ready"  # ready, running, done
+        self.result: TrialResult | None = None
+        self.pending: deque[str] = deque()  # output lines from the trial's thread, drained on the UI's
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="trial"):
+            yield Static(id="trial-status")
+            yield RichLog(id="trial-log", max_lines=LOG_LINES, wrap=True, markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#trial").border_title = "try the benchmark"
+        self.query_one(RichLog).display = False
+        self.show_status()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "start":
+            return self.phase in ("ready", "done")
+        if action == "stop":
+            return self.phase == "running"
+        if action == "limit":
+            return self.phase != "done"
+        return True
+
+    def action_start(self) -> None:
+        if self.phase == "done":
+            self.dismiss(self.result)
+            return
+        self.phase = "running"
+        self.query_one(RichLog).display = True
+        self.set_interval(0.25, self.drain)
+        self.run_worker(self._run, thread=True, group="trial", exclusive=True)
+        self.refresh_bindings()
+        self.show_status()
+
+    def _run(self) -> None:
+        result = self.job.run(self.pending.append)
+        self.post_message(self.Finished(result))
+
+    def action_stop(self) -> None:
+        self.job.stop()
+        self.show_status()
+
+    def action_limit(self, sign: int) -> None:
+        self.job.limit_s = max(LIMIT_STEP_S, self.job.limit_s + sign * LIMIT_STEP_S)
+        self.show_status()
+
+    def action_leave(self) -> None:
+        if self.phase == "running":
+            self.action_stop()  # it ends, is measured, and then Esc leaves
+        else:
+            self.dismiss(self.result)
+
+    def drain(self) -> None:
+        log = self.query_one(RichLog)
+        while self.pending:
+            log.write(Text.from_ansi(self.pending.popleft()))
+        if self.phase == "running":
+            self.show_status()
+
+    def on_trial_screen_finished(self, msg: Finished) -> None:
+        self.drain()
+        self.phase, self.result = "done", msg.result
+        self.refresh_bindings()
+        self.show_status()
+
+    def show_status(self) -> None:
+        out = Text()
+        if self.phase == "ready":
+            out.append("This runs your job now:\n", style="bold")
+            out.append(self.where + "\n")
+            out.append(f"time limit {_clock(self.job.limit_s)} (+/- change it)\n")
+            out.append("Enter or t: start · Esc: cancel, nothing runs", style="bold")
+        elif self.phase == "running":
+            job = self.job
+            elapsed = time.monotonic() - job.started if job.started else 0.0
+            out.append(f"running {_clock(elapsed)} / {_clock(job.limit_s)}", style="bold")
+            out.append(f" · {job.steps} optimizer steps")
+            if job.last_step_s is not None:
+                out.append(f" · last step {trial.step_time(job.last_step_s)}")
+            out.append(" · stopping…" if job.ended else " · s or Esc: stop")
+        else:
+            assert self.result is not None
+            failed = self.result.ended == "exited" and self.result.exit_status != 0
+            for line in trial.describe(self.result):
+                out.append(line + "\n", style="bold red" if failed and line.startswith("likely cause") else "")
+            out.append("Enter or Esc: back (the result goes into the contract)", style="bold")
+        self.query_one("#trial-status", Static).update(out)
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 60}:{s % 60:02d}"
