@@ -145,6 +145,7 @@ def test_a_job_that_writes_into_the_checkout_is_flagged(tmp_path, activate):
     result, _ = run(repo, activate, "python train.py && echo b >> notes.md")
     assert result.touched == ["model.pt", "notes.md"]
     assert "wrote into the checkout: model.pt, notes.md" in trial.describe(result)
+    assert "wrote into the checkout: model.pt, notes.md (move it with --out=DIR)" in trial.describe(result, "--out=DIR")
 
 
 def test_gpu_memory_is_the_growth_on_the_gpus_the_job_uses(tmp_path, activate):
@@ -307,7 +308,7 @@ def tmux_job(tmp_path: Path, activate: str, job: str, state_home: Path) -> tuple
 @pytest.mark.slow
 @pytest.mark.usefixtures("tmux_server")
 def test_in_a_terminal_t_then_enter_runs_it_and_the_contract_gets_the_row(tmp_path, activate, state_home):
-    from terminal import tmux, wait_for
+    from terminal import tmux, wait_for, wait_for_gone
 
     ran = tmp_path / "ran"
     name, _ = tmux_job(tmp_path, activate, STEPS.format(n=15) + f"open({str(ran)!r}, 'w')\n", state_home)
@@ -316,15 +317,15 @@ def test_in_a_terminal_t_then_enter_runs_it_and_the_contract_gets_the_row(tmp_pa
         tmux("send-keys", "-t", name, "t")
         wait_for(name, "This runs your job now")
         tmux("send-keys", "-t", name, "Escape")
-        wait_for(name, "nothing ran")
+        wait_for_gone(name, "This runs your job now")
         assert not ran.exists()
         tmux("send-keys", "-t", name, "t")
         wait_for(name, "This runs your job now")
         tmux("send-keys", "-t", name, "Enter")
-        wait_for(name, "15 optimizer steps", timeout=60)
+        wait_for(name, "15 optimizer steps; steady", timeout=60)
         assert ran.exists()
         tmux("send-keys", "-t", name, "Enter")
-        wait_for(name, "trial: exited with status 0")
+        wait_for_gone(name, "Enter or Esc: back")
         tmux("send-keys", "-t", name, "y")
         wait_for(name, "/who-ate-my-flops:optimize")
     finally:

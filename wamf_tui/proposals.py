@@ -112,6 +112,12 @@ def known_problems(state: InitState) -> list[str]:
     return problems
 
 
+def output_switch(state: InitState) -> str:
+    """The job's own switch for where it writes (`--out_dir=...`), when the reading found one."""
+    a = state.analysis
+    return next((f.off_switch for f in a.output_dirs if f.off_switch), "") if a is not None else ""
+
+
 def warmup_note(state: InitState) -> str:
     """What a trial measured, for the step count: how many of the steps are warm-up."""
     t = state.trial

@@ -400,8 +400,9 @@ def touched(before: dict | None, after: dict | None) -> list[str]:
     return sorted(visible(path) for path, facts in after.items() if before.get(path) != facts)
 
 
-def describe(result: TrialResult) -> list[str]:
-    """The trial in a few lines, as the app and `wamf-tui try` show it."""
+def describe(result: TrialResult, move: str = "") -> list[str]:
+    """The trial in a few lines, as the app and `wamf-tui try` show it; `move` is the job's switch that
+    would send what it wrote into the checkout elsewhere, when the job has one."""
     how = {"exited": f"exited with status {result.exit_status}", "limit": "stopped at the time limit",
            "stopped": "stopped by you", "not started": "did not start"}[result.ended]
     lines = [f"{how} after {_seconds(result.wall_s)}"
@@ -424,7 +425,7 @@ def describe(result: TrialResult) -> list[str]:
     if result.touched:
         shown = ", ".join(result.touched[:5]) + (f" and {len(result.touched) - 5} more" if len(result.touched) > 5
                                                  else "")
-        lines.append(f"wrote into the checkout: {shown}")
+        lines.append(f"wrote into the checkout: {shown}" + (f" (move it with {move})" if move else ""))
     if result.cause:
         lines.append(f"likely cause: {result.cause}")
     if result.log:

@@ -428,7 +428,7 @@ class WamfApp(App):
                  f"  GPUs      {seen}")
         job = trial.Trial(st.activate, run, Path(st.repo_path), gpus=gpus, log_dir=session.state_dir() / "trials",
                           read_gpus=trial.sample_gpus)
-        self.push_screen(TrialScreen(job, where), self._trial_done)
+        self.push_screen(TrialScreen(job, where, proposals.output_switch(st)), self._trial_done)
 
     def _trial_done(self, result: TrialResult | None) -> None:
         if not isinstance(self.screen, StepScreen):
@@ -440,7 +440,10 @@ class WamfApp(App):
         self.save()
         self.screen.redraw(keep_typed=True)
         failed = result.ended != "exited" or result.exit_status != 0
-        self.screen.qview.say("trial: " + " · ".join(trial.describe(result)[:3 if failed else 2]), error=failed)
+        said = trial.describe(result, proposals.output_switch(self.state))
+        said = [x for x in said if x.startswith(("exited", "stopped", "did not", "likely cause", "wrote into"))
+                or "optimizer step" in x]
+        self.screen.qview.say("trial: " + " · ".join(said), error=failed or bool(result.touched))
 
     def take_over(self) -> None:
         """This instance holds the session from now on, and saves."""

@@ -38,9 +38,9 @@ class TrialScreen(ModalScreen[TrialResult | None]):
             super().__init__()
             self.result = result
 
-    def __init__(self, job: trial.Trial, where: str) -> None:
+    def __init__(self, job: trial.Trial, where: str, move: str = "") -> None:
         super().__init__()
-        self.job = job
+        self.job, self.move = job, move
         self.where = where  # the activate line, command, folder and GPUs, as said before it starts
         self.phase = "ready"  # ready, running, done
         self.result: TrialResult | None = None
@@ -125,7 +125,7 @@ class TrialScreen(ModalScreen[TrialResult | None]):
         else:
             assert self.result is not None
             failed = self.result.ended == "exited" and self.result.exit_status != 0
-            for line in trial.describe(self.result):
+            for line in trial.describe(self.result, self.move):
                 out.append(line + "\n", style="bold red" if failed and line.startswith("likely cause") else "")
             out.append("Enter or Esc: back (the result goes into the contract)", style="bold")
         self.query_one("#trial-status", Static).update(out)
