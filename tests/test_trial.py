@@ -362,3 +362,30 @@ def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, 
         assert not alive, f"left running after quitting: {alive}"
     finally:
         tmux("kill-session", "-t", name)
+
+
+async def test_a_failed_trial_at_step_4_goes_back_to_the_run_line(tmp_path, activate):
+    from wamf_tui import answers, session
+    from wamf_tui.detect import detect_all
+    from wamf_tui.model import Step
+    from wamf_tui.ui.app import WamfApp
+
+    repo = make_repo(tmp_path / "job", {"train.py": "import torch\nraise SystemExit('no data in ./data')\n"})
+    state = session.new_state(repo)
+    state.detected = detect_all(repo)
+    assert answers.fill(state, {"activate": activate, "script": "train.py", "run": "python train.py"}) == []
+    app = WamfApp(state, detect=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.state.step == Step.CONFIRM
+        await pilot.press("t", "enter")
+        for _ in range(600):
+            await pilot.pause(0.05)
+            if getattr(app.screen, "phase", "") == "done":
+                break
+        assert "no data in ./data" in "\n".join(app.screen.result.tail)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert app.state.step == Step.JOB and app.screen.qview.question.key == "run"
+        assert app.screen.qview.typed() == "python train.py"
+        assert "trial: exited with status 1" in str(app.screen.query_one("#message").render())

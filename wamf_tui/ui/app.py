@@ -438,12 +438,23 @@ class WamfApp(App):
             return
         self.state.trial = result
         self.save()
-        self.screen.redraw(keep_typed=True)
         failed = result.ended != "exited" or result.exit_status != 0
         said = trial.describe(result, proposals.output_switch(self.state))
         said = [x for x in said if x.startswith(("exited", "stopped", "did not", "likely cause", "wrote into"))
                 or "optimizer step" in x]
-        self.screen.qview.say("trial: " + " · ".join(said), error=failed or bool(result.touched))
+
+        def tell() -> None:
+            if isinstance(self.screen, StepScreen):
+                self.screen.qview.say("trial: " + " · ".join(said), error=failed or bool(result.touched))
+
+        if failed and self.state.step == Step.CONFIRM:  # back to the run line, to edit it
+            self.state.step = Step.JOB
+            flow.follow(self.state, "run")
+            self.show_step()
+            self.call_after_refresh(tell)
+            return
+        self.screen.redraw(keep_typed=True)
+        tell()
 
     def take_over(self) -> None:
         """This instance holds the session from now on, and saves."""
