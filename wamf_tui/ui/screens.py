@@ -39,7 +39,7 @@ class StepScreen(Screen):
         Binding("ctrl+t", "switch_register", "voice"),
         Binding("ctrl+r", "rescan", "re-scan"),
         Binding("f2", "toggle_preview", "preview"),
-        Binding("t", "try_it", "try it"),
+        Binding("t", "try_it", "try it", show=False),  # said where it works: the run question, step 4's check
         *DIGITS,
     ]
 
@@ -304,7 +304,8 @@ class ConfirmScreen(StepScreen):
                 self.qview.say("check: " + "; ".join(said[:3]), True)
             else:
                 self.qview.say("check: passes the downstream rules" + (
-                    f"; {verdict.warnings[0]}" if verdict.warnings else ", and the run line fits the job's code"))
+                    f"; {verdict.warnings[0]}" if verdict.warnings else ", and the run line fits the job's code")
+                    + " · t: try the run line now")
             return
         st = self.app.state
         self.query_one(StepsBar).show(st.step, st.reader_register, self.app.ascii_only, self.app.size.width)
