@@ -389,3 +389,16 @@ async def test_a_failed_trial_at_step_4_goes_back_to_the_run_line(tmp_path, acti
         assert app.state.step == Step.JOB and app.screen.qview.question.key == "run"
         assert app.screen.qview.typed() == "python train.py"
         assert "trial: exited with status 1" in str(app.screen.query_one("#message").render())
+
+
+def test_the_step_count_question_says_how_many_steps_the_trial_spent_warming_up():
+    from wamf_tui import flow
+    from wamf_tui.model import BenchmarkChange, Step
+
+    state = InitState(changes=[BenchmarkChange(what="stop after 30 optimizer steps", how="--steps=30", why="",
+                                               flags=["--steps=30"])])
+    steps = next(q for q in flow.questions(state, Step.JOB) if q.key == "steps")
+    assert "warm-up took" not in steps.prompt
+    state.trial = trial_result("", "python train.py").model_copy(update={"warmup": 7})
+    steps = next(q for q in flow.questions(state, Step.JOB) if q.key == "steps")
+    assert "The trial's warm-up took 7 steps: 30 leaves 23 steady." in steps.prompt
