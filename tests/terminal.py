@@ -39,3 +39,18 @@ def wait_for_gone(session: str, text: str, timeout: float = 30) -> None:
     raise AssertionError(f"{text!r} still on screen")
 
 
+
+
+def enter_until(session: str, done, timeout: float = 60) -> None:
+    """Press Enter, wait until the screen changes (bounded), again, until `done()`: a fixed pause
+    between keys is either too short on a loaded machine or wasted on a fast one."""
+    end = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > end:
+            screen = tmux("capture-pane", "-p", "-t", session)
+            raise AssertionError(f"not done after {timeout} s of Enter; screen:\n{screen}")
+        before = tmux("capture-pane", "-p", "-t", session)
+        tmux("send-keys", "-t", session, "Enter")
+        settle = time.monotonic() + 5
+        while time.monotonic() < settle and tmux("capture-pane", "-p", "-t", session) == before and not done():
+            time.sleep(0.05)

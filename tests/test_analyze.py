@@ -281,6 +281,7 @@ for step in range(1000):
 """
 
 
+@pytest.mark.slow  # runs a real job with CPU torch
 def test_wrapper_stops_after_n_steps_pins_seeds_and_leaves_nothing(tmp_path):
     root = make_repo(tmp_path / "job", {"train.py": TINY})
     wrapper = tmp_path / "out" / "wamf_bench.py"  # next to the contract, outside the repo
@@ -301,6 +302,7 @@ def test_wrapper_stops_after_n_steps_pins_seeds_and_leaves_nothing(tmp_path):
     assert git(root, "status", "--porcelain", "--ignored") == before
 
 
+@pytest.mark.slow  # runs a real job with CPU torch
 @pytest.mark.parametrize("how", ["module", "console"])
 def test_wrapper_runs_a_package_module_and_a_console_entry(tmp_path, how):
     """`python -m pkg.train` and a console script `tool = pkg.cli:main`, through the wrapper, with real torch."""
@@ -513,6 +515,7 @@ for step in range(100):
 """
 
 
+@pytest.mark.slow  # runs a real job with CPU torch
 def test_wrapper_counts_a_container_of_optimizers_once_per_step(tmp_path):
     """Measured with real torch: a cap of 5 must stop after 5 job steps, not after 5 optimizer.step calls."""
     root = make_repo(tmp_path / "job", {"train.py": NESTED})

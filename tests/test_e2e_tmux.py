@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from terminal import WAMF, tmux, wait_for, wait_for_gone
+from terminal import WAMF, enter_until, tmux, wait_for, wait_for_gone
 
 pytestmark = [pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-              pytest.mark.usefixtures("tmux_server")]
+              pytest.mark.usefixtures("tmux_server"), pytest.mark.slow]
 
 
 def test_demo_enter_until_written(tmp_path, state_home):
@@ -26,11 +26,7 @@ def test_demo_enter_until_written(tmp_path, state_home):
     try:
         wait_for(session, "How well do you know ML systems?")
         wait_for_gone(session, "checking…")  # detection has filled the pane
-        for _ in range(40):
-            if out.exists():
-                break
-            tmux("send-keys", "-t", session, "Enter")
-            time.sleep(0.6)
+        enter_until(session, out.exists)
         screen = wait_for(session, "/who-ate-my-flops:optimize")
         assert "$who-ate-my-flops:optimize" in screen
     finally:
@@ -108,11 +104,7 @@ def test_kill_9_then_resume_keeps_every_answer(tmp_path, state_home, kill_at):
         start(name, state_home, f"{repo} --contract {out}")
         wait_for(name, "A saved session exists")
         tmux("send-keys", "-t", name, "1")
-        for _ in range(80):
-            if out.exists():
-                break
-            tmux("send-keys", "-t", name, "Enter")
-            time.sleep(0.6)
+        enter_until(name, out.exists)
         wait_for(name, "/who-ate-my-flops:optimize")
     finally:
         tmux("kill-session", "-t", name)
@@ -228,20 +220,10 @@ def test_the_guarantee_question_names_what_is_wrong_here(tmp_path, state_home):
     try:
         wait_for(name, "How well do you know ML systems?")
         wait_for_gone(name, "checking…")
-        screen = ""
-        for _ in range(30):
-            screen = tmux("capture-pane", "-p", "-t", name)
-            if "torch is not installed in .venv" in screen:
-                break
-            tmux("send-keys", "-t", name, "Enter")
-            time.sleep(0.6)
-        assert "torch is not installed in .venv" in screen, screen
+        enter_until(name, lambda: "torch is not installed in .venv" in tmux("capture-pane", "-p", "-t", name))
+        screen = tmux("capture-pane", "-p", "-t", name)
         assert "Continue anyway" in screen and "Re-scan" in screen
-        for _ in range(30):
-            if (root / "contract.md").exists():
-                break
-            tmux("send-keys", "-t", name, "Enter")
-            time.sleep(0.6)
+        enter_until(name, (root / "contract.md").exists)
         text = (root / "contract.md").read_text()
         assert "User chose to continue at" in text and "torch is not installed in .venv" in text
         assert "User confirmed" not in text

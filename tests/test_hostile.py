@@ -174,7 +174,9 @@ def test_no_escape_from_the_repo_reaches_the_terminal(tmp_path, state_home, tmux
         wait_for(session, "How well do you know ML systems?")
         wait_for_gone(session, "checking…")
         wait_for(session, "ZXZpbA==")
-        time.sleep(0.5)
+        end = time.monotonic() + 10  # the screen shows it once the bytes are out: wait for them in the pipe too
+        while time.monotonic() < end and b"ZXZpbA==" not in raw.read_bytes():
+            time.sleep(0.05)
         sent = raw.read_bytes()
         assert b"\\x1b]52;c;ZXZpbA==" in sent  # shown, as visible escapes
         assert b"\x1b]52" not in sent and b"\x1b]2;pwned" not in sent

@@ -8,6 +8,8 @@ from textual.widgets import Input
 
 from wamf_tui.model import Step
 
+pytestmark = pytest.mark.slow
+
 
 async def no_blink(pilot) -> None:
     for widget in pilot.app.screen.query(Input):

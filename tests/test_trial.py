@@ -46,6 +46,7 @@ def run(repo: Path, activate: str, line: str, **kw):
     return result, lines
 
 
+@pytest.mark.slow
 def test_the_wrapper_caps_the_steps_and_the_probe_times_them(tmp_path, activate):
     repo = make_repo(tmp_path / "job", {"train.py": STEPS.format(n=1000)})
     wrapper = repo / "wamf_bench.py"  # named by the run line, not written yet (the contract is not written)
@@ -56,6 +57,7 @@ def test_the_wrapper_caps_the_steps_and_the_probe_times_them(tmp_path, activate)
     assert not wrapper.exists() and result.touched == []  # the trial wrote nothing into the repo
 
 
+@pytest.mark.slow
 def test_a_nested_optimizer_step_is_counted_once(tmp_path, activate):
     nested = """import torch
 class Both(torch.optim.Optimizer):
@@ -76,6 +78,7 @@ for _ in range(7):
     assert (result.exit_status, result.steps) == (0, 7)
 
 
+@pytest.mark.slow
 def test_the_jobs_own_sitecustomize_still_runs(tmp_path, activate):
     repo = make_repo(tmp_path / "job", {"train.py": STEPS.format(n=3)})
     own = tmp_path / "own"
@@ -87,6 +90,7 @@ def test_the_jobs_own_sitecustomize_still_runs(tmp_path, activate):
     assert result.steps == 3  # and the probe still counted: it sits before the job's own path entries
 
 
+@pytest.mark.slow
 def test_a_command_that_raises_shows_its_error_and_the_likely_cause(tmp_path, activate):
     repo = make_repo(tmp_path / "job", {"train.py": "import torch\nimport flash_attn_nowhere\n"})
     result, lines = run(repo, activate, "python train.py")
@@ -103,6 +107,7 @@ def test_a_broken_activate_line_stops_there(tmp_path):
     assert result.cause.startswith("the activate line failed")
 
 
+@pytest.mark.slow
 def test_a_hanging_command_is_stopped_at_the_limit_with_nothing_left(tmp_path, activate):
     pids = tmp_path / "pids"
     hang = (f"import os, signal, subprocess, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
@@ -119,6 +124,7 @@ def test_a_hanging_command_is_stopped_at_the_limit_with_nothing_left(tmp_path, a
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
+@pytest.mark.slow
 def test_stop_ends_the_whole_group(tmp_path, activate):
     pids = tmp_path / "pids"
     pids.mkdir()
@@ -139,6 +145,7 @@ def test_stop_ends_the_whole_group(tmp_path, activate):
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
+@pytest.mark.slow
 def test_a_job_that_writes_into_the_checkout_is_flagged(tmp_path, activate):
     repo = make_repo(tmp_path / "job", {"train.py": "open('model.pt', 'w').write('w')\n", "notes.md": "a\n"})
     (repo / "scratch.txt").write_text("untracked before, untouched\n")
@@ -148,6 +155,7 @@ def test_a_job_that_writes_into_the_checkout_is_flagged(tmp_path, activate):
     assert "wrote into the checkout: model.pt, notes.md (move it with --out=DIR)" in trial.describe(result, "--out=DIR")
 
 
+@pytest.mark.slow
 def test_gpu_memory_is_the_growth_on_the_gpus_the_job_uses(tmp_path, activate):
     repo = make_repo(tmp_path / "job", {"train.py": "import time\ntime.sleep(3.5)\n"})
     used = iter([1000, 1500, 9000, 9000, 9000, 9000])
@@ -224,6 +232,7 @@ def wamf(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "WAMF_TUI_FAKE_NVML": ""})
 
 
+@pytest.mark.slow
 def test_try_runs_the_demo_contract_and_prints_json(demo_contract):
     out = wamf("try", str(demo_contract), "--json")
     assert out.returncode == 0, out.stderr
@@ -233,6 +242,7 @@ def test_try_runs_the_demo_contract_and_prints_json(demo_contract):
     assert "wamf-tui try:" in out.stderr  # what runs is said first, on stderr with --json
 
 
+@pytest.mark.slow
 def test_try_exit_codes(tmp_path, demo_contract):
     text = (demo_contract / "contract.md").read_text()
     slow = tmp_path / "slow.md"
@@ -248,6 +258,7 @@ def test_try_exit_codes(tmp_path, demo_contract):
 # --- in the app ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_t_at_the_run_question_says_what_runs_and_runs_only_after_a_second_key(tmp_path, activate):
     from wamf_tui import session
     from wamf_tui.ui.app import WamfApp
@@ -364,6 +375,7 @@ def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, 
         tmux("kill-session", "-t", name)
 
 
+@pytest.mark.slow
 async def test_a_failed_trial_at_step_4_goes_back_to_the_run_line(tmp_path, activate):
     from wamf_tui import answers, session
     from wamf_tui.detect import detect_all
