@@ -248,6 +248,25 @@ def test_placeholders_a_readme_leaves_are_left_out_and_said():
                        exists={"train.py"}.__contains__)
     assert got.command == "torchrun --nproc_per_node=4 train.py --prompt 'a photo of <new1> dog' --x 1"
     assert got.unresolved == ["<your_port>", "<your model path>", "[folder with images]"]
+    assert got.left_out == ["--model <your model path>", "--data [folder with images]"]  # the entry's, not torchrun's
+
+
+def test_an_option_the_docs_leave_to_the_user_is_asked_for_never_dropped(tmp_path):
+    """Without it the job runs on its parser's default (another model): the run line is refused until it is
+    given, and --yes exits 2 naming it."""
+    readme = "```\npython train.py --model_name_or_path <your_path_to_llama> --lr 2e-5\n```\n"
+    files = {"README.md": readme, "train.py": "import argparse\np = argparse.ArgumentParser()\n"
+             "p.add_argument('--model_name_or_path', default='facebook/opt-125m')\np.add_argument('--lr')\n" + TRAIN}
+    root, state, refused = walk(tmp_path, files)
+    assert refused and refused[0].startswith("run: README.md ") and "--model_name_or_path <your_path_to_llama>" in \
+        refused[0]
+    assert "add your value for --model_name_or_path <your_path_to_llama>" in flow.current(state).prompt
+    assert flow.answer(state, flow.current(state).default + " --model_name_or_path /ckpt/llama").error is None
+    (tmp_path / "a.json").write_text(json.dumps({"reader": "MLSys engineer"}))
+    out = subprocess.run([WAMF, str(root), "--answers", str(tmp_path / "a.json"), "--yes"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--model_name_or_path <your_path_to_llama>" in out.stderr
+    assert not (root / "contract.md").exists()
 
 
 def test_variables_set_in_an_earlier_doc_block_are_the_ones_in_force(tmp_path):

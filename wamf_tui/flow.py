@@ -267,6 +267,9 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
         missing = missing_inputs(state, text)
         if missing:
             return Outcome(say("run_missing", r, names=missing), "stay")
+        left = left_out(state, text)
+        if left:
+            return Outcome(say("run_left_out", r, names=left, source=_source(state)), "stay")
         state.run = text
     elif k in ("repo", "activate", "node", "must_not_change", "extra_checks", "recorder", "own_tests",
                "memory_trade", "when_to_stop", "anything_else"):
@@ -322,6 +325,23 @@ def missing_inputs(state: InitState, run: str) -> str:
 
     args = job_args(run)
     return say_missing(missing_inputs(a.required, args, proposals.store_true(a))) if args is not None else ""
+
+
+def left_out(state: InitState, run: str) -> str:
+    """The options whose value the job's documented command leaves to the reader (`--model <your_path>`)
+    that the run line does not give: without them the job would run on its defaults, a different job."""
+    launch = state.launch
+    if launch is None or not launch.left_out:
+        return ""
+    from .analyze.benchmark import job_args
+
+    given = {a.split("=")[0] for a in job_args(run) or [] if a.startswith("-")}
+    return ", ".join(x for x in launch.left_out if x.split(" ")[0] not in given)
+
+
+def _source(state: InitState) -> str:
+    where = state.launch.source if state.launch is not None else ""
+    return where.split(":")[0] if where else "The job's documented command"
 
 
 def unattended(state: InitState) -> None:

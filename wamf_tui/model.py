@@ -148,6 +148,7 @@ class LaunchCommand(BaseModel):
     nproc_per_node: int | None = None
     nnodes: int | None = None
     unresolved: list[RepoText] = []  # shell variables it uses that the file never sets
+    left_out: list[RepoText] = []  # the entry's options whose value was left to the reader: `--model <your_path>`
     source: RepoText = ""  # file:line it was found at
 
 

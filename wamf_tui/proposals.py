@@ -140,6 +140,10 @@ def run_notes(state: InitState) -> str:
         missing = missing_inputs(a.required, job_args(state.run or run_line(state)) or [], store_true(a))
         if missing:
             notes.append("it requires " + say_missing(missing))
+    left = [x for x in (state.launch.left_out if state.launch else []) if x.split(" ")[0] not in
+            {w.split("=")[0] for w in job_args(state.run or run_line(state)) or []}]
+    if left:
+        notes.append("add your value for " + ", ".join(left))
     return "".join(f" {n}." for n in notes)
 
 

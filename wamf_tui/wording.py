@@ -134,6 +134,10 @@ MESSAGES: dict[str, Message] = {
         "The job's parser requires {names}; add it to the command.",
         "Your script will not start without {names}; please add it to the command.",
     ),
+    "run_left_out": Message(
+        "{source} leaves {names} to you; add it with your value (without it the job runs on its default).",
+        "{source} asks you to fill in {names}; please add it to the command with your value. Without it, your script would quietly use its own default and time a different job.",
+    ),
     "guarantees_problems": Message(
         "Found here: {problems}. Fix and re-scan, name the node the job runs on, or continue anyway?",
         "I found problems here: {problems}. Fix them and re-scan, name the machine the job runs on, or continue anyway?",

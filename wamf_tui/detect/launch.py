@@ -169,6 +169,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
         if launch is None:
             continue
         launch.unresolved = [holes.get(u, u) for u in launch.unresolved]
+        launch.left_out = [re.sub(r"\$\{(WAMF_HOLE_\d+)\}", lambda m: holes[m.group(1)], x) for x in launch.left_out]
         launch.source = source
         return _place(launch, where, cwd, exists)
     return None
@@ -289,19 +290,22 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
             return None
         i += 1
     args: list[str] = []
+    left_out: list[str] = []
     for w in words[i:]:  # a word the file never sets is left out, with the option it is the value of
         value, missing = _expand(w, known)
         if missing:
             unresolved += missing
             if args and args[-1].startswith("-") and "=" not in args[-1]:
-                args.pop()
+                left_out.append(f"{args.pop()} {w}")
+            elif w.startswith("-") and "=" in w:
+                left_out.append(w.replace("=", " ", 1))
             continue
         args.append(value)
     env = [_expand(e, known)[0] for e in env]
     launcher = " ".join(dict.fromkeys(launchers))
     return LaunchCommand(command="", launcher=launcher, script=script, module=module, entry=entry, args=args,
                          env=env, prefix=prefix, nproc_per_node=nproc, nnodes=nnodes,
-                         unresolved=sorted(set(unresolved)))
+                         unresolved=sorted(set(unresolved)), left_out=left_out)
 
 
 def _is_launcher(word: str) -> bool:
