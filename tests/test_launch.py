@@ -282,3 +282,13 @@ def test_a_variable_inside_a_word_stays_one_word():
                                                                                "FLAGS": "--a 1 --b 2"},
                        exists={"train.py"}.__contains__)
     assert got.args == ["--out=path to save", "--a", "1", "--b", "2", "--p", "path to save"]
+
+
+def test_a_scripts_own_docstring_says_how_it_runs_when_no_doc_does(tmp_path):
+    doc = ('"""Pretrain.\n\nUsage: python train.py [options]\n\nOn 4 GPUs:\n    $ torchrun --nproc_per_node=4 '
+           'train.py \\\n        --lr 1e-3\n"""\n')
+    scan = scan_scripts(make_repo(tmp_path / "r", {"train.py": doc + ARGPARSE.format(args="p.add_argument('--lr')\n")
+                                                   + TRAIN}))
+    launch = scan.candidates[0].launch
+    assert launch is not None and launch.command == "torchrun --nproc_per_node=4 train.py --lr 1e-3"
+    assert launch.source == "train.py:6" and "launched in train.py:6" in scan.candidates[0].reasons

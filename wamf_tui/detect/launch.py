@@ -86,6 +86,37 @@ def commands_in(name: str, text: str) -> list[tuple[int, str]]:
     return out
 
 
+_DOCSTRING = re.compile(r"""\A(?:\s*(?:#[^\n]*)?\n)*\s*[rRuU]?(\"\"\"|\'\'\')(.*?)\1""", re.S)
+_LAUNCH_WORD = re.compile(r"(?:[A-Za-z_]\w*=\S+\s+)*"
+                          r"(?:python[\d.]*|torchrun|accelerate|deepspeed|srun|mpirun|mpiexec)\s")
+
+
+def docstring_commands(text: str) -> list[tuple[int, str]]:
+    """(line, command) for the commands a script's own docstring shows (`$ torchrun ... train.py`,
+    `Usage: python train.py --config x.yaml`): a job with no README says how it runs here. A usage
+    synopsis (`[options]`, `...`) is not a command."""
+    m = _DOCSTRING.match(text)
+    if not m:
+        return []
+    first = text[:m.start(2)].count("\n") + 1
+    out: list[tuple[int, str]] = []
+    buf, start = "", 0
+    for n, line in enumerate(m.group(2).splitlines(), first):
+        s = re.sub(r"^(?:\$|>>>|usage:)\s*", "", line.strip(), flags=re.I)
+        if not buf and not _LAUNCH_WORD.match(s + " "):
+            continue
+        if not buf:
+            start = n
+        if s.endswith("\\"):
+            buf += s[:-1] + " "
+            continue
+        buf += s
+        if "..." not in buf and not re.search(r"\[-?\w*\]", buf):
+            out.append((start, buf))
+        buf = ""
+    return out
+
+
 def shell_defaults(text: str) -> dict[str, str]:
     """Variables a shell script sets before its commands: `A=1`, `export A=x`, `A=${A:-8}` (its default)."""
     found: dict[str, str] = {}

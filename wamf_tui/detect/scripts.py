@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import children
 from ..files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
-from .launch import commands_in, console_scripts, parse_launch, shell_defaults
+from .launch import commands_in, console_scripts, docstring_commands, parse_launch, shell_defaults
 
 ENTRY_NAME = re.compile(
     r"^(train|finetune|fine_tune|pretrain|main|run_\w+|run|sample|generate|infer|inference|eval|evaluate|bench\w*)"
@@ -108,6 +108,11 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
                 c = cands.setdefault(rel, ScriptCandidate(path=rel, score=0))
                 c.score += score
                 c.reasons += reasons
+            where = str(Path(rel).parent) if "/" in rel else ""
+            for n, cmd in docstring_commands(text):
+                launch = parse_launch(cmd, f"{rel}:{n}", where, {}, consoles, listed.__contains__)
+                if launch and launch.path:
+                    scan.launches.append(launch)
             continue
         where = str(Path(rel).parent) if "/" in rel else ""
         defaults: dict[str, str] = {}
