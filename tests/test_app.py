@@ -571,3 +571,27 @@ def test_ascii_marks_follow_the_terminals_locale(environ, encoding, ascii_):
     from wamf_tui.ui.app import wants_ascii
 
     assert wants_ascii(environ, encoding) is ascii_
+
+
+async def test_resume_reads_a_script_that_changed_and_the_run_line_follows_it(tmp_path):
+    """The flag was renamed between sessions: the contract must not keep the old flag or old line numbers."""
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await enter_until_done(pilot, app)
+    saved = app.state.model_copy(deep=True)
+    saved.written, saved.step, saved.question = None, Step.RULES, 0
+    assert "--save-every=" in saved.run
+    moved = {f"train.py:{int(c.where.split(':')[1]) + 1}" for c in saved.checks}
+    script = Path(saved.repo_path) / "train.py"
+    renamed = script.read_text().replace("save-every", "ckpt-every").replace("save_every", "ckpt_every")
+    script.write_text("# a new first line moves every line down\n" + renamed)
+    again = WamfApp(session.new_state(saved.repo_path), saved=saved, detect=False)
+    async with again.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("1")  # resume
+        await settle(pilot, again)
+        assert "--ckpt-every=" in again.state.run and "--save-every" not in again.state.run
+        said = str(again.screen.query_one("#message").render())
+        assert "train.py changed since your answers" in said and "the run line follows it" in said
+        assert moved and {c.where for c in again.state.checks} == moved  # one line down, as the file moved

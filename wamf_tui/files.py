@@ -28,3 +28,14 @@ def read_regular(path: Path, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def digest(path: Path, limit: int = 16 * 1024 * 1024) -> str:
+    """A short digest of a regular file's first `limit` bytes ("" when unreadable): enough to tell
+    that a script changed between two sessions."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(read_regular(path, limit)).hexdigest()[:16]
+    except OSError:
+        return ""

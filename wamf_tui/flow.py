@@ -188,6 +188,40 @@ def take_analysis(state: InitState, analysis: Analysis) -> None:
         state.question = keys.index(key)
 
 
+def changed_files(state: InitState) -> list[str]:
+    """The files of the script's reading that are not what was read (edited, or gone) since."""
+    from pathlib import Path
+
+    from .files import digest
+
+    a = state.analysis
+    if a is None or not a.digests:
+        return []
+    root = Path(state.repo_path)
+    return [f for f, d in a.digests.items() if digest(root / f) != d]
+
+
+def take_reread(state: InitState, analysis: Analysis) -> list[str]:
+    """A script that changed since the answers were given, read again: answers that were the proposals
+    follow the new reading; answers of the user's own are kept, and said. Returns what changed."""
+    old_run, old_checks = proposals.run_line(state), state.checks
+    was_proposal = state.run == old_run
+    take_analysis(state, analysis)
+    said = []
+    if state.run and was_proposal and proposals.run_line(state) != state.run:
+        state.run = proposals.run_line(state)
+        said.append("the run line follows it")
+    elif state.run and not was_proposal:
+        said.append("your own run line is kept: check its flags")
+    if "checks" in state.answered:
+        enabled = {c.name: c.enabled for c in old_checks}
+        state.checks = [c.model_copy(update={"enabled": enabled.get(c.name, True)})
+                        for c in proposals.checkpoints(state)]
+        if [(c.name, c.where) for c in state.checks] != [(c.name, c.where) for c in old_checks]:
+            said.append("checkpoint lines re-read")
+    return said
+
+
 def analysis_failed(state: InitState) -> None:
     """The script could not be read: the questions that waited for it are asked on what is known."""
     if state.reading:

@@ -245,6 +245,7 @@ class Analysis(BaseModel):
     module_root: RepoText = ""  # the folder `python -m` runs it from
     config_system: RepoText = "unknown"
     files: list[RepoText] = []
+    digests: dict[RepoText, str] = {}  # file -> digest of the bytes read: a resumed session sees what changed
     partial: bool = False
     notes: list[RepoText] = []
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..checkout import find_root
-from ..files import read_regular
+from ..files import digest, read_regular
 from ..model import Analysis, Anchor, Fact, Required, StepControl
 from ..visible import gated
 from .needs import argparse_required, dataclass_required, read_needs
@@ -630,6 +630,7 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
         done.add(path.resolve())
         rel = _rel(path, root)
         result.files.append(rel)
+        result.digests[rel] = digest(path)
         text, why = _read(path)
         if why:
             result.notes.append(f"{rel}: {why}")

@@ -123,6 +123,7 @@ class WamfApp(App):
         self.gpu_timer = None
         self.resumed_facts: DetectedFacts | None = None  # what a resumed session knew, to say what moved
         self.change_log: list[str] = []
+        self.reread: list[str] = []  # the script's files that changed since a resumed session read them
         self.saver = session.Saver(on_error=lambda err: self.post_message(SaveFailed(err)))
         self.detection: ChildDetection | None = None
         self.detect_run = 0
@@ -174,7 +175,11 @@ class WamfApp(App):
             self.saved.template_path = self.state.template_path or self.saved.template_path
             self.state = self.saved
         self.saved = None
-        if self.state.reading or self.state.script and self.state.analysis is None:
+        changed = flow.changed_files(self.state)
+        if changed:  # edited since the answers: its flags and line numbers are read again
+            self.reread = changed
+            self.start_analysis()
+        elif self.state.reading or self.state.script and self.state.analysis is None:
             self.start_analysis()  # killed while the script was read: read it again, never skip past it
         self.show_step()
         if self.detect:
@@ -266,6 +271,7 @@ class WamfApp(App):
             return
         if msg.subject in SUBJECTS and msg.run != self.detect_run:
             return
+        told = ""
         if msg.subject in self.pending:
             self.pending.remove(msg.subject)
         if msg.subject == "analysis" and isinstance(msg.facts, Exception):
@@ -274,6 +280,14 @@ class WamfApp(App):
             if msg.subject not in SUBJECTS or str(msg.facts) not in self.failures_told:
                 self.notify(f"{msg.subject} failed: {msg.facts}", severity="warning")
             self.failures_told.add(str(msg.facts))  # a child that died fails every subject alike: say it once
+        elif msg.subject == "analysis" and self.reread:
+            said = flow.take_reread(self.state, msg.facts)
+            line = f"{', '.join(self.reread)} changed since your answers: flags and line numbers read again" + (
+                f"; {'; '.join(said)}" if said else "")
+            self.reread, told = [], line
+            self.change_log.append(line)
+            self.notify(line, title="since your last session", severity="warning", timeout=15)
+            self.save()
         elif msg.subject == "analysis":
             flow.take_analysis(self.state, msg.facts)
             self.save()
@@ -290,6 +304,8 @@ class WamfApp(App):
             if isinstance(self.screen, ConfirmScreen) and self.screen.phase != "confirm":
                 return
             self.screen.redraw(keep_typed=True)
+            if told:
+                self.screen.qview.say(told)  # in the question area too: a toast goes
 
     def _tell_what_changed(self, subject: str, facts: object) -> None:
         if self.resumed_facts is None:
