@@ -172,3 +172,65 @@ def test_a_flag_guarding_a_save_stays_in_the_command(tmp_path):
     state = session.new_state(root)
     state.detected = detect_all(root)
     assert answers.fill(state, {}) == [] and "--use_ema" in state.run.split()
+
+
+HF_JOB = """\
+from dataclasses import dataclass, field
+import transformers
+from transformers import Trainer
+
+@dataclass
+class DataArguments:
+    data_path: str = field(default=None)
+    max_len: int = 512
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    optim: str = field(default="adamw_torch")
+
+def train():
+    parser = transformers.HfArgumentParser((DataArguments, TrainingArguments))
+    data_args, training_args = parser.parse_args_into_dataclasses()
+    trainer = Trainer(model=model, args=training_args)
+    trainer.train()
+    if training_args.do_eval:
+        trainer.evaluate()
+
+if __name__ == "__main__":
+    train()
+"""
+
+
+def test_an_hf_trainer_job_gets_the_trainers_own_switches_and_no_wrapper(tmp_path):
+    from wamf_tui.analyze.benchmark import needs_wrapper, run_command
+    from wamf_tui.detect.launch import parse_launch
+    from wamf_tui.model import InitState
+
+    root, a, _ = changes(tmp_path, {"train.py": HF_JOB})
+    assert a.config_system == "HfArgumentParser (TrainingArguments)"
+    assert a.flags["--max_len"] == "512" and a.flags["--optim"] == "'adamw_torch'" and "--save_strategy" in a.flags
+    command = ("torchrun --nproc_per_node=4 train.py --data_path d.json --bf16 True --evaluation_strategy steps "
+               "--save_strategy steps --report_to wandb --do_eval --push_to_hub")
+    launch = parse_launch(command, exists={"train.py"}.__contains__)
+    state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="train.py",
+                      launch=launch, analysis=a)
+    state.changes = propose(a, 30, "speed", launch.args)
+    assert not needs_wrapper(state.changes)
+    assert run_command(state) == (
+        "torchrun --nproc_per_node=4 train.py --data_path d.json --bf16 True --max_steps=30 --report_to none "
+        "--save_strategy no --do_eval False --evaluation_strategy no --output_dir=runs/wamf-bench --seed=0")
+    verdict = check_run(run_command(state), root, a)
+    assert verdict.problems == [] and verdict.warnings == []
+    typo = check_run("python train.py --max_step=30 --data_path d", root, a)
+    assert typo.problems == [] and typo.warnings == [
+        "--max_step is not a field of train.py's dataclasses nor of TrainingArguments as wamf-tui knows it; check it"]
+
+
+def test_a_save_no_switch_reaches_is_said_to_run_never_to_be_off(tmp_path):
+    body = "import torch\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n" \
+           "torch.save(model.state_dict(), 'final.pt')\n"
+    _, _, rows = changes(tmp_path, {"train.py": body})
+    save = next(c for c in rows if c.what.startswith("torch.save"))
+    assert save.what == "torch.save (train.py:6) still runs: no switch turns it off"
+    assert save.exclusion.startswith(
+        "checkpoint at train.py:6 still runs: no switch turns it off in every benchmark run")

@@ -126,6 +126,12 @@ def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[st
         problems += [f"{w.split('=')[0]} is not a setting of {name}" for w in given
                      if "=" in w and w[2:].split("=")[0] not in known]
         return problems, []
+    if a.config_system.startswith("HfArgumentParser") and a.flags:
+        # fields come from the job's dataclasses and a table of TrainingArguments: one the installed
+        # transformers adds may be missing from the table, so an unknown one is said, not refused
+        unknown = [w.split("=")[0] for w in given if w.split("=")[0] not in a.flags]
+        return [], [f"{f} is not a field of {name}'s dataclasses nor of TrainingArguments as wamf-tui knows it; "
+                    "check it" for f in unknown]
     if a.config_system != "argparse":
         how = "its flags could not be read from the code" if a.config_system in ("unknown", "constants") \
             else f"it reads its flags with {a.config_system}"

@@ -51,6 +51,15 @@ def _switch_off(flag: str | None, defaults: dict[str, str | None],
     return None
 
 
+def _named_as_in(switch: str | None, args: list[str] | tuple[str, ...]) -> str | None:
+    """A switch under the older name its command already uses: transformers before 4.41 knows only
+    `--evaluation_strategy`, which later ones renamed `--eval_strategy`."""
+    if switch and switch.startswith("--eval_strategy") and any(w.split("=")[0] == "--evaluation_strategy"
+                                                               for w in args):
+        return switch.replace("--eval_strategy", "--evaluation_strategy", 1)
+    return switch
+
+
 NOT_EVALS = re.compile(r"split|args|config|schema|backend|tool|input|^_", re.I)
 
 
@@ -193,7 +202,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     for c in a.checkpoints:
         off = _switch_off(c.off_switch, a.flags, a.off_values)
         how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
-        still = still_runs(c.guard)
+        # no switch of its own: it writes in every benchmark run (into the run folder, at best)
+        still = still_runs(c.guard) or (None if off else "still runs: no switch turns it off")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
             how=how, flags=flags, env=env, why="no checkpoints left behind",
@@ -201,7 +211,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                                                              if still else "excluded")
             + f"; {checkpoint_price(a, c.off_switch)}"))
     for e in _job_evals(a):
-        off = _switch_off(e.off_switch, a.flags, a.off_values)
+        off = _switch_off(_named_as_in(e.off_switch, args), a.flags, a.off_values)
         how, flags, env = off or ("step count below the eval interval", [], [])
         still = still_runs(e.guard)
         changes.append(BenchmarkChange(

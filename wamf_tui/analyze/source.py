@@ -18,6 +18,7 @@ from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import Analysis, Anchor, Fact, Required, StepControl
 from ..visible import gated
+from .frameworks import hf_arguments
 from .needs import argparse_required, dataclass_required, read_needs
 from .step import QUIET_FUNCTIONS, ROLES, find_step
 
@@ -46,10 +47,11 @@ STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_s
                         r"num_train_steps|max_iterations|num_iters|total_iters|"
                         r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
 OUT_NAMES = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint|log|logging|root)_?(dir|path|root)?$|^out_dir$")
+HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last two extend the first
 # The last name part of every call visit_Call acts on; any other call is only walked into.
 CALLS = frozenset(
     {k.split(".")[-1] for k in (*TRACKERS, *CHECKPOINTS, *UPLOADS, *SEEDS)} | {
-        "ArgumentParser", "HfArgumentParser", "LightningCLI", "CLI", "Fire", "Typer", "run", "exec", "add_argument",
+        "ArgumentParser", *HF_PARSERS, "LightningCLI", "CLI", "Fire", "Typer", "run", "exec", "add_argument",
         "TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "Trainer", "SFTTrainer", "Seq2SeqTrainer",
         "backward", "step", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
@@ -114,6 +116,7 @@ class _Reader(ast.NodeVisitor):
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
+        self.hf_line = 0  # the line of the first HfArgumentParser call
         self.classes: list[tuple[str, list[str]]] = []  # the classes being read, with their bases
         self.trainer_built: str | None = None  # file:line where an HF / TRL Trainer is built
         self.depth = 0  # functions around the node being read: 0 at module level
@@ -414,8 +417,11 @@ class _Reader(ast.NodeVisitor):
             self.r.parser_open = self.r.parser_open or "builds its parser on parent parsers"
         elif last == "parse_known_args":
             self.r.parser_open = self.r.parser_open or "reads its flags with parse_known_args (unknown flags pass)"
-        elif last == "HfArgumentParser":
+        elif last in HF_PARSERS:
             self.r.config_system = "HfArgumentParser"
+            if last != "HfArgumentParser":  # TRL's and the alignment handbook's take a YAML file as well
+                self.r.flags.setdefault("--config", None)
+            self.hf_line = self.hf_line or node.lineno
             self.hf_classes.update(n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name))
         elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower():
             self.r.config_system = "LightningCLI"
@@ -660,6 +666,8 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
             result.module, result.module_root = _as_module(path, root)
             read_needs(tree, rel, result)
             result.required += dataclass_required(tree, reader.hf_classes, rel)
+            if reader.hf_classes:
+                hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
         if reader.hydra_file is not None:
             _hydra_defaults(result, path.parent / reader.hydra_file, root, depth == 0)
         if depth < FOLLOW_DEPTH:

@@ -1,0 +1,66 @@
+"""Frameworks whose switches live in a library, not in the job's code, kept as data
+(`wamf_tui/frameworks/*.json`): a job that hands its flags to transformers' TrainingArguments
+has `--max_steps`, `--save_strategy no` and `--report_to none` though its own file defines none.
+Read from the job's source only; the library is never imported."""
+
+from __future__ import annotations
+
+import ast
+import json
+from functools import cache
+from pathlib import Path
+
+from ..model import Analysis, Fact, StepControl
+from .step import name_of
+
+TABLES = Path(__file__).resolve().parent.parent / "frameworks"
+
+
+@cache
+def table(name: str) -> dict:
+    return json.loads((TABLES / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def _default(value: ast.expr | None) -> str | None:
+    """A dataclass field's default as text: `x: int = 3`, `x: str = field(default="a")`."""
+    if isinstance(value, ast.Call) and name_of(value.func).endswith("field"):
+        value = next((k.value for k in value.keywords if k.arg == "default"), None)
+    if value is None:
+        return None
+    try:
+        return repr(ast.literal_eval(value))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return ast.unparse(value)[:60]
+
+
+def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: Analysis) -> None:
+    """The flags of an HfArgumentParser over `classes`: every field of the repo's own dataclasses, and
+    when one of them is (or extends) TrainingArguments, its fields and the Trainer's own switches."""
+    t = table("transformers_trainer")
+    own = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    trainer = False
+    for name in sorted(classes):
+        node = own.get(name)
+        if node is None:
+            trainer = trainer or name in t["classes"]
+            continue
+        trainer = trainer or any(name_of(b).split(".")[-1] in t["classes"] for b in node.bases)
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                a.flags[f"--{stmt.target.id}"] = _default(stmt.value)
+    if not trainer:
+        return
+    for field, default in t["fields"].items():
+        a.flags.setdefault(f"--{field}", default)
+    a.config_system = "HfArgumentParser (TrainingArguments)"
+    a.step_controls.insert(0, StepControl(name=t["steps"], file=rel, line=line, default=a.flags.get(t["steps"])))
+    where = {"file": rel, "line": line}
+    a.checkpoints.append(Fact(name="Trainer checkpoints (save_strategy)", off_switch=t["save_off"], **where))
+    a.evals.append(Fact(name="Trainer evaluation (eval_strategy)", off_switch=t["eval_off"], **where))
+    a.trackers.append(Fact(name="Trainer report_to", off_switch=t["trackers_off"], **where))
+    a.output_dirs.insert(0, Fact(name="output_dir", off_switch=f"{t['output']}=...", **where))
+    a.seeds.insert(0, Fact(name="seed", off_switch=f"{t['seed']}=...", **where))
+    a.uploads.append(Fact(name="push_to_hub", off_switch=t["upload"], **where))
+    for fact in (*a.checkpoints, *a.evals, *a.uploads, *a.trackers):  # `if training_args.do_eval:`
+        if fact.off_switch and t["fields"].get(fact.off_switch) == "False":
+            fact.off_switch = f"--{fact.off_switch} False"  # said outright: a YAML config may have set it
