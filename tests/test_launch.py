@@ -249,6 +249,10 @@ def test_placeholders_a_readme_leaves_are_left_out_and_said():
     assert got.command == "torchrun --nproc_per_node=4 train.py --prompt 'a photo of <new1> dog' --x 1"
     assert got.unresolved == ["<your_port>", "<your model path>", "[folder with images]"]
     assert got.left_out == ["--model <your model path>", "--data [folder with images]"]  # the entry's, not torchrun's
+    prose = parse_launch("python train.py --data_dir path/to/images --out=/path/to/out --lr 1 --vocab my/path/to/v",
+                         exists={"train.py"}.__contains__)
+    assert prose.left_out == ["--data_dir path/to/images", "--out /path/to/out"]
+    assert prose.args == ["--lr", "1", "--vocab", "my/path/to/v"]
 
 
 def test_an_option_the_docs_leave_to_the_user_is_asked_for_never_dropped(tmp_path):

@@ -24,8 +24,10 @@ _PYTHON = re.compile(r"python[\d.]*")
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(.*)$")
 _DEFAULT = re.compile(r"\$\{(\w+):?[-=]([^}]*)\}")
 _VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
-# What a README leaves for its reader to fill: `<your_path>`, `<output dir>`, `[imagenet folder]`, `{step}`.
-_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|\{[A-Za-z_]\w*\}")
+# What a README leaves for its reader to fill: `<your_path>`, `<output dir>`, `[imagenet folder]`, `{step}`,
+# `path/to/images`.
+_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|\{[A-Za-z_]\w*\}"
+                          r"|(?<![\w/.~-])/?path/to/[^\s'\"]*")  # `--data_dir path/to/images`
 _ALL_ARGS = re.compile(r"""(["']?)\$\{?[@*]\}?\1""")
 _SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?(?:\$0|\$\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)""")
 # Launcher options that take no value: any other option without `=` takes the next word as its value.
