@@ -231,6 +231,16 @@ def test_a_save_no_switch_reaches_is_said_to_run_never_to_be_off(tmp_path):
            "torch.save(model.state_dict(), 'final.pt')\n"
     _, _, rows = changes(tmp_path, {"train.py": body})
     save = next(c for c in rows if c.what.startswith("torch.save"))
-    assert save.what == "torch.save (train.py:6) still runs: no switch turns it off"
+    assert save.what == "torch.save (train.py:6) has no switch: it runs whenever the job reaches it"
     assert save.exclusion.startswith(
-        "checkpoint at train.py:6 still runs: no switch turns it off in every benchmark run")
+        "checkpoint at train.py:6 has no switch: it runs whenever the job reaches it in every benchmark run")
+
+
+def test_saves_in_imported_modules_are_one_row(tmp_path):
+    lib = "import torch\ndef save_a(m):\n    torch.save(m, 'a')\ndef save_b(m):\n    torch.save(m, 'b')\n"
+    body = "import torch\nimport mylib\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n" \
+           "    opt.step()\n"
+    _, a, rows = changes(tmp_path, {"train.py": body, "mylib.py": lib})
+    assert [c.file for c in a.checkpoints] == ["mylib.py", "mylib.py"]
+    saves = [c for c in rows if "save" in c.what]
+    assert [c.what for c in saves] == ["2 save call(s) in imported modules (mylib.py)"]

@@ -63,10 +63,15 @@ def _named_as_in(switch: str | None, args: list[str] | tuple[str, ...]) -> str |
 NOT_EVALS = re.compile(r"split|args|config|schema|backend|tool|input|^_", re.I)
 
 
+def _step_files(a: Analysis) -> set[str]:
+    """The job's own files: its entry, and where its training step is."""
+    return {x.file for x in a.anchors if x.role == "backward"} | {a.script}
+
+
 def _job_evals(a: Analysis) -> list[Fact]:
     """Evaluation passes the job runs: in its own entry or where its training step is, one row a name.
     Not `train_test_split`, `validate_args` or a library's `_validate_*` helper in a module it imports."""
-    step_files = {x.file for x in a.anchors if x.role == "backward"} | {a.script}
+    step_files = _step_files(a)
     seen: set[str] = set()
     kept = []
     for e in a.evals:
@@ -199,17 +204,29 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         drop = _dropped(off[0])
         changes.append(BenchmarkChange(what=f"{t.name} tracker off ({t.file}:{t.line})", how=off[0], flags=off[1],
                                        env=off[2], drop=drop, why="no runs on a tracker dashboard"))
+    own_files = _step_files(a)
+    elsewhere = [c for c in a.checkpoints if c.file not in own_files and not c.off_switch]
     for c in a.checkpoints:
+        if c in elsewhere:
+            continue
         off = _switch_off(c.off_switch, a.flags, a.off_values)
         how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
-        # no switch of its own: it writes in every benchmark run (into the run folder, at best)
-        still = still_runs(c.guard) or (None if off else "still runs: no switch turns it off")
+        # no switch of its own: it writes whenever the job reaches it (into the run folder, at best)
+        still = still_runs(c.guard) or (None if off else "has no switch: it runs whenever the job reaches it")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
             how=how, flags=flags, env=env, why="no checkpoints left behind",
             exclusion=f"checkpoint at {c.file}:{c.line} " + (f"{still} in every benchmark run, so it is timed"
                                                              if still else "excluded")
             + f"; {checkpoint_price(a, c.off_switch)}"))
+    if elsewhere:  # saves in the modules it imports: one row, not one per library helper
+        files = sorted({c.file for c in elsewhere})
+        what = (f"{len(elsewhere)} save call(s) in imported modules ({', '.join(files[:3])}"
+                + (f" and {len(files) - 3} more" if len(files) > 3 else "") + ")")
+        changes.append(BenchmarkChange(
+            what=what, how="no switch: they run only if the job calls them", why="priced, not timed",
+            exclusion=f"{what} not switched off: they run whenever the job calls them; "
+                      "price: bytes on disk / write bandwidth per call (to measure)"))
     for e in _job_evals(a):
         off = _switch_off(_named_as_in(e.off_switch, args), a.flags, a.off_values)
         how, flags, env = off or ("step count below the eval interval", [], [])
