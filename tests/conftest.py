@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
-import pytest
-from terminal import tmux
+# The package next to these tests comes first, not the editable install: a copy of the repo (mutmut's
+# `mutants/`, a scratch clone) must test its own code.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pytest  # noqa: E402
+from terminal import tmux  # noqa: E402
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost",

@@ -1,0 +1,124 @@
+"""The flow's rules, one at a time, on states built in the test: which questions a step asks, what an
+answer does to the state, and where the user lands. No app, no detection."""
+
+from __future__ import annotations
+
+import pytest
+
+from wamf_tui import flow
+from wamf_tui.model import (
+    BenchmarkChange,
+    Detected,
+    GpuFacts,
+    HardwareFacts,
+    InitState,
+    RepoFacts,
+    Step,
+)
+
+
+def state_at(step: Step, key: str, **fields) -> InitState:
+    state = InitState(**fields)
+    state.step = step
+    flow.follow(state, key)
+    assert flow.current(state).key == key, [q.key for q in flow.questions(state, step)]
+    return state
+
+
+def keys(state: InitState, step: Step) -> list[str]:
+    return [q.key for q in flow.questions(state, step)]
+
+
+def test_step_1_asks_only_what_detection_left_open():
+    clean = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=True, root="/r")))
+    assert keys(clean, Step.JOB) == ["repo", "activate", "command", "run", "node", "guarantees"]
+    dirty = clean.model_copy(deep=True)
+    dirty.detected.repo.modified = ["train.py"]
+    assert keys(dirty, Step.JOB)[:2] == ["repo", "dirty"]
+    folder = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=False)))
+    assert keys(folder, Step.JOB)[0] == "not_git"
+
+
+def test_the_benchmark_questions_come_with_the_table_and_wait_while_reading():
+    state = InitState(changes=[BenchmarkChange(what="total steps cut to 30", how="--steps=30", why="",
+                                               flags=["--steps=30"])])
+    assert keys(state, Step.JOB)[2:6] == ["command", "changes", "steps", "mode"]
+    state.reading = True
+    assert keys(state, Step.JOB)[-1] == "reading"
+    assert flow.answer(state_at(Step.JOB, "reading", reading=True), "x").action == "stay"
+
+
+@pytest.mark.parametrize("key", ["repo", "activate", "node"])
+def test_a_text_answer_is_recorded_and_the_flow_moves_on(key):
+    state = state_at(Step.JOB, key)
+    at = state.question
+    out = flow.answer(state, f"my {key} answer")
+    assert out.error is None and getattr(state, key) == f"my {key} answer"
+    assert state.question == at + 1 and key in state.answered
+
+
+@pytest.mark.parametrize(("typed", "said"), [("", "empty"), ("TBD", "TBD"), ("<your env>", "<your env>")])
+def test_empty_tbd_and_placeholders_are_refused_and_nothing_moves(typed, said):
+    state = state_at(Step.JOB, "activate")
+    at = state.question
+    out = flow.answer(state, typed)
+    assert out.error and out.action == "stay" and state.question == at and state.activate == ""
+    assert "activate" not in state.answered
+    if said != "empty":
+        assert said in out.error
+
+
+@pytest.mark.parametrize(("typed", "ok"), [("30", True), ("all", True), ("0", False), ("-3", False), ("ten", False),
+                                           ("10000000", False), ("9999999", True)])
+def test_the_step_count_takes_a_whole_number_or_all(typed, ok):
+    state = state_at(Step.JOB, "steps", changes=[BenchmarkChange(what="total steps cut to 30", how="", why="")])
+    assert (flow.answer(state, typed).error is None) == ok
+
+
+def test_a_gpu_that_is_busy_is_said_in_the_guarantee_question_and_never_vouched_for():
+    busy = GpuFacts(index=0, name="H100", memory_used_mib=70000, memory_total_mib=81559, utilization=99)
+    state = InitState(detected=Detected(hardware=HardwareFacts(host="n", nvml=True, gpus=[busy])))
+    state.step = Step.JOB
+    flow.follow(state, "guarantees")
+    q = flow.current(state)
+    assert "GPU 0 busy" in q.prompt and [o.value for o in q.options] == ["recheck", "node", "anyway"]
+    assert flow.answer(state, "anyway").error is None
+    assert state.guarantees.startswith("User chose to continue at") and "GPU 0 busy" in state.guarantees
+
+
+def test_back_goes_to_the_first_question_then_one_step_back():
+    state = state_at(Step.CHECKS, "recorder")
+    flow.back(state)
+    assert (state.step, state.question) == (Step.CHECKS, 0)
+    flow.back(state)
+    assert (state.step, state.question) == (Step.JOB, 0)
+    flow.back(state)
+    flow.back(state)
+    assert (state.step, state.question) == (Step.READER, 0)
+    flow.back(state)
+    assert (state.step, state.question) == (Step.READER, 0)
+
+
+def test_the_last_question_of_a_step_leads_to_the_next_step():
+    state = state_at(Step.CHECKS, "recorder")
+    assert flow.answer(state, "parity").error is None
+    assert (state.step, state.question) == (Step.RULES, 0)
+
+
+def test_a_question_that_disappears_before_the_users_keeps_their_place():
+    """The index bug: a dirty checkout, the user at `activate`; the checkout becomes clean (a commit in
+    another pane, then ctrl+r): `activate` must stay the question, not `command`."""
+    state = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=True, root="/r", modified=["a.py"])))
+    state.step = Step.JOB
+    flow.follow(state, "activate")
+    state.detected.repo = RepoFacts(path="/r", is_git=True, root="/r")
+    flow.follow(state, "activate")
+    assert flow.current(state).key == "activate"
+
+
+@pytest.mark.parametrize(("option", "register"), [(0, "mlsys"), (1, "algo")])
+def test_reader_answer_sets_the_register(option, register):
+    state = state_at(Step.READER, "reader")
+    picked = flow.current(state).options[option].value
+    flow.answer(state, picked)
+    assert state.reader == picked and state.reader_register == register and state.step == Step.JOB
