@@ -341,3 +341,40 @@ def test_a_project_not_yet_installed_is_read_from_its_lock_file(tmp_path, lock, 
     assert (env.kind, env.torch, env.error) == (kind, "2.5.1", None)
     assert [(p.name, p.version) for p in env.packages] == [("flash-attn", "2.6.3"), ("torch", "2.5.1")]
     assert env.notes[-1].startswith(f"versions from {lock}")
+
+
+PIXI_LOCK = """version: 6
+environments:
+  default:
+    packages:
+      linux-64:
+      - conda: https://conda.anaconda.org/conda-forge/linux-64/pytorch-2.5.1-cuda126_py311h1234_303.conda
+      - pypi: https://files.pythonhosted.org/packages/ab/cd/flash_attn-2.6.3-cp311-cp311-linux_x86_64.whl
+packages:
+- conda: https://conda.anaconda.org/conda-forge/linux-64/pytorch-2.5.1-cuda126_py311h1234_303.conda
+  sha256: 00
+  depends:
+  - python >=3.11
+- pypi: https://files.pythonhosted.org/packages/ab/cd/flash_attn-2.6.3-cp311-cp311-linux_x86_64.whl
+  name: flash-attn
+  version: 2.6.3
+"""
+
+
+def test_a_pixi_project_is_read_from_its_lock_or_its_made_environment(tmp_path):
+    root = make_repo(tmp_path / "job", {"pixi.toml": "[project]\nname = 'x'\n", "pixi.lock": PIXI_LOCK})
+    env = detect_environment(root, environ={"PATH": "/nonexistent"})
+    assert (env.kind, env.activate, env.torch, env.error) == ("pixi", 'eval "$(pixi shell-hook)"', "2.5.1", None)
+    assert [(p.name, p.version) for p in env.packages] == [("flash-attn", "2.6.3"), ("torch", "2.5.1")]
+    assert env.notes[-1] == "versions from pixi.lock; the environment itself is made by pixi install"
+    prefix = root / ".pixi" / "envs" / "default"  # after `pixi install`: its files, never its interpreter
+    site = prefix / "lib" / "python3.11" / "site-packages"
+    (site / "torch-2.5.1.dist-info").mkdir(parents=True)
+    (prefix / "bin").mkdir()
+    marker = tmp_path / "ran"
+    (prefix / "bin" / "python").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (prefix / "bin" / "python").chmod(0o755)
+    (prefix / "conda-meta").mkdir()
+    (prefix / "conda-meta" / "python-3.11.9-h1_0_cpython.json").write_text('{"version": "3.11.9"}')
+    env = detect_environment(root, environ={"PATH": "/nonexistent"})
+    assert (env.kind, env.torch, env.python_version) == ("pixi", "2.5.1", "3.11.9") and not marker.exists()

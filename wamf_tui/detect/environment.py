@@ -25,7 +25,8 @@ PACKAGES = (
     "datasets", "hydra-core", "omegaconf", "wandb", "vllm", "megatron-core", "bitsandbytes", "timm",
 )
 MAX_CFG_BYTES = 64 * 1024
-LOCKS = {"uv": "uv.lock", "poetry": "poetry.lock"}  # where a project not yet installed pins its versions
+LOCKS = {"uv": "uv.lock", "poetry": "poetry.lock", "pixi": "pixi.lock"}  # where a project not yet installed pins
+MAKES = {"uv": "uv sync", "poetry": "poetry install", "pixi": "pixi install"}  # its versions, and what installs it
 _CUDA = re.compile(r"^cuda\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)", re.M)
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 
@@ -64,7 +65,8 @@ def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
     if (repo_root / "poetry.lock").exists():
         return env("poetry", None, "eval $(poetry env activate)", None)
     if (repo_root / "pixi.toml").exists() or (repo_root / "pixi.lock").exists():
-        return env("pixi", None, 'eval "$(pixi shell-hook)"', None)
+        made = repo_root / ".pixi" / "envs" / "default"  # a conda-style prefix, once `pixi install` ran
+        return env("pixi", "default", 'eval "$(pixi shell-hook)"', _venv_python(made) if made.is_dir() else None)
     for f in ("environment.yml", "environment.yaml"):
         name = _conda_file_name(repo_root / f)
         if name:
@@ -100,7 +102,7 @@ def read_versions(facts: EnvFacts, repo_root: Path | None = None) -> EnvFacts:
         facts.torch = found.get("torch")
         facts.packages = [PackageVersion(name=n, version=v) for n, v in sorted(found.items())]
         facts.notes = [*facts.notes, f"versions from {lock.name}; the environment itself is made by "
-                       f"{'uv sync' if facts.kind == 'uv' else 'poetry install'}"]
+                       f"{MAKES[facts.kind]}"]
         return facts
     if not facts.python:
         facts.error = "no interpreter found for this environment"
@@ -126,8 +128,13 @@ def read_versions(facts: EnvFacts, repo_root: Path | None = None) -> EnvFacts:
 
 
 def _locked(lock: Path) -> list[tuple[str, str]]:
-    """(normalised name, version) of every package a uv.lock or poetry.lock pins."""
+    """(normalised name, version) of every package a uv.lock, poetry.lock or pixi.lock pins."""
     text = _read_small(lock, 16 * 1024 * 1024) or ""
+    if lock.name == "pixi.lock":  # YAML: `name:`/`version:` keys, or a conda package named by its URL only
+        found = re.findall(r"^\s*-?\s*name:\s*['\"]?([\w.-]+)['\"]?\s*\n\s*version:\s*['\"]?([\w.+!-]+)", text, re.M)
+        found += [(m.group(1), m.group(2)) for m in re.finditer(
+            r"^\s*-\s*conda:\s*\S*/([A-Za-z][\w.-]*?)-(\d[\w.+!]*)-[^/\s]*\.(?:conda|tar\.bz2)\s*$", text, re.M)]
+        return [(("torch" if n.lower() == "pytorch" else re.sub(r"[-_.]+", "-", n).lower()), v) for n, v in found]
     return [(re.sub(r"[-_.]+", "-", m.group(1)).lower(), m.group(2)) for m in re.finditer(
         r'^\[\[package\]\]\s*\nname\s*=\s*"([^"]+)"\s*\nversion\s*=\s*"([^"]+)"', text, re.M)]
 
