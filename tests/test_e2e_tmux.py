@@ -229,3 +229,31 @@ def test_the_guarantee_question_names_what_is_wrong_here(tmp_path, state_home):
         assert "User confirmed" not in text
     finally:
         tmux("kill-session", "-t", name)
+
+
+def test_two_instances_in_two_panes_never_overwrite_each_others_answers(tmp_path, state_home):
+    """The second instance on a repo says who holds it and saves nothing; the first one's answers stay."""
+    from wamf_tui import session as sessions
+
+    repo = sessions.make_demo(str(tmp_path))
+    first, second = f"wamf-a-{os.getpid()}", f"wamf-b-{os.getpid()}"
+    start(first, state_home, str(repo))
+    try:
+        wait_for(first, "How well do you know ML systems?")
+        tmux("send-keys", "-t", first, "-l", "first-reader-5521")
+        enter_and_wait_for_save(first, state_home)
+        assert "first-reader-5521" in saved_text(state_home)
+        start(second, state_home, str(repo))
+        wait_for(second, "read-only")
+        screen = tmux("capture-pane", "-p", "-t", second)
+        if "A saved session exists" in screen:
+            tmux("send-keys", "-t", second, "2")  # start over: in a read-only instance that loses nothing
+        tmux("send-keys", "-t", second, "-l", "second-reader-9034")
+        tmux("send-keys", "-t", second, "Enter")
+        wait_for(second, "The repository to speed up")
+        tmux("send-keys", "-t", second, "C-q")
+        wait_for_gone(second, "The repository to speed up")
+        assert "first-reader-5521" in saved_text(state_home) and "second-reader" not in saved_text(state_home)
+    finally:
+        tmux("kill-session", "-t", first)
+        tmux("kill-session", "-t", second)
