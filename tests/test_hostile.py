@@ -10,6 +10,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -378,3 +379,42 @@ def test_a_pixi_project_is_read_from_its_lock_or_its_made_environment(tmp_path):
     (prefix / "conda-meta" / "python-3.11.9-h1_0_cpython.json").write_text('{"version": "3.11.9"}')
     env = detect_environment(root, environ={"PATH": "/nonexistent"})
     assert (env.kind, env.torch, env.python_version) == ("pixi", "2.5.1", "3.11.9") and not marker.exists()
+
+
+def non_utf8_repo(tmp_path: Path) -> Path:
+    """A checkout whose folder name holds a latin-1 byte: Python names it with a surrogate escape."""
+    root = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9-job"))
+    make_repo(root, {"train.py": "import torch\nfor s in range(9):\n    loss = model(x)\n    loss.backward()\n"
+                                 "    opt.step()\n"})
+    return root
+
+
+def test_a_repo_path_that_is_not_utf8_works_end_to_end(tmp_path):
+    root = non_utf8_repo(tmp_path)
+    answers = tmp_path / "a.json"
+    answers.write_text(json.dumps({"reader": "MLSys engineer"}))
+    out = subprocess.run([sys.executable, "-m", "wamf_tui", os.fsencode(root), "--answers", str(answers), "--yes"],
+                         capture_output=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert b"Traceback" not in out.stderr and b"caf\\udce9-job/contract.md" in out.stdout  # shown escaped
+    text = (root / "contract.md").read_text(encoding="utf-8")  # the contract stays UTF-8
+    assert "python wamf_bench.py train.py" in text and (root / "wamf_bench.py").is_file()
+    check = subprocess.run([sys.executable, "-m", "wamf_tui", "check", os.fsencode(root / "contract.md"), "--repo",
+                            os.fsencode(root)], capture_output=True, timeout=120)
+    assert check.returncode == 0, check.stdout
+
+
+async def test_the_app_saves_and_resumes_a_session_in_such_a_repo(tmp_path):
+    from wamf_tui import session
+    from wamf_tui.ui.app import WamfApp
+
+    root = non_utf8_repo(tmp_path)
+    app = WamfApp(session.new_state(root), detect=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+    app.saver.flush()
+    saved = session.load(root)
+    assert saved is not None and saved.repo_path == str(root) and saved.contract_path == str(root / "contract.md")
+    assert saved.reader

@@ -200,7 +200,7 @@ def app_parser() -> argparse.ArgumentParser:
 
 
 def _state_from_answers(args: argparse.Namespace, path: Path):
-    from . import answers, flow, proposals, session
+    from . import answers, checkout, flow, proposals, session
     from .detect import detect_all
 
     try:
@@ -208,8 +208,7 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
     except answers.AnswersError as e:
         return _err(str(e))
     detected = detect_all(path)
-    state = session.new_state(Path(detected.repo.root or detected.repo.path) if detected.repo else path,
-                              args.contract, args.template)
+    state = session.new_state(checkout.find_root(path), args.contract, args.template)  # exact, not as shown
     state.detected = detected
     problems = answers.fill(state, data)
     if problems:
@@ -229,6 +228,7 @@ def _write_without_ui(state) -> int:
     from .analyze.wrapper import write_wrapper
     from .ui_text import done_lines
     from .validate import check_run
+    from .visible import visible
 
     text = contract.render(state, contract.load_template(state.template_path))
     problems = [f"{p.line}: {p.message}" for p in contract.check(text)]
@@ -240,12 +240,12 @@ def _write_without_ui(state) -> int:
     for w in verdict.warnings:
         print(f"wamf-tui: warning: {w}", file=sys.stderr)
     for message in problems:
-        print(f"{state.contract_path}:{message}", file=sys.stderr)
+        print(f"{visible(state.contract_path)}:{message}", file=sys.stderr)
     if problems:
         return 1
     result = contract.save_contract(Path(state.contract_path), text, overwrite=True)
     if result.error:
-        return _err(f"cannot write {state.contract_path}: {result.error}")
+        return _err(f"cannot write {visible(state.contract_path)}: {result.error}")
     if needs_wrapper(state.changes):
         err = write_wrapper(Path(wrapper_path(state)))
         if err:

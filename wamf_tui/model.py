@@ -15,9 +15,35 @@ from typing import Literal
 # entry points of every installed distribution, which takes long in a venv holding torch.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
-from pydantic import BaseModel, Field  # noqa: E402
+from typing import Annotated  # noqa: E402
+
+from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer  # noqa: E402
 
 from .visible import RepoText  # noqa: E402
+
+_FS = "fs-bytes:"  # a path that is not UTF-8 (a byte from another encoding in a folder name), saved as hex
+
+
+def _path_to_json(path: str) -> str:
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return _FS + os.fsencode(path).hex()
+
+
+def _path_from_json(value: object) -> object:
+    if isinstance(value, str) and value.startswith(_FS):
+        try:
+            return os.fsdecode(bytes.fromhex(value[len(_FS):]))
+        except ValueError:
+            return value
+    return value
+
+
+# A path the app opens (the repo, the contract): kept exact, even when not UTF-8 (Python holds such
+# a name with surrogate escapes, which JSON cannot carry), and passed through `visible` to be shown.
+PathText = Annotated[str, BeforeValidator(_path_from_json), PlainSerializer(_path_to_json)]
 
 # Mutable defaults are written `[]` / `{}`: pydantic copies them for each instance, and a
 # `default_factory=list` would make it parse `list`'s text signature for every field at import.
@@ -301,9 +327,9 @@ class InitState(BaseModel):
     version: int = 1
     step: Step = Step.READER
     question: int = 0  # index of the current question inside the step
-    repo_path: str = ""
-    contract_path: str = ""
-    template_path: str | None = None
+    repo_path: PathText = ""
+    contract_path: PathText = ""
+    template_path: PathText | None = None
 
     reader: str = ""
     reader_register: Register = "algo"

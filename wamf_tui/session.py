@@ -29,7 +29,7 @@ def state_dir() -> Path:
 
 
 def state_file(repo_path: str | Path) -> Path:
-    key = hashlib.sha256(str(Path(repo_path).resolve()).encode()).hexdigest()[:16]
+    key = hashlib.sha256(os.fsencode(Path(repo_path).resolve())).hexdigest()[:16]
     return state_dir() / f"{key}.json"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .model import InitState
+from .visible import visible
 from .wording import say
 
 CLAUDE = "/who-ate-my-flops:optimize"
@@ -10,7 +11,7 @@ CODEX = "$who-ate-my-flops:optimize"
 
 
 def done_message(state: InitState) -> str:
-    return say("done", state.reader_register, path=state.contract_path, claude=CLAUDE, codex=CODEX)
+    return say("done", state.reader_register, path=visible(state.contract_path), claude=CLAUDE, codex=CODEX)
 
 
 def done_lines(state: InitState) -> list[str]:

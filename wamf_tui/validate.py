@@ -40,8 +40,11 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
         return v
     args = launch.args
     if launch.script and is_wrapper(launch.script):
-        wrapper = Path(launch.script) if Path(launch.script).is_absolute() else (wrapper_dir or root) / launch.script
-        if not wrapper.is_file() and str(wrapper) != writing:
+        script = Path(launch.script)
+        # relative: from where the run line runs it (the contract's folder, for a contract checked elsewhere)
+        places = [script] if script.is_absolute() else [root / (launch.cwd or "") / script,
+                                                         (wrapper_dir or root) / script]
+        if not any(w.is_file() or writing and w.resolve() == Path(writing).resolve() for w in places):
             v.problems.append(f"the benchmark wrapper {launch.script} does not exist")
         launch, args = _past_wrapper(launch, root, consoles or {}, exists)
         if launch is None:

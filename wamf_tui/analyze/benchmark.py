@@ -8,6 +8,7 @@ same answer twice, prefer the script's own flags, price what is switched off.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -382,6 +383,10 @@ def run_command(state: InitState) -> str:
         if "WAMF_OUT" not in " ".join(env):
             env.append(f"WAMF_OUT={OUT_DIR}")
         wrapper = wrapper_path(state)
+        try:
+            wrapper.encode("utf-8")
+        except UnicodeEncodeError:  # a folder name that is not UTF-8 cannot be written into the contract:
+            wrapper = os.path.relpath(wrapper, Path(state.repo_path) / (launch.cwd or ""))  # relative to where it runs
         if launch.launcher == "console script":
             name = launch.prefix[-1]
             launch.prefix = ["python"]

@@ -29,6 +29,7 @@ from ..detect import SUBJECTS
 from ..detect.isolated import ChildDetection, DetectionFailed
 from ..model import STEP_TITLES, HardwareFacts, InitState, Step, TrialResult
 from ..model import Detected as DetectedFacts
+from ..visible import visible
 from .screens import SCREENS, ConfirmScreen, StepScreen
 from .trial_screen import TrialScreen
 
@@ -430,7 +431,8 @@ class WamfApp(App):
                                 screen.action_try_it)
         if isinstance(screen, ConfirmScreen) and screen.phase == "done":  # the same path as `c` / `p`
             yield SystemCommand("Copy the optimize command", ui_text.CLAUDE, lambda: screen.action_copy("command"))
-            yield SystemCommand("Copy the contract path", self.state.contract_path, lambda: screen.action_copy("path"))
+            yield SystemCommand("Copy the contract path", visible(self.state.contract_path),
+                                lambda: screen.action_copy("path"))
 
     def try_benchmark(self, run: str) -> None:
         """`t`: say what would run and wait for a second key (`TrialScreen`); nothing runs before it."""
@@ -440,7 +442,7 @@ class WamfApp(App):
         busy = [str(g.index) for g in hw.gpus if g.index in gpus and not g.free]
         seen = (", ".join(map(str, gpus)) + (f" (busy: {', '.join(busy)})" if busy else " (free)")) if gpus \
             else "none seen"
-        where = (f"  activate  {st.activate or '(none)'}\n  run       {run}\n  in        {st.repo_path}\n"
+        where = (f"  activate  {st.activate or '(none)'}\n  run       {run}\n  in        {visible(st.repo_path)}\n"
                  f"  GPUs      {seen}")
         job = trial.Trial(st.activate, run, Path(st.repo_path), gpus=gpus, log_dir=session.state_dir() / "trials",
                           read_gpus=trial.sample_gpus)

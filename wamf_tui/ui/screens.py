@@ -19,6 +19,7 @@ from ..detect import describe
 from ..flow import Option, Question
 from ..model import Step
 from ..validate import Verdict, check_run
+from ..visible import visible
 from ..wording import say
 from .widgets import AnswerInput, DetectedPane, KeysFooter, PreviewPane, QuestionView, StepsBar
 
@@ -288,7 +289,7 @@ class ConfirmScreen(StepScreen):
         self.submit(value)
 
     def action_copy(self, what: str) -> None:
-        text = ui_text.CLAUDE if what == "command" else self.app.state.contract_path
+        text = ui_text.CLAUDE if what == "command" else visible(self.app.state.contract_path)
         self.app.copy_osc52(text)
         self.qview.say(f"Sent to your clipboard (OSC 52): {text} · if nothing arrived, copy it from here.")
 
@@ -362,7 +363,7 @@ class ConfirmScreen(StepScreen):
             self.redraw()
             return
         self.phase = "writing"
-        self.qview.say(f"writing {st.contract_path} …")
+        self.qview.say(f"writing {visible(st.contract_path)} …")
         self.app.write_contract(text, overwrite=overwrite)
 
     def on_confirm_screen_written(self, msg: Written) -> None:
@@ -374,15 +375,15 @@ class ConfirmScreen(StepScreen):
         if result.diff is not None:
             self.phase = "overwrite"
             self.query_one(PreviewPane).show(result.diff or "(no difference)", "difference with the file on disk")
-            self.qview.ask(Question("overwrite", "choice", say("overwrite", r, path=st.contract_path), "",
+            self.qview.ask(Question("overwrite", "choice", say("overwrite", r, path=visible(st.contract_path)), "",
                                     [Option(say("overwrite_yes", r), "overwrite"),
                                      Option(say("overwrite_other", r), "other"),
                                      Option(say("confirm_no", r), "back")], default="overwrite", free_text=False))
         elif result.error:
-            self.ask_path(say("write_failed", r, path=st.contract_path, reason=result.error))
+            self.ask_path(say("write_failed", r, path=visible(st.contract_path), reason=result.error))
         else:
             self.phase = "done"
-            self.query_one(PreviewPane).show(text, f"written: {st.contract_path}")
+            self.query_one(PreviewPane).show(text, f"written: {visible(st.contract_path)}")
             own = session.own_files(st)
             options = [Option(say("exclude_no", r), "no"), Option(say("exclude_yes", r, files=", ".join(own)), "yes")]
             self.qview.ask(Question("done", "choice", self.app.done_message(), "", options if own else [],
@@ -393,7 +394,8 @@ class ConfirmScreen(StepScreen):
     def ask_path(self, error: str = "") -> None:
         r = self.app.state.reader_register
         self.phase = "path"
-        self.qview.ask(Question("path", "text", say("other_path", r), "", default=self.app.state.contract_path))
+        self.qview.ask(Question("path", "text", say("other_path", r), "",
+                                default=visible(self.app.state.contract_path)))
         if error:
             self.qview.say(error, error=True)
 
