@@ -21,7 +21,7 @@ from pathlib import Path
 
 from wamf_tui import proposals
 from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import default_steps, job_args, propose, wrapper_path
+from wamf_tui.analyze.benchmark import default_steps, job_args, needs_wrapper, propose, wrapper_path
 from wamf_tui.analyze.needs import missing_inputs, say_missing
 from wamf_tui.detect.launch import parse_launch
 from wamf_tui.detect.scripts import scan_scripts
@@ -70,6 +70,12 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
         got[role] = found.get(role) == want
         if not got[role]:
             got["why"] = f"{role} at {found.get(role)}, hand-checked {want}; "
+    got["own"] = not needs_wrapper(state.changes)
+    # still on: what the job's switches cannot turn off in a benchmark run (it is timed, and priced)
+    left_on = [c.what for c in state.changes if any(w in c.what + c.how for w in (
+        "still runs", "has no switch", "limitation", "stays on", "save call(s)"))]
+    got["all_off"] = not left_on
+    got["left_on"] = "; ".join(left_on)
     got["why"] = str(got.get("why", "")) + (f"run {run!r}; needs {[n.code for n in analysis.needs]}; "
                                              f"missing {missing}; top {paths[:2]}")
     return got
@@ -82,6 +88,8 @@ def main() -> int:
     right = dict.fromkeys(FACTS + ROLES, 0)
     counted = 0
     anchored = 0
+    own = all_off = 0
+    left_on: list[str] = []
     for job in jobs:
         root = corpus / job["repo"].replace("/", "+")
         if not root.is_dir():
@@ -96,6 +104,10 @@ def main() -> int:
         anchored += "anchors" in job
         for f in FACTS + ROLES:
             right[f] += bool(got.get(f))
+        own += bool(got.get("own"))
+        all_off += bool(got.get("all_off"))
+        if got.get("left_on"):
+            left_on.append(f"  {job['repo']} {job['entry']}: {got['left_on']}")
         print(f"{'ok  ' if not wrong else 'MISS'} {job['repo']} {job['entry']}"
               + (f"  wrong: {', '.join(wrong)}; {got['why']}" if wrong else ""))
     print()
@@ -103,6 +115,11 @@ def main() -> int:
         print(f"{f:<15} {right[f]}/{counted}")
     for f in ROLES:  # scored over the jobs whose anchors were checked by hand
         print(f"{f:<15} {right[f]}/{anchored}")
+    # measures, not hand-checked facts: how much of the benchmark the job's own switches do
+    print(f"{'own switches':<15} {own}/{counted}  (the run line needs no wrapper)")
+    print(f"{'all off':<15} {all_off}/{counted}  (every save, eval, tracker and upload switched off; "
+          "what is left on, below, is timed and priced)")
+    print("\n".join(left_on))
     return 0
 
 
