@@ -113,3 +113,30 @@ def test_yes_writes_no_contract_whose_run_line_fails(tmp_path):
                          timeout=120)
     assert out.returncode == 1 and "run: --max_steps is not an option of train.py" in out.stderr
     assert not (root / "contract.md").exists()
+
+
+@pytest.mark.parametrize(("library", "call", "flag"), [
+    ("from jsonargparse import CLI", "CLI(main)", "--out_dir"),
+    ("import fire", "fire.Fire(main)", "--out_dir"),
+    ("import typer", "typer.run(main)", "--out-dir"),
+    ("import tyro", "tyro.cli(main)", "--out-dir"),
+])
+def test_a_cli_made_from_a_functions_parameters_has_those_flags(tmp_path, library, call, flag):
+    from wamf_tui.analyze import analyze_script
+    from wamf_tui.analyze.benchmark import propose
+
+    body = (f"{library}\nimport torch\n\ndef main(data_dir: str = 'data', out_dir: str = 'out', max_iters: int = 600,"
+            " seed: int = 1337):\n    for i in range(max_iters):\n        loss = model(x)\n        loss.backward()\n"
+            f"        opt.step()\n\nif __name__ == '__main__':\n    {call}\n")
+    root = make_repo(tmp_path / "job", {"train.py": body})
+    a = analyze_script(root / "train.py", root)
+    rows = {c.what: c.how for c in propose(a)}
+    steps = flag.replace("out-dir", "max-iters").replace("out_dir", "max_iters")
+    assert rows["total steps cut to 30 (was 600)"] == f"{steps}=30"
+    assert rows["all outputs into one folder"] == f"{flag}=runs/wamf-bench"
+    assert rows["seeds pinned"] == flag.replace("out", "seed").replace("_dir", "").replace("-dir", "") + "=0"
+    ok = check_run(f"python train.py {flag}=runs/x {steps}=30", root, a)
+    assert ok.problems == [] and ok.warnings == []
+    typo = check_run(f"python train.py {flag}s=runs/x", root, a)
+    said = f"{flag}s is not a parameter of the function train.py's {a.config_system} is made from"
+    assert (typo.problems, typo.warnings) == (([], [said]) if "fire" in library else ([said], []))

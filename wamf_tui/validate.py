@@ -135,6 +135,12 @@ def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[st
         unknown = [w.split("=")[0] for w in given if w.split("=")[0] not in a.flags]
         return [], [f"{f} is not a field of {name}'s dataclasses nor of TrainingArguments as wamf-tui knows it; "
                     "check it" for f in unknown]
+    if a.config_system in ("jsonargparse CLI", "fire", "typer", "tyro") and a.flags:
+        # the parameters of the function the CLI is made from: the whole set of its flags
+        known = {f.replace("-", "_") for f in a.flags}
+        unknown = [w.split("=")[0] for w in given if w.split("=")[0].replace("-", "_") not in known]
+        said = [f"{f} is not a parameter of the function {name}'s {a.config_system} is made from" for f in unknown]
+        return (said, []) if a.config_system != "fire" else ([], said)  # fire passes unknown flags on
     if a.config_system != "argparse":
         how = "its flags could not be read from the code" if a.config_system in ("unknown", "constants") \
             else f"it reads its flags with {a.config_system}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from functools import cache
 from pathlib import Path
 
@@ -64,3 +65,36 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
     for fact in (*a.checkpoints, *a.evals, *a.uploads, *a.trackers):  # `if training_args.do_eval:`
         if fact.off_switch and t["fields"].get(fact.off_switch) == "False":
             fact.off_switch = f"--{fact.off_switch} False"  # said outright: a YAML config may have set it
+
+
+HYPHENATED = ("typer", "tyro")  # they turn `out_dir` into `--out-dir`
+_STEPS = re.compile(r"^(max_steps|max_iters|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
+                    r"num_iterations|max_iterations|num_iters)$")
+_OUT = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint)_?(dir|path)?$")
+
+
+def signature_flags(tree: ast.Module, function: str, line: int, rel: str, a: Analysis) -> None:
+    """The flags of a CLI made from `function`'s parameters (jsonargparse's `CLI`, fire, typer, tyro),
+    with the step, output-folder and seed ones among them."""
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
+    if fn is None:
+        a.notes.append(f"{rel}:{line}: its flags are the parameters of {function}, which is not in this file")
+        return
+    args = fn.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    defaults = [None] * (len(args.posonlyargs) + len(args.args) - len(args.defaults)) + list(args.defaults) \
+        + list(args.kw_defaults)
+    hyphens = a.config_system in HYPHENATED
+    for p, d in zip(params, defaults, strict=True):
+        flag = "--" + (p.arg.replace("_", "-") if hyphens else p.arg)
+        a.flags[flag] = _default(d)
+        where = {"file": rel, "line": p.lineno}
+        if _STEPS.match(p.arg):
+            a.step_controls.append(StepControl(name=flag, default=a.flags[flag], **where))
+        elif _OUT.search(p.arg):
+            a.output_dirs.append(Fact(name=p.arg, off_switch=f"{flag}=...", **where))
+        elif p.arg == "seed":
+            a.seeds.append(Fact(name=p.arg, off_switch=f"{flag}=...", **where))
+    if a.config_system == "jsonargparse CLI":
+        a.flags.setdefault("--config", None)  # what jsonargparse adds to every CLI
+        a.flags.setdefault("--print_config", None)

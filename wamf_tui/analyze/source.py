@@ -18,7 +18,7 @@ from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import Analysis, Anchor, Fact, Required, StepControl
 from ..visible import gated
-from .frameworks import hf_arguments
+from .frameworks import hf_arguments, signature_flags
 from .needs import argparse_required, dataclass_required, read_needs
 from .step import QUIET_FUNCTIONS, ROLES, find_step
 
@@ -48,10 +48,13 @@ STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_s
                         r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
 OUT_NAMES = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint|log|logging|root)_?(dir|path|root)?$|^out_dir$")
 HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last two extend the first
+# Libraries that make a function's parameters its flags: the call's last name -> the config system
+# (its first word is the module that must be imported for the call to be that library's).
+SIGNATURE_CLIS = {"CLI": "jsonargparse CLI", "Fire": "fire", "run": "typer", "cli": "tyro"}
 # The last name part of every call visit_Call acts on; any other call is only walked into.
 CALLS = frozenset(
     {k.split(".")[-1] for k in (*TRACKERS, *CHECKPOINTS, *UPLOADS, *SEEDS)} | {
-        "ArgumentParser", *HF_PARSERS, "LightningCLI", "CLI", "Fire", "Typer", "run", "exec", "add_argument",
+        "ArgumentParser", *HF_PARSERS, *SIGNATURE_CLIS, "LightningCLI", "Typer", "exec", "add_argument",
         "TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "Trainer", "SFTTrainer", "Seq2SeqTrainer",
         "backward", "step", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
@@ -117,6 +120,7 @@ class _Reader(ast.NodeVisitor):
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
         self.hf_line = 0  # the line of the first HfArgumentParser call
+        self.cli_function: tuple[str, int] | None = None  # a function whose parameters are the flags, and where
         self.classes: list[tuple[str, list[str]]] = []  # the classes being read, with their bases
         self.trainer_built: str | None = None  # file:line where an HF / TRL Trainer is built
         self.depth = 0  # functions around the node being read: 0 at module level
@@ -423,6 +427,8 @@ class _Reader(ast.NodeVisitor):
                 self.r.flags.setdefault("--config", None)
             self.hf_line = self.hf_line or node.lineno
             self.hf_classes.update(n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name))
+        elif last in SIGNATURE_CLIS and self._signature_cli(node, name, last):
+            pass
         elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower():
             self.r.config_system = "LightningCLI"
         elif name == "fire.Fire":
@@ -466,6 +472,17 @@ class _Reader(ast.NodeVisitor):
             self.r.kind = "training"
             for k in node.keywords:
                 self._library_keyword(k, PL_KEYS, node, hf=False)
+
+    def _signature_cli(self, node: ast.Call, name: str, last: str) -> bool:
+        """`CLI(main)` (jsonargparse), `fire.Fire(main)`, `typer.run(main)`, `tyro.cli(main)`: the flags are
+        the parameters of a function of this file, read once the whole file is (`signature_flags`)."""
+        system = SIGNATURE_CLIS[last]
+        imported = " ".join(self.imports)
+        if system.split()[0] not in imported or not node.args or not isinstance(node.args[0], ast.Name):
+            return False
+        self.r.config_system = system
+        self.cli_function = (node.args[0].id, node.lineno)
+        return True
 
     def _library_keyword(self, k: ast.keyword, table: dict[str, str], node: ast.Call, hf: bool) -> None:
         if k.arg is None:
@@ -668,6 +685,8 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
             result.required += dataclass_required(tree, reader.hf_classes, rel)
             if reader.hf_classes:
                 hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
+            if reader.cli_function is not None:
+                signature_flags(tree, *reader.cli_function, rel, result)
         if reader.hydra_file is not None:
             _hydra_defaults(result, path.parent / reader.hydra_file, root, depth == 0)
         if depth < FOLLOW_DEPTH:
