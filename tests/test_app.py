@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, make_repo
+from helpers import enter_until_done, settle, written
 
 from wamf_tui import contract, flow, session
 from wamf_tui.model import Step
@@ -18,33 +19,6 @@ def demo_app(tmp_path: Path, **kw) -> WamfApp:
     root = session.make_demo(str(tmp_path))
     state = session.new_state(root, kw.pop("contract_path", None))
     return WamfApp(state, **kw)
-
-
-async def settle(pilot, app: WamfApp) -> None:
-    await pilot.pause()
-    while app.pending:
-        await pilot.pause(0.05)
-    await pilot.pause()
-
-
-async def written(pilot, app: WamfApp) -> None:
-    """The contract is written in a thread: wait for its outcome to reach the screen."""
-    for _ in range(200):
-        await pilot.pause()
-        if getattr(app.screen, "phase", None) != "writing":
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("the contract write never reported back")
-
-
-async def enter_until_done(pilot, app: WamfApp, limit: int = 40) -> None:
-    for _ in range(limit):
-        screen = app.screen
-        if isinstance(screen, ConfirmScreen) and screen.phase == "done":
-            return
-        await pilot.press("enter")
-        await pilot.pause()
-    raise AssertionError(f"not done after {limit} Enters; at step {app.state.step} q{app.state.question}")
 
 
 async def test_enter_everywhere_writes_a_passing_contract(tmp_path, monkeypatch):
@@ -436,8 +410,11 @@ async def test_the_run_question_waits_for_the_scripts_reading(tmp_path, monkeypa
 
 async def settle_detection(pilot, app: WamfApp) -> None:
     await pilot.pause()
-    while any(p != "analysis" for p in app.pending):
+    for _ in range(1200):  # bounded: a detection that never reports fails here
+        if not any(p != "analysis" for p in app.pending):
+            return
         await pilot.pause(0.05)
+    raise AssertionError(f"detection still pending: {app.pending}")
 
 
 async def test_resume_reads_a_script_whose_reading_was_cut_off(tmp_path):

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_contract import full_state
+from helpers import full_state
 
 from wamf_tui import contract
 

@@ -4,9 +4,10 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import full_state
 
 from wamf_tui import contract
-from wamf_tui.model import ALLOWED_CHANGES, Checkpoint, InitState
+from wamf_tui.model import InitState
 
 # Shaped like the plugin's template/contract.md: placeholders in the Required block, TBD bodies, comments.
 PLUGIN_TEMPLATE = """# Campaign contract
@@ -44,19 +45,6 @@ TBD
 | **Allowed changes** | <list them> |
 -->
 """
-
-
-def full_state() -> InitState:
-    return InitState(
-        reader="algorithm engineer, new to systems",
-        repo="/home/u/job (main @ abc1234)",
-        activate="source .venv/bin/activate",
-        run="python train.py --steps 30",
-        node="gpu01, 8x H100 80G, all free when checked",
-        checks=[Checkpoint(name="loss", where="train.py:42", what="loss", steps="1-30", tolerance="rtol 1e-5")],
-        recorder="parity",
-        allowed_changes=list(ALLOWED_CHANGES[:2]),
-    )
 
 
 @pytest.mark.parametrize("template", [contract.bundled_template(), PLUGIN_TEMPLATE], ids=["bundled", "plugin"])

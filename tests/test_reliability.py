@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, make_repo
-from test_app import enter_until_done, settle
+from helpers import enter_until_done, settle
 
 from wamf_tui import contract, session
 from wamf_tui.detect.scripts import tracked_files

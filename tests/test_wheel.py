@@ -29,7 +29,7 @@ def test_wheel_installs_and_runs(tmp_path):
     version = subprocess.run([venv / "bin/wamf-tui", "--version"], capture_output=True, text=True, cwd=outside)
     assert version.returncode == 0 and version.stdout.startswith("wamf-tui ")
     good = outside / "contract.md"
-    from test_contract import full_state
+    from helpers import full_state
 
     good.write_text(contract.render(full_state(), contract.bundled_template()))
     where = subprocess.run([venv / "bin/python", "-c", "import wamf_tui, sys; print(wamf_tui.__file__)"],

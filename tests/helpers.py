@@ -1,0 +1,52 @@
+"""Helpers shared by the test files: a filled state, and waits for the app (bounded, on a condition)."""
+
+from __future__ import annotations
+
+from wamf_tui.model import ALLOWED_CHANGES, Checkpoint, InitState
+from wamf_tui.ui.app import WamfApp
+from wamf_tui.ui.screens import ConfirmScreen
+
+
+def full_state() -> InitState:
+    return InitState(
+        reader="algorithm engineer, new to systems",
+        repo="/home/u/job (main @ abc1234)",
+        activate="source .venv/bin/activate",
+        run="python train.py --steps 30",
+        node="gpu01, 8x H100 80G, all free when checked",
+        checks=[Checkpoint(name="loss", where="train.py:42", what="loss", steps="1-30", tolerance="rtol 1e-5")],
+        recorder="parity",
+        allowed_changes=list(ALLOWED_CHANGES[:2]),
+    )
+
+
+async def settle(pilot, app: WamfApp, timeout: float = 60) -> None:
+    """Wait until detection and the script's reading have reported (bounded: a hang fails here)."""
+    await pilot.pause()
+    for _ in range(int(timeout / 0.05)):
+        if not app.pending:
+            break
+        await pilot.pause(0.05)
+    else:
+        raise AssertionError(f"still waiting for {app.pending} after {timeout} s")
+    await pilot.pause()
+
+
+async def written(pilot, app: WamfApp) -> None:
+    """The contract is written in a thread: wait for its outcome to reach the screen."""
+    for _ in range(200):
+        await pilot.pause()
+        if getattr(app.screen, "phase", None) != "writing":
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("the contract write never reported back")
+
+
+async def enter_until_done(pilot, app: WamfApp, limit: int = 40) -> None:
+    for _ in range(limit):
+        screen = app.screen
+        if isinstance(screen, ConfirmScreen) and screen.phase == "done":
+            return
+        await pilot.press("enter")
+        await pilot.pause()
+    raise AssertionError(f"not done after {limit} Enters; at step {app.state.step} q{app.state.question}")
