@@ -414,3 +414,12 @@ def test_the_step_count_question_says_how_many_steps_the_trial_spent_warming_up(
     state.trial = trial_result("", "python train.py").model_copy(update={"warmup": 7})
     steps = next(q for q in flow.questions(state, Step.JOB) if q.key == "steps")
     assert "The trial's warm-up took 7 steps: 30 leaves 23 steady." in steps.prompt
+
+
+def test_the_time_limit_starts_from_the_last_trial():
+    assert trial.default_limit(None) == trial.DEFAULT_LIMIT_S
+    ran = trial_result("", "python train.py")
+    assert trial.default_limit(ran) == 120  # 9.5 s: two minutes at least
+    assert trial.default_limit(ran.model_copy(update={"wall_s": 300.0})) == 660
+    assert trial.default_limit(ran.model_copy(update={"wall_s": 5000.0})) == 1800
+    assert trial.default_limit(ran.model_copy(update={"ended": "limit", "wall_s": 600.0})) == trial.DEFAULT_LIMIT_S

@@ -305,6 +305,14 @@ class Trial:
         )
 
 
+def default_limit(previous: TrialResult | None) -> float:
+    """The time limit a trial starts with: twice what the last trial took, plus a minute for start-up
+    (2 to 30 minutes); 10 minutes before any trial."""
+    if previous is None or previous.ended != "exited" or not previous.wall_s:
+        return DEFAULT_LIMIT_S
+    return float(min(1800, max(120, round(2 * previous.wall_s + 60))))
+
+
 def gpus_in_use(hardware: HardwareFacts, environ: dict[str, str] | os._Environ[str]) -> list[int]:
     """The GPUs the job will see: CUDA_VISIBLE_DEVICES when it names indices, else every one detected."""
     named = environ.get("CUDA_VISIBLE_DEVICES")

@@ -445,7 +445,7 @@ class WamfApp(App):
         where = (f"  activate  {st.activate or '(none)'}\n  run       {run}\n  in        {visible(st.repo_path)}\n"
                  f"  GPUs      {seen}")
         job = trial.Trial(st.activate, run, Path(st.repo_path), gpus=gpus, log_dir=session.state_dir() / "trials",
-                          read_gpus=trial.sample_gpus)
+                          read_gpus=trial.sample_gpus, limit_s=trial.default_limit(st.trial))
         self.push_screen(TrialScreen(job, where, proposals.output_switch(st)), self._trial_done)
 
     def _trial_done(self, result: TrialResult | None) -> None:
