@@ -205,3 +205,17 @@ async def test_exclude_is_touched_only_when_the_user_agrees(tmp_path):
         await pilot.pause()
     assert "/contract.md" in (root / ".git" / "info" / "exclude").read_text()
     assert git(root, "status", "--porcelain") == ""
+
+
+def test_hiding_our_files_works_in_a_linked_worktree(tmp_path):
+    """In a `git worktree add` checkout `.git` is a file; git reads the exclude list of the repository
+    they share, so that is where the app's files go."""
+    main = make_repo(tmp_path / "main")
+    tree = tmp_path / "tree"
+    git(main, "worktree", "add", "-q", str(tree))
+    (tree / "contract.md").write_text("# c\n")
+    state = session.new_state(tree)
+    assert git(tree, "status", "--porcelain") == "?? contract.md\n"
+    assert session.add_to_exclude(state).startswith("listed in .git/info/exclude: /contract.md")
+    assert git(tree, "status", "--porcelain") == ""
+    assert "/contract.md" in (main / ".git" / "info" / "exclude").read_text()

@@ -212,10 +212,32 @@ def own_files(state: InitState) -> list[str]:
     return out
 
 
+def _common_git_dir(root: Path) -> Path | None:
+    """Where git reads `info/exclude` for this checkout: `.git`, or for a linked worktree (`.git` is a
+    file naming its own git dir) the repository's common dir, which every worktree shares. Read from
+    the files, as git itself does; git is not run."""
+    dot = root / ".git"
+    if dot.is_dir():
+        return dot
+    try:
+        line = dot.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    own = Path(line[len("gitdir:"):].strip())
+    own = own if own.is_absolute() else (root / own).resolve()
+    try:
+        common = (own / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return own
+    return (own / common).resolve() if not Path(common).is_absolute() else Path(common)
+
+
 def add_to_exclude(state: InitState) -> str:
     """Append the app's own files to .git/info/exclude, once each. Only on the user's say-so."""
-    git_dir = Path(state.repo_path) / ".git"
-    if not git_dir.is_dir():
+    git_dir = _common_git_dir(Path(state.repo_path))
+    if git_dir is None:
         return "no .git folder here; nothing to exclude"
     exclude = git_dir / "info" / "exclude"
     try:
