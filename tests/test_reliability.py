@@ -219,3 +219,20 @@ def test_hiding_our_files_works_in_a_linked_worktree(tmp_path):
     assert session.add_to_exclude(state).startswith("listed in .git/info/exclude: /contract.md")
     assert git(tree, "status", "--porcelain") == ""
     assert "/contract.md" in (main / ".git" / "info" / "exclude").read_text()
+
+
+def test_a_git_error_is_said_as_the_cause_never_as_none(tmp_path):
+    from wamf_tui import proposals
+    from wamf_tui.detect import describe, detect_all
+
+    root = make_repo(tmp_path / "r")
+    for obj in (root / ".git" / "objects").iterdir():  # the commit HEAD names is gone
+        if len(obj.name) == 2:
+            subprocess.run(["rm", "-rf", str(obj)], check=True)
+    detected = detect_all(root)
+    rows = dict(describe(detected))
+    assert rows["repo"] == "main (commit unreadable)" and "None" not in str(describe(detected))
+    state = session.new_state(root)
+    state.detected = detected
+    line = proposals.repo_line(state)
+    assert line.startswith(f"{root.resolve()} (main, commit unreadable: git failed: ") and "None" not in line

@@ -29,7 +29,8 @@ def repo_line(state: InitState) -> str:
         return f"{root} (not a git repository)"
     if repo.no_commits:
         return f"{root} ({repo.branch or 'no branch'}, no commits yet)"
-    where = f"detached HEAD @ {repo.sha}" if repo.detached else f"{repo.branch} @ {repo.sha}"
+    at = f" @ {repo.sha}" if repo.sha else f", commit unreadable: {repo.error or 'git gave no commit'}"
+    where = f"detached HEAD{at}" if repo.detached else f"{repo.branch}{at}"
     return f"{root} ({where})"
 
 

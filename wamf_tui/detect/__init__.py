@@ -100,8 +100,8 @@ def describe(d: Detected, chosen: str = "") -> list[tuple[str, str]]:
         if not r.is_git:
             rows.append(("repo", f"{r.path}: not a git repository" + (f" ({r.error})" if r.error else "")))
         else:
-            head = "no commits yet" if r.no_commits else (
-                f"detached @ {r.sha}" if r.detached else f"{r.branch} @ {r.sha}")
+            at = f" @ {r.sha}" if r.sha else " (commit unreadable)"  # git failed: the cause is said below
+            head = "no commits yet" if r.no_commits else (f"detached{at}" if r.detached else f"{r.branch}{at}")
             rows.append(("repo", head))  # first: a long path must not push the branch onto the next line
             rows.append(("", str(r.root)))
             if r.subject:
