@@ -17,7 +17,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 
-from .entry import OUR_FOLDER, isolated_command
+from .isolation import OUR_FOLDER, isolated_command
 
 _running: set[subprocess.Popen[str]] = set()
 _lock = threading.Lock()

@@ -4,20 +4,16 @@ Users start wamf-tui inside their repo, often with `PYTHONPATH` pointing at it. 
 `re.py`, `json.py` or `sitecustomize.py` would be imported in place of the real one as soon as the
 app imports it. Before it imports anything, the app re-runs itself isolated (`python -I`: no
 `PYTHONPATH`, no user site, no current folder on `sys.path`), and its own children always start
-that way (`children.wamf_tui`). Only `os` and `sys`, loaded by Python itself, are used here.
+that way (`children.wamf_tui`, through `isolation`). Only `os` and `sys`, loaded by Python itself, are
+used here.
 """
 
 import os
 import sys
 
-OUR_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# What an isolated child runs: our package from its own folder, whatever the current folder holds.
-BOOT = f"import sys; sys.path.insert(0, {OUR_FOLDER!r}); from wamf_tui.cli import main; sys.exit(main())"
+from .isolation import isolated_command
+
 _REACHES_SYS_PATH = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE")
-
-
-def isolated_command(*args: str) -> list[str]:
-    return [sys.executable, "-I", "-c", BOOT, *args]
 
 
 def main() -> int:
