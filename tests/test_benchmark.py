@@ -244,3 +244,33 @@ def test_saves_in_imported_modules_are_one_row(tmp_path):
     assert [c.file for c in a.checkpoints] == ["mylib.py", "mylib.py"]
     saves = [c for c in rows if "save" in c.what]
     assert [c.what for c in saves] == ["2 save call(s) in imported modules (mylib.py)"]
+
+
+LIGHTNING_CLI = """\
+import torch
+from lightning.pytorch.cli import LightningCLI
+from lightning.pytorch import LightningModule, LightningDataModule
+
+class Model(LightningModule):
+    def training_step(self, batch, batch_idx):
+        return self.net(batch).sum()
+
+if __name__ == "__main__":
+    LightningCLI(Model, LightningDataModule)
+"""
+
+
+def test_a_lightning_cli_job_is_switched_with_its_trainer_arguments(tmp_path):
+    from wamf_tui.analyze.benchmark import needs_wrapper, run_command
+    from wamf_tui.detect.launch import parse_launch
+    from wamf_tui.model import InitState
+
+    root, a, _ = changes(tmp_path, {"main.py": LIGHTNING_CLI}, entry="main.py")
+    launch = parse_launch("python main.py fit --config cfg.yaml", exists={"main.py"}.__contains__)
+    state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="main.py", launch=launch,
+                      analysis=a, changes=propose(a, 30, "speed", launch.args))
+    assert not needs_wrapper(state.changes)
+    assert run_command(state) == (
+        "python main.py fit --config cfg.yaml --trainer.max_steps=30 --trainer.logger=false "
+        "--trainer.enable_checkpointing=false --trainer.limit_val_batches=0 "
+        "--trainer.default_root_dir=runs/wamf-bench --seed_everything=0")

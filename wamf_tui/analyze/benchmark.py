@@ -39,6 +39,8 @@ def _switch_off(flag: str | None, defaults: dict[str, str | None],
         return flag, [], [flag]
     if flag.startswith("--") and " " in flag:  # HF style: "--save_strategy no"
         return flag, flag.split(), []
+    if flag.startswith("--") and "=" in flag and not flag.endswith("=..."):  # a table's: "--trainer.logger=false"
+        return flag, [flag], []
     name = flag.split("=")[0]
     if not name.startswith("-"):
         return None

@@ -98,3 +98,18 @@ def signature_flags(tree: ast.Module, function: str, line: int, rel: str, a: Ana
     if a.config_system == "jsonargparse CLI":
         a.flags.setdefault("--config", None)  # what jsonargparse adds to every CLI
         a.flags.setdefault("--print_config", None)
+
+
+def lightning_cli(rel: str, line: int, a: Analysis) -> None:
+    """A LightningCLI builds the Trainer from `--trainer.*` arguments: those are the benchmark's switches.
+    `--model.*` and `--data.*` come from the job's own classes and are not checked."""
+    t = table("lightning_cli")
+    for flag in t["flags"]:
+        a.flags.setdefault(flag, None)
+    where = {"file": rel, "line": line}
+    a.step_controls.insert(0, StepControl(name=t["steps"], default="-1", **where))
+    a.checkpoints.append(Fact(name="Trainer checkpoints (ModelCheckpoint)", off_switch=t["save_off"], **where))
+    a.evals.append(Fact(name="Trainer validation loop", off_switch=t["eval_off"], **where))
+    a.trackers.append(Fact(name="Trainer logger", off_switch=t["trackers_off"], **where))
+    a.output_dirs.insert(0, Fact(name="default_root_dir", off_switch=f"{t['output']}=...", **where))
+    a.seeds.insert(0, Fact(name="seed_everything", off_switch=f"{t['seed']}=...", **where))

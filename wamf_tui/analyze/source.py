@@ -18,7 +18,7 @@ from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import Analysis, Anchor, Fact, Required, StepControl
 from ..visible import gated
-from .frameworks import hf_arguments, signature_flags
+from .frameworks import hf_arguments, lightning_cli, signature_flags
 from .needs import argparse_required, dataclass_required, read_needs
 from .step import QUIET_FUNCTIONS, ROLES, find_step
 
@@ -121,6 +121,7 @@ class _Reader(ast.NodeVisitor):
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
         self.hf_line = 0  # the line of the first HfArgumentParser call
         self.cli_function: tuple[str, int] | None = None  # a function whose parameters are the flags, and where
+        self.lightning_cli = 0  # the line of a LightningCLI call
         self.classes: list[tuple[str, list[str]]] = []  # the classes being read, with their bases
         self.trainer_built: str | None = None  # file:line where an HF / TRL Trainer is built
         self.depth = 0  # functions around the node being read: 0 at module level
@@ -431,6 +432,7 @@ class _Reader(ast.NodeVisitor):
             pass
         elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower():
             self.r.config_system = "LightningCLI"
+            self.lightning_cli = self.lightning_cli or node.lineno
         elif name == "fire.Fire":
             self.r.config_system = "fire"
         elif name in ("typer.Typer", "typer.run"):
@@ -687,6 +689,8 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
                 hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
             if reader.cli_function is not None:
                 signature_flags(tree, *reader.cli_function, rel, result)
+            if reader.lightning_cli:
+                lightning_cli(rel, reader.lightning_cli, result)
         if reader.hydra_file is not None:
             _hydra_defaults(result, path.parent / reader.hydra_file, root, depth == 0)
         if depth < FOLLOW_DEPTH:
