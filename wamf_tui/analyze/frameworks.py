@@ -55,13 +55,9 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
         a.flags.setdefault(f"--{field}", default)
     a.config_system = "HfArgumentParser (TrainingArguments)"
     a.step_controls.insert(0, StepControl(name=t["steps"], file=rel, line=line, default=a.flags.get(t["steps"])))
-    where = {"file": rel, "line": line}
-    a.checkpoints.append(Fact(name="Trainer checkpoints (save_strategy)", off_switch=t["save_off"], **where))
-    a.evals.append(Fact(name="Trainer evaluation (eval_strategy)", off_switch=t["eval_off"], **where))
-    a.trackers.append(Fact(name="Trainer report_to", off_switch=t["trackers_off"], **where))
-    a.output_dirs.insert(0, Fact(name="output_dir", off_switch=f"{t['output']}=...", **where))
-    a.seeds.insert(0, Fact(name="seed", off_switch=f"{t['seed']}=...", **where))
-    a.uploads.append(Fact(name="push_to_hub", off_switch=t["upload"], **where))
+    _switches(a, t, rel, line, ("Trainer checkpoints (save_strategy)", "Trainer evaluation (eval_strategy)",
+                                "Trainer report_to", "output_dir", "seed"))
+    a.uploads.append(Fact(name="push_to_hub", off_switch=t["upload"], file=rel, line=line))
     for fact in (*a.checkpoints, *a.evals, *a.uploads, *a.trackers):  # `if training_args.do_eval:`
         if fact.off_switch and t["fields"].get(fact.off_switch) == "False":
             fact.off_switch = f"--{fact.off_switch} False"  # said outright: a YAML config may have set it
@@ -88,13 +84,12 @@ def signature_flags(tree: ast.Module, function: str, line: int, rel: str, a: Ana
     for p, d in zip(params, defaults, strict=True):
         flag = "--" + (p.arg.replace("_", "-") if hyphens else p.arg)
         a.flags[flag] = _default(d)
-        where = {"file": rel, "line": p.lineno}
         if _STEPS.match(p.arg):
-            a.step_controls.append(StepControl(name=flag, default=a.flags[flag], **where))
+            a.step_controls.append(StepControl(name=flag, default=a.flags[flag], file=rel, line=p.lineno))
         elif _OUT.search(p.arg):
-            a.output_dirs.append(Fact(name=p.arg, off_switch=f"{flag}=...", **where))
+            a.output_dirs.append(Fact(name=p.arg, off_switch=f"{flag}=...", file=rel, line=p.lineno))
         elif p.arg == "seed":
-            a.seeds.append(Fact(name=p.arg, off_switch=f"{flag}=...", **where))
+            a.seeds.append(Fact(name=p.arg, off_switch=f"{flag}=...", file=rel, line=p.lineno))
     if a.config_system == "jsonargparse CLI":
         a.flags.setdefault("--config", None)  # what jsonargparse adds to every CLI
         a.flags.setdefault("--print_config", None)
@@ -106,10 +101,16 @@ def lightning_cli(rel: str, line: int, a: Analysis) -> None:
     t = table("lightning_cli")
     for flag in t["flags"]:
         a.flags.setdefault(flag, None)
-    where = {"file": rel, "line": line}
-    a.step_controls.insert(0, StepControl(name=t["steps"], default="-1", **where))
-    a.checkpoints.append(Fact(name="Trainer checkpoints (ModelCheckpoint)", off_switch=t["save_off"], **where))
-    a.evals.append(Fact(name="Trainer validation loop", off_switch=t["eval_off"], **where))
-    a.trackers.append(Fact(name="Trainer logger", off_switch=t["trackers_off"], **where))
-    a.output_dirs.insert(0, Fact(name="default_root_dir", off_switch=f"{t['output']}=...", **where))
-    a.seeds.insert(0, Fact(name="seed_everything", off_switch=f"{t['seed']}=...", **where))
+    a.step_controls.insert(0, StepControl(name=t["steps"], default="-1", file=rel, line=line))
+    _switches(a, t, rel, line, ("Trainer checkpoints (ModelCheckpoint)", "Trainer validation loop", "Trainer logger",
+                                "default_root_dir", "seed_everything"))
+
+
+def _switches(a: Analysis, t: dict, rel: str, line: int, names: tuple[str, str, str, str, str]) -> None:
+    """A framework's own save, eval, tracker, output-folder and seed switches, from its table, as facts."""
+    save, evaluation, tracker, output, seed = names
+    a.checkpoints.append(Fact(name=save, off_switch=t["save_off"], file=rel, line=line))
+    a.evals.append(Fact(name=evaluation, off_switch=t["eval_off"], file=rel, line=line))
+    a.trackers.append(Fact(name=tracker, off_switch=t["trackers_off"], file=rel, line=line))
+    a.output_dirs.insert(0, Fact(name=output, off_switch=f"{t['output']}=...", file=rel, line=line))
+    a.seeds.insert(0, Fact(name=seed, off_switch=f"{t['seed']}=...", file=rel, line=line))
