@@ -156,19 +156,27 @@ def test_a_job_that_writes_into_the_checkout_is_flagged(tmp_path, activate):
 
 
 @pytest.mark.slow
-def test_gpu_memory_is_the_growth_on_the_gpus_the_job_uses(tmp_path, activate):
+def test_gpu_memory_is_the_growth_on_the_gpus_the_job_uses(tmp_path, activate, monkeypatch):
+    """NVML faked at the binding's edge: GPU 0 (the job's) grows from 1000 to 9000 MiB while it runs;
+    GPU 1, busy with someone else's 70000 MiB, is not counted."""
+    from fake_nvml import FakeNvml, gpu
+
+    class Growing(FakeNvml):
+        def __init__(self):
+            super().__init__([gpu(used=1000, util=80), gpu(used=70000, util=100)])
+            self.reads = 0
+
+        def nvmlDeviceGetMemoryInfo(self, h):
+            if h is self.gpus[0]:
+                self.reads += 1
+                h["used"] = 1000 if self.reads == 1 else 9000
+            return super().nvmlDeviceGetMemoryInfo(h)
+
+    monkeypatch.setitem(sys.modules, "pynvml", Growing())
     repo = make_repo(tmp_path / "job", {"train.py": "import time\ntime.sleep(3.5)\n"})
-    used = iter([1000, 1500, 9000, 9000, 9000, 9000])
-
-    def gpus() -> HardwareFacts:
-        u = next(used, 9000)
-        return HardwareFacts(host="h", gpus=[GpuFacts(index=0, name="g", memory_used_mib=u, memory_total_mib=81559,
-                                                      utilization=80),
-                                             GpuFacts(index=1, name="g", memory_used_mib=70000, memory_total_mib=81559,
-                                                      utilization=100)])
-
-    result, _ = run(repo, activate, "python train.py", gpus=[0], read_gpus=gpus)
+    result, _ = run(repo, activate, "python train.py", gpus=[0], read_gpus=trial.sample_gpus)
     assert (result.peak_gpu_mib, result.gpu_util) == (8000, 80)
+    assert "GPU 8000 MiB (utilisation up to 80 %)" in trial.describe(result)[2]
 
 
 def test_output_keeps_colours_and_shows_every_other_escape():
