@@ -252,8 +252,8 @@ def _write_without_ui(state) -> int:
             return _err(err)
     if result.backup:
         print(f"the previous contract is kept as {result.backup}")
-    for line in done_lines(state):
-        print(line)
+    for said in done_lines(state):
+        print(said)
     return 0
 
 

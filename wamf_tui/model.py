@@ -287,12 +287,15 @@ class BenchmarkChange(BaseModel):
     exclusion: str | None = None  # what the contract records when it is switched off
 
 
+Ended = Literal["exited", "limit", "stopped", "not started"]
+
+
 class TrialResult(BaseModel):
     """A trial of the benchmark command the user asked for (`wamf_tui.trial`)."""
 
     command_hash: str  # of the activate and run lines it ran: stale once either changes
     started: str
-    ended: Literal["exited", "limit", "stopped", "not started"]
+    ended: Ended
     exit_status: int | None = None
     wall_s: float = 0.0
     first_output_s: float | None = None

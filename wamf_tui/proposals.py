@@ -283,8 +283,7 @@ def checkpoints(state: InitState) -> list[Checkpoint]:
         what = "total gradient norm" + (" (the value the clip call returns)" if "clip" in clip.text else "")
         checks.append(Checkpoint(name="grad norm", where=where("grad_clip", ""), what=what, steps="every step",
                                  tolerance=loose + why))
-    elif _anchor(state, "optimizer_step") is not None:  # no clipping: a norm computed just before the step
-        opt = _anchor(state, "optimizer_step")
+    elif (opt := _anchor(state, "optimizer_step")) is not None:  # no clipping: a norm computed just before the step
         checks.append(Checkpoint(name="grad norm", where=f"{opt.file}:{opt.line}, just before the step",
                                  what="total gradient norm, computed there (no clip runs)", steps="every step",
                                  tolerance=loose + why))

@@ -72,7 +72,9 @@ class Saver:
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._queued is not None)
-                (path, text), self._queued, self._writing = self._queued, None, True
+                queued, self._queued, self._writing = self._queued, None, True
+            assert queued is not None
+            path, text = queued
             err = _write(path, text)
             if err:
                 self.on_error(err)

@@ -19,7 +19,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 def _hooks(optimizer_module) -> None:
     """A step inside a step (an optimizer container that steps the ones it holds) is not counted again."""
     depth = [0]
-    fd = os.open(_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(_FILE or os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     pid = os.getpid()
 
     def pre(_opt, _args, _kwargs):

@@ -25,8 +25,9 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import cast
 
-from .model import HardwareFacts, TrialResult
+from .model import Ended, HardwareFacts, TrialResult
 from .visible import visible
 
 DEFAULT_LIMIT_S = 600
@@ -280,7 +281,7 @@ class Trial:
     def _result(self, started: datetime, status: int | None, first_output: float | None, times: list[float],
                 wrote: list[str], cause: str = "") -> TrialResult:
         warmup, steady_s = steady(times)
-        ended = self.ended or ("exited" if status is not None else "not started")
+        ended = cast(Ended, self.ended or ("exited" if status is not None else "not started"))
         tail = list(self._tail)
         if not cause and ended == "exited" and status:  # a run stopped by the limit or the user did not fail
             cause = likely_cause(tail) or ("the activate line failed" if status == ACTIVATE_FAILED else "")

@@ -183,6 +183,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     if steps is None:
         changes.append(BenchmarkChange(what=f"whole job kept{was}", how="no step limit", why="it fits in one run"))
     else:
+        flags: list[str]
+        env: list[str]
         if control is not None and (control.name.startswith("--") or hydra):  # Hydra overrides are key=value
             flags, env, how = [f"{control.name}={steps}"], [], f"{control.name}={steps}"
         elif control is not None and a.config_system == "configurator":
@@ -200,13 +202,12 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             "step limit in the run line if it takes over ~8 min"))
     for t in a.trackers:
         # a tracker's own variable only (WANDB_MODE for wandb, ...): never one that controls another tracker
-        env = TRACKER_ENV.get(t.name)
-        off = _switch_off(t.off_switch, a.flags, a.off_values) or ((env, [], [env]) if env else (
+        var = TRACKER_ENV.get(t.name)
+        how, flags, env = _switch_off(t.off_switch, a.flags, a.off_values) or ((var, [], [var]) if var else (
             f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops {t.name}; its files go to the run folder)",
             [], []))
-        drop = _dropped(off[0])
-        changes.append(BenchmarkChange(what=f"{t.name} tracker off ({t.file}:{t.line})", how=off[0], flags=off[1],
-                                       env=off[2], drop=drop, why="no runs on a tracker dashboard"))
+        changes.append(BenchmarkChange(what=f"{t.name} tracker off ({t.file}:{t.line})", how=how, flags=flags,
+                                       env=env, drop=_dropped(how), why="no runs on a tracker dashboard"))
     own_files = _step_files(a)
     elsewhere = [c for c in a.checkpoints if c.file not in own_files and not c.off_switch]
     for c in a.checkpoints:

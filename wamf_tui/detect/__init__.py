@@ -72,12 +72,13 @@ def _gate(facts: object) -> object:
 def detect_all(path: str | Path) -> Detected:
     """Everything at once; a subject whose detector failed stays empty."""
     found = {name: facts for name, facts in run_jobs(path) if not isinstance(facts, Exception)}
-    return Detected(**found)
+    return Detected.model_validate(found)
 
 
 def stream(path: str | Path, out: TextIO) -> None:
     """`detect --stream`: one JSON line per subject as soon as it is known, for the app's child."""
     for name, facts in run_jobs(path):
+        line: dict[str, object]
         if isinstance(facts, Exception):
             line = {"subject": name, "error": visible(f"{facts.__class__.__name__}: {facts}")}
         else:

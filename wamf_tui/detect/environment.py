@@ -68,9 +68,9 @@ def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
         made = repo_root / ".pixi" / "envs" / "default"  # a conda-style prefix, once `pixi install` ran
         return env("pixi", "default", 'eval "$(pixi shell-hook)"', _venv_python(made) if made.is_dir() else None)
     for f in ("environment.yml", "environment.yaml"):
-        name = _conda_file_name(repo_root / f)
-        if name:
-            return env("conda-file", name, f"conda activate {name}", None)
+        named = _conda_file_name(repo_root / f)
+        if named:
+            return env("conda-file", named, f"conda activate {named}", None)
     python = shutil.which("python3", path=environ.get("PATH")) or shutil.which("python", path=environ.get("PATH"))
     if modules:
         return env("modules", None, prefix.rstrip("; "), python)
@@ -98,9 +98,9 @@ def read_versions(facts: EnvFacts, repo_root: Path | None = None) -> EnvFacts:
     project whose environment is not made yet, from its lock file)."""
     lock = repo_root / LOCKS[facts.kind] if repo_root is not None and facts.kind in LOCKS else None
     if not facts.python and lock is not None and lock.is_file():
-        found = {n: v for n, v in _locked(lock) if n in PACKAGES}
-        facts.torch = found.get("torch")
-        facts.packages = [PackageVersion(name=n, version=v) for n, v in sorted(found.items())]
+        locked = {n: v for n, v in _locked(lock) if n in PACKAGES}
+        facts.torch = locked.get("torch")
+        facts.packages = [PackageVersion(name=n, version=v) for n, v in sorted(locked.items())]
         facts.notes = [*facts.notes, f"versions from {lock.name}; the environment itself is made by "
                        f"{MAKES[facts.kind]}"]
         return facts

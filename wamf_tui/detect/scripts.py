@@ -59,7 +59,7 @@ def tracked_files(root: Path) -> list[str]:
             return [f for f in out.stdout.split("\0") if f]
     except (OSError, subprocess.TimeoutExpired):
         pass
-    files = []
+    files: list[str] = []
     for p in root.rglob("*"):
         if len(files) >= 200_000:
             break
@@ -80,7 +80,8 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
     listed = set(files)
     scan = ScriptScan(files_seen=len(files))
     scan.folders = sorted({f.split("/", 1)[0] + "/" for f in files if "/" in f})[:30]
-    packaging = {n: _read(root / n) or "" for n in ("pyproject.toml", "setup.cfg", "setup.py") if n in listed}
+    packaging: dict[str, str] = {n: _read(root / n) or "" for n in ("pyproject.toml", "setup.cfg", "setup.py")
+                                 if n in listed}
     consoles = scan.consoles = console_scripts(packaging)
     cands: dict[str, ScriptCandidate] = {}
     launch_sources = [f for f in files if _launches_here(f)]

@@ -18,6 +18,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
@@ -27,7 +28,7 @@ from ..analyze.benchmark import needs_wrapper, wrapper_path
 from ..analyze.wrapper import write_wrapper
 from ..detect import SUBJECTS
 from ..detect.isolated import ChildDetection, DetectionFailed
-from ..model import STEP_TITLES, HardwareFacts, InitState, Step, TrialResult
+from ..model import STEP_TITLES, Analysis, HardwareFacts, InitState, Step, TrialResult
 from ..model import Detected as DetectedFacts
 from ..visible import visible
 from .screens import SCREENS, ConfirmScreen, StepScreen
@@ -121,11 +122,11 @@ class WamfApp(App):
         self.read_only: lock.Holder | None = None  # another instance holds this repo's session: save nothing
         self.detect = detect
         self.pending: list[str] = []
-        self.gpu_timer = None
+        self.gpu_timer: Timer | None = None
         self.resumed_facts: DetectedFacts | None = None  # what a resumed session knew, to say what moved
         self.change_log: list[str] = []
         self.reread: list[str] = []  # the script's files that changed since a resumed session read them
-        self.saver = session.Saver(on_error=lambda err: self.post_message(SaveFailed(err)))
+        self.saver = session.Saver(on_error=self._save_failed)
         self.detection: ChildDetection | None = None
         self.detect_run = 0
         self.failures_told: set[str] = set()
@@ -197,7 +198,7 @@ class WamfApp(App):
         children.stop_all()
         os._exit(0)
 
-    def action_quit(self) -> None:
+    async def action_quit(self) -> None:
         self.save(wait=True)
         self.exit()
 
@@ -218,6 +219,10 @@ class WamfApp(App):
         self.saver.submit(self.state)
         if wait and not self.saver.flush():
             self.notify("the session is still being saved; the disk is slow", severity="warning")
+
+    def _save_failed(self, error: str) -> None:
+        """From the saver's thread: only a message crosses over."""
+        self.post_message(SaveFailed(error))
 
     def on_save_failed(self, msg: SaveFailed) -> None:
         self.notify(msg.error, severity="warning")
@@ -281,7 +286,7 @@ class WamfApp(App):
             if msg.subject not in SUBJECTS or str(msg.facts) not in self.failures_told:
                 self.notify(f"{msg.subject} failed: {msg.facts}", severity="warning")
             self.failures_told.add(str(msg.facts))  # a child that died fails every subject alike: say it once
-        elif msg.subject == "analysis" and self.reread:
+        elif msg.subject == "analysis" and self.reread and isinstance(msg.facts, Analysis):
             said = flow.take_reread(self.state, msg.facts)
             line = f"{', '.join(self.reread)} changed since your answers: flags and line numbers read again" + (
                 f"; {'; '.join(said)}" if said else "")
@@ -289,7 +294,7 @@ class WamfApp(App):
             self.change_log.append(line)
             self.notify(line, title="since your last session", severity="warning", timeout=15)
             self.save()
-        elif msg.subject == "analysis":
+        elif msg.subject == "analysis" and isinstance(msg.facts, Analysis):
             flow.take_analysis(self.state, msg.facts)
             self.save()
         else:
@@ -298,7 +303,7 @@ class WamfApp(App):
             setattr(self.state.detected, msg.subject, msg.facts)
             if here is not None:
                 flow.follow(self.state, here.key)  # new facts can add or drop a question before this one
-            if msg.subject == "hardware" and msg.facts.nvml and self.gpu_timer is None:
+            if isinstance(msg.facts, HardwareFacts) and msg.facts.nvml and self.gpu_timer is None:
                 self.gpu_timer = self.set_interval(GPU_REFRESH_S, self._refresh_gpu)
         if isinstance(self.screen, StepScreen):
             self.screen.redraw_detected()

@@ -36,7 +36,7 @@ class StepScreen(Screen):
         Binding("escape", "back", "back"),
         Binding("question_mark", "explain", "explain"),
         Binding("f1", "keys", "keys"),
-        Binding("space", "toggle", "toggle"),
+        Binding("space", "toggle_row", "toggle"),
         Binding("ctrl+t", "switch_register", "voice"),
         Binding("ctrl+r", "rescan", "re-scan"),
         Binding("f2", "toggle_preview", "preview"),
@@ -134,7 +134,7 @@ class StepScreen(Screen):
         elif c == "t":
             self.action_try_it()
         elif c == " ":
-            self.action_toggle()
+            self.action_toggle_row()
         else:
             self.action_digit(int(c))
 
@@ -155,12 +155,13 @@ class StepScreen(Screen):
             return bool(q and q.options) and not typing
         if action == "explain":
             return not typing
-        if action == "toggle":
+        if action == "toggle_row":
             return bool(q and q.kind == "multi") and not typing
         if action == "toggle_preview":
             return self.has_class("-tiny")
         if action == "try_it":  # the answer line takes t as a key while it holds the untouched proposal
-            return self.can_try() and (not typing or focused.value == self.qview.prefilled)
+            untouched = isinstance(focused, Input) and focused.value == self.qview.prefilled
+            return self.can_try() and (not typing or untouched)
         if action == "confirm":
             return getattr(self, "phase", "") == "confirm" and not typing
         if action == "copy":
@@ -178,7 +179,8 @@ class StepScreen(Screen):
         if not self.can_try():
             return
         q = self.qview.question
-        run = self.app.state.run if self.STEP == Step.CONFIRM else (self.qview.typed().strip() or q.default)
+        default = q.default if q is not None else ""
+        run = self.app.state.run if self.STEP == Step.CONFIRM else (self.qview.typed().strip() or default)
         self.app.try_benchmark(run)
 
     def action_digit(self, n: int) -> None:
@@ -190,7 +192,7 @@ class StepScreen(Screen):
         else:
             self.submit(q.options[n - 1].value)
 
-    def action_toggle(self) -> None:
+    def action_toggle_row(self) -> None:
         idx = self.query_one("#options", OptionList).highlighted
         if idx is not None:
             self.qview.toggle(idx)
