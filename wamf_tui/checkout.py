@@ -26,3 +26,19 @@ def is_bare(path: str | Path) -> bool:
         return "bare = true" in (p / "config").read_text(errors="replace")
     except OSError:
         return False
+
+
+def status_entries(porcelain: str) -> list[tuple[str, str]]:
+    """(XY, path) of each entry of `git status --porcelain=v1 -z`; a rename's source is skipped."""
+    entries = porcelain.split("\0")
+    out = []
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        if entry[0] in "RC":
+            i += 1  # the rename source follows
+        out.append((entry[:2], entry[3:]))
+    return out

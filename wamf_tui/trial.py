@@ -377,6 +377,7 @@ def _step_times(steps_file: Path) -> list[float]:
 def touched_snapshot(repo: Path) -> dict[str, tuple[str, int, int]] | None:
     """git status of the checkout with each listed file's mtime and size; None outside git."""
     from . import children
+    from .checkout import status_entries
 
     try:
         out = children.run(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"], timeout=30,
@@ -384,20 +385,12 @@ def touched_snapshot(repo: Path) -> dict[str, tuple[str, int, int]] | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     seen: dict[str, tuple[str, int, int]] = {}
-    entries = out.split("\0")
-    i = 0
-    while i < len(entries):
-        entry = entries[i]
-        i += 1
-        if len(entry) < 4:
-            continue
-        if entry[0] in "RC":
-            i += 1
+    for status, path in status_entries(out):
         try:
-            st = (repo / entry[3:]).stat()
-            seen[entry[3:]] = (entry[:2], st.st_mtime_ns, st.st_size)
+            st = (repo / path).stat()
+            seen[path] = (status, st.st_mtime_ns, st.st_size)
         except OSError:
-            seen[entry[3:]] = (entry[:2], 0, 0)
+            seen[path] = (status, 0, 0)
     return seen
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from ..model import LaunchCommand
@@ -54,14 +54,12 @@ WRAPPERS = ("exec", "time", "nohup", "env", "command", "stdbuf")
 def commands_in(name: str, text: str) -> list[tuple[int, str]]:
     """(line, command) for every command line of a file: continuation lines joined; in docs only
     code blocks (fenced, indented `::` blocks in reStructuredText) and `$ ` lines."""
-    lines = text.splitlines()
-    out = []
     doc = name.lower().endswith(DOCS)
     rst = name.lower().endswith(".rst")
     make = name.endswith("Makefile") or name.endswith(".mk")
     in_block = not doc
-    buf, start = "", 0
-    for n, line in enumerate(lines, 1):
+    kept: list[tuple[int, str]] = []
+    for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if doc and (s.startswith("```") or s.startswith("~~~")):
             in_block = not in_block
@@ -75,17 +73,24 @@ def commands_in(name: str, text: str) -> list[tuple[int, str]]:
                 continue
             s = s.lstrip("@-")
         s = s[2:] if s.startswith("$ ") else s
-        s = s.lstrip(">").strip()
+        kept.append((n, s.lstrip(">").strip()))
+    return [(n, c) for n, c in _joined(kept) if c and not c.startswith("#")]
+
+
+def _joined(lines: Iterable[tuple[int, str]], starts: Callable[[str], bool] = bool) -> Iterator[tuple[int, str]]:
+    """(first line, command) with `\\` continuation lines joined; a command begins only on a line
+    `starts` accepts, and goes on over any line while it ends in a backslash."""
+    buf, start = "", 0
+    for n, s in lines:
+        if not buf and not starts(s):
+            continue
         if not buf:
             start = n
         if s.endswith("\\"):
             buf += s[:-1] + " "
             continue
-        buf += s
-        if buf and not buf.startswith("#"):
-            out.append((start, buf))
+        yield start, buf + s
         buf = ""
-    return out
 
 
 _DOCSTRING = re.compile(r"""\A(?:\s*(?:#[^\n]*)?\n)*\s*[rRuU]?(\"\"\"|\'\'\')(.*?)\1""", re.S)
@@ -101,22 +106,10 @@ def docstring_commands(text: str) -> list[tuple[int, str]]:
     if not m:
         return []
     first = text[:m.start(2)].count("\n") + 1
-    out: list[tuple[int, str]] = []
-    buf, start = "", 0
-    for n, line in enumerate(m.group(2).splitlines(), first):
-        s = re.sub(r"^(?:\$|>>>|usage:)\s*", "", line.strip(), flags=re.I)
-        if not buf and not _LAUNCH_WORD.match(s + " "):
-            continue
-        if not buf:
-            start = n
-        if s.endswith("\\"):
-            buf += s[:-1] + " "
-            continue
-        buf += s
-        if "..." not in buf and not re.search(r"\[-?\w*\]", buf):
-            out.append((start, buf))
-        buf = ""
-    return out
+    lines = ((n, re.sub(r"^(?:\$|>>>|usage:)\s*", "", line.strip(), flags=re.I))
+             for n, line in enumerate(m.group(2).splitlines(), first))
+    return [(n, c) for n, c in _joined(lines, lambda s: bool(_LAUNCH_WORD.match(s + " ")))
+            if "..." not in c and not re.search(r"\[-?\w*\]", c)]
 
 
 def shell_defaults(text: str) -> dict[str, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..checkout import is_bare
+from ..checkout import is_bare, status_entries
 from ..model import RepoFacts
 
 _OPERATIONS = (
@@ -81,16 +81,8 @@ def _read_head(repo, facts: RepoFacts) -> None:
 
 def _read_status(repo, facts: RepoFacts) -> None:
     out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=normal", kill_after_timeout=GIT_TIMEOUT_S)
-    entries = out.split("\0")
-    i = 0
-    while i < len(entries):
-        entry = entries[i]
-        i += 1
-        if len(entry) < 4:
-            continue
-        x, y, name = entry[0], entry[1], entry[3:]
-        if x in "RC":
-            i += 1  # the rename source follows
+    for xy, name in status_entries(out):
+        x, y = xy[0], xy[1]
         if x == "?":
             facts.untracked.append(name)
             continue
