@@ -122,3 +122,26 @@ def test_reader_answer_sets_the_register(option, register):
     picked = flow.current(state).options[option].value
     flow.answer(state, picked)
     assert state.reader == picked and state.reader_register == register and state.step == Step.JOB
+
+
+def test_a_reread_keeps_the_users_step_count_and_toggles(tmp_path):
+    from conftest import make_repo
+
+    from wamf_tui import proposals
+    from wamf_tui.analyze import analyze_script
+
+    body = ("import argparse, torch\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--{steps}', type=int, default=5000)\np.add_argument('--seed', type=int, default=1)\n"
+            "args = p.parse_args()\ntorch.manual_seed(args.seed)\n"
+            "for i in range(args.{steps_}):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n")
+    root = make_repo(tmp_path / "job", {"train.py": body.format(steps="max-steps", steps_="max_steps")})
+    state = InitState(repo_path=str(root), script="train.py", step=Step.RULES)
+    flow.take_analysis(state, analyze_script(root / "train.py", root))
+    proposals.set_plan(state, 50)
+    state.changes[-1].enabled = False  # seeds row switched off by the user
+    state.run = proposals.run_line(state)
+    assert "--max-steps=50" in state.run
+    (root / "train.py").write_text(body.format(steps="iters", steps_="iters"))
+    said = flow.take_reread(state, analyze_script(root / "train.py", root))
+    assert "--iters=50" in state.run and "--max-steps" not in state.run and "--seed" not in state.run
+    assert said[0] == "the run line follows it" and state.changes[-1].enabled is False

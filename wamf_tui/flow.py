@@ -204,9 +204,13 @@ def changed_files(state: InitState) -> list[str]:
 def take_reread(state: InitState, analysis: Analysis) -> list[str]:
     """A script that changed since the answers were given, read again: answers that were the proposals
     follow the new reading; answers of the user's own are kept, and said. Returns what changed."""
-    old_run, old_checks = proposals.run_line(state), state.checks
+    old_run, old_checks, old_changes = proposals.run_line(state), state.checks, state.changes
     was_proposal = state.run == old_run
+    steps = proposals.step_count(state)
     take_analysis(state, analysis)
+    if old_changes and state.changes:  # the user's step count and toggles stay, on the new reading
+        state.changes = old_changes
+        proposals.set_plan(state, None if steps == "all" else int(steps))
     said = []
     if state.run and was_proposal and proposals.run_line(state) != state.run:
         state.run = proposals.run_line(state)
