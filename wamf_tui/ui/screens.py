@@ -34,6 +34,8 @@ class StepScreen(Screen):
     AUTO_FOCUS = "#answer, #options"  # never a pane: keys typed early must land in the answer
     BINDINGS = [
         Binding("escape", "back", "back"),
+        # shown here, early, so a 40-column footer still says how to quit (the app's own comes last)
+        Binding("ctrl+q", "app.quit", "quit"),
         Binding("question_mark", "explain", "explain"),
         Binding("f1", "keys", "keys"),
         Binding("space", "toggle_row", "toggle"),
