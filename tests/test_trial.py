@@ -369,7 +369,9 @@ def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, 
         tmux("send-keys", "-t", name, "t")
         wait_for(name, "This runs your job now")
         tmux("send-keys", "-t", name, "Enter")
-        wait_for(name, "up", timeout=60)
+        end = time.monotonic() + 60  # the job and its child have started once both wrote their pid
+        while time.monotonic() < end and len(list(pids.iterdir())) < 2:
+            time.sleep(0.05)
         assert len(list(pids.iterdir())) == 2
         tmux("send-keys", "-t", name, "C-q")
         end = time.monotonic() + 20
