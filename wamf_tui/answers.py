@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from . import flow
-from .files import read_regular
+from .files import TooLarge, read_text
 from .model import InitState, Step
 
 # question key -> the state field an answers file names for it
@@ -33,13 +33,14 @@ class AnswersError(ValueError):
 def load(path: str | Path) -> dict[str, object]:
     p = Path(path)
     try:
-        raw = read_regular(p, MAX_BYTES + 1)
+        text = read_text(p, MAX_BYTES)
     except OSError as e:
         raise AnswersError(f"cannot read {path}: {e.strerror or e}") from None
-    if len(raw) > MAX_BYTES:
-        raise AnswersError(f"{path} is over {MAX_BYTES // 1024} KiB; an answers file is a few lines")
+    except TooLarge:
+        raise AnswersError(f"{path} is over {MAX_BYTES // 1024} KiB; an answers file is a few lines") from None
+    except UnicodeDecodeError as e:
+        raise AnswersError(f"{path} is not UTF-8 text: {e}") from None
     try:
-        text = raw.decode("utf-8-sig")  # a BOM is fine
         if p.suffix.lower() == ".toml":
             import tomllib  # Python 3.11+
 
@@ -48,7 +49,7 @@ def load(path: str | Path) -> dict[str, object]:
             data = json.loads(text)
     except ImportError:
         raise AnswersError("TOML answers need Python 3.11+; use JSON") from None
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError) as e:
         reason = "nested too deeply" if isinstance(e, RecursionError) else e
         raise AnswersError(f"{path} is not valid {p.suffix.lstrip('.').upper() or 'JSON'}: {reason}") from None
     if not isinstance(data, dict):

@@ -34,15 +34,14 @@ def _err(msg: str, code: int = 2) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .contract import check
-    from .files import read_regular
+    from .files import TooLarge, read_text
 
     if args.repo and not Path(args.repo).is_dir():
         return _err(f"no such directory: {args.repo}")
     try:
-        raw = read_regular(Path(args.contract), MAX_CONTRACT + 1)
-        if len(raw) > MAX_CONTRACT:
-            return _err(f"{args.contract} is over {MAX_CONTRACT // 1024 // 1024} MiB; not a contract")
-        text = raw.decode("utf-8-sig")
+        text = read_text(Path(args.contract), MAX_CONTRACT)
+    except TooLarge:
+        return _err(f"{args.contract} is over {MAX_CONTRACT // 1024 // 1024} MiB; not a contract")
     except (OSError, UnicodeDecodeError) as e:
         reason = getattr(e, "strerror", None) or e.__class__.__name__
         return _err(f"cannot read {args.contract}: {reason}")
@@ -108,7 +107,7 @@ def cmd_try(args: argparse.Namespace) -> int:
     """Run the contract's benchmark command once, as the app's `t` does, and print what it measured."""
     from . import trial
     from .contract import required_block
-    from .files import read_regular
+    from .files import TooLarge, read_text
     from .session import state_dir
 
     repo = Path(args.path).expanduser()
@@ -116,7 +115,9 @@ def cmd_try(args: argparse.Namespace) -> int:
         return _err(f"no such directory: {args.path}")
     path = Path(args.contract).expanduser() if args.contract else repo / "contract.md"
     try:
-        text = read_regular(path, MAX_CONTRACT).decode("utf-8-sig")
+        text = read_text(path, MAX_CONTRACT)
+    except TooLarge:
+        return _err(f"{path} is over {MAX_CONTRACT // 1024 // 1024} MiB; not a contract")
     except (OSError, UnicodeDecodeError) as e:
         return _err(f"cannot read {path}: {getattr(e, 'strerror', None) or e.__class__.__name__}")
     block = required_block(text)

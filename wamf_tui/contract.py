@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import read_regular
+from .files import TooLarge, read_text
 from .model import InitState
 from .trial import command_hash, contract_row
 
@@ -41,10 +41,10 @@ def load_template(path: str | None) -> str:
     """The plugin's template when a path is given, else the bundled one. Raises OSError/ValueError."""
     if not path:
         return bundled_template()
-    raw = read_regular(Path(path), 4 * 1024 * 1024 + 1)
-    if len(raw) > 4 * 1024 * 1024:
-        raise ValueError(f"{path} is over 4 MiB; not a contract template")
-    text = raw.decode("utf-8-sig")
+    try:
+        text = read_text(Path(path), 4 * 1024 * 1024)
+    except TooLarge:
+        raise ValueError(f"{path} is over 4 MiB; not a contract template") from None
     missing = [s for s in SECTIONS if f"## {s}" not in text]
     if missing:
         raise ValueError(f"{path} is not a contract template: no '## {missing[0]}' section")

@@ -30,6 +30,19 @@ def read_regular(path: Path, limit: int) -> bytes:
         os.close(fd)
 
 
+class TooLarge(ValueError):
+    """A file over the size a contract, template or answers file can have."""
+
+
+def read_text(path: Path, limit: int) -> str:
+    """A regular UTF-8 text file of at most `limit` bytes (a BOM is fine). Raises OSError (unreadable,
+    not a regular file), TooLarge, or UnicodeDecodeError."""
+    raw = read_regular(path, limit + 1)
+    if len(raw) > limit:
+        raise TooLarge(f"{path} is over {limit // 1024} KiB")
+    return raw.decode("utf-8-sig")
+
+
 def digest(path: Path, limit: int = 16 * 1024 * 1024) -> str:
     """A short digest of a regular file's first `limit` bytes ("" when unreadable): enough to tell
     that a script changed between two sessions."""
