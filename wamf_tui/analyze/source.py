@@ -20,7 +20,7 @@ from ..model import Analysis, Anchor, Fact, Required, StepControl
 from ..visible import gated
 from .frameworks import hf_arguments, lightning_cli, signature_flags
 from .needs import argparse_required, dataclass_required, read_needs
-from .step import QUIET_FUNCTIONS, ROLES, find_step
+from .step import QUIET_FUNCTIONS, ROLES, find_step, name_of
 
 MAX_BYTES = 2 * 1024 * 1024
 # Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
@@ -88,16 +88,7 @@ def _acts_on(last: str) -> bool:
 
 
 def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else node.attr
-    if isinstance(node, ast.Call):
-        return _dotted(node.func) + "()"
-    if isinstance(node, ast.Subscript):
-        return _dotted(node.value)
-    return ""
+    return name_of(node, calls=True)
 
 
 def _const(node: ast.AST | None) -> str | None:

@@ -24,17 +24,18 @@ CLIPS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grad_nor
 ROLES = ("loss", "forward", "batch", "backward", "optimizer_step", "grad_clip")
 
 
-def name_of(node: ast.AST) -> str:
-    """`a.b.c` of a name, attribute chain, call or subscript; "" for anything else."""
+def name_of(node: ast.AST, calls: bool = False) -> str:
+    """`a.b.c` of a name, attribute chain, call or subscript; "" for anything else. With `calls`, a
+    call in the chain keeps its parentheses (`Path().parent`), as the source reader matches on them."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = name_of(node.value)
+        base = name_of(node.value, calls)
         return f"{base}.{node.attr}" if base else node.attr
     if isinstance(node, ast.Call):
-        return name_of(node.func)
+        return name_of(node.func, calls) + ("()" if calls else "")
     if isinstance(node, ast.Subscript):
-        return name_of(node.value)
+        return name_of(node.value, calls)
     return ""
 
 
