@@ -402,9 +402,10 @@ def touched(before: dict | None, after: dict | None) -> list[str]:
     return sorted(visible(path) for path, facts in after.items() if before.get(path) != facts)
 
 
-def describe(result: TrialResult, move: str = "") -> list[str]:
+def describe(result: TrialResult, move: str = "", brief: bool = False) -> list[str]:
     """The trial in a few lines, as the app and `wamf-tui try` show it; `move` is the job's switch that
-    would send what it wrote into the checkout elsewhere, when the job has one."""
+    would send what it wrote into the checkout elsewhere, when the job has one. `brief` (one line in the
+    question area): how it ended, its steps, what it wrote, the cause; not memory or the log's path."""
     how = {"exited": f"exited with status {result.exit_status}", "limit": "stopped at the time limit",
            "stopped": "stopped by you", "not started": "did not start"}[result.ended]
     lines = [f"{how} after {_seconds(result.wall_s)}"
@@ -422,7 +423,7 @@ def describe(result: TrialResult, move: str = "") -> list[str]:
         memory.append(f"host {result.peak_host_mib} MiB")
     if result.peak_gpu_mib:
         memory.append(f"GPU {result.peak_gpu_mib} MiB (utilisation up to {result.gpu_util or 0} %)")
-    if memory:
+    if memory and not brief:
         lines.append("peak memory: " + ", ".join(memory))
     if result.touched:
         shown = ", ".join(result.touched[:5]) + (f" and {len(result.touched) - 5} more" if len(result.touched) > 5
@@ -430,7 +431,7 @@ def describe(result: TrialResult, move: str = "") -> list[str]:
         lines.append(f"wrote into the checkout: {shown}" + (f" (move it with {move})" if move else ""))
     if result.cause:
         lines.append(f"likely cause: {result.cause}")
-    if result.log:
+    if result.log and not brief:
         lines.append(f"full output: {result.log}")
     return lines
 

@@ -462,9 +462,7 @@ class WamfApp(App):
         self.state.trial = result
         self.save()
         failed = result.ended != "exited" or result.exit_status != 0
-        said = trial.describe(result, proposals.output_switch(self.state))
-        said = [x for x in said if x.startswith(("exited", "stopped", "did not", "likely cause", "wrote into"))
-                or "optimizer step" in x]
+        said = trial.describe(result, proposals.output_switch(self.state), brief=True)
 
         def tell() -> None:
             if isinstance(self.screen, StepScreen):

@@ -17,7 +17,7 @@ from .. import contract, flow, session, ui_text
 from ..analyze.benchmark import wrapper_path
 from ..detect import describe
 from ..flow import Option, Question
-from ..model import Step
+from ..model import Analysis, Step
 from ..validate import Verdict, check_run
 from ..visible import visible
 from ..wording import say
@@ -288,6 +288,7 @@ class ConfirmScreen(StepScreen):
     def __init__(self) -> None:
         super().__init__()
         self.phase = "confirm"  # confirm, writing, overwrite, path, done
+        self._verdict: tuple[tuple[str, str], Analysis | None, Verdict] | None = None  # (lines, reading, verdict)
 
     def action_confirm(self, value: str) -> None:
         self.submit(value)
@@ -318,12 +319,18 @@ class ConfirmScreen(StepScreen):
         self.refresh_bindings()
 
     def run_verdict(self) -> Verdict:
-        """The run line held against the job's code, from the reading already done (nothing read here)."""
+        """The run line held against the job's code, from the reading already done (no script is read
+        here). Kept while the run line, the reading and the contract's place stay the same: the screen
+        redraws on every detection result, and the check looks at files."""
         st = self.app.state
-        scan = st.detected.scripts
-        return check_run(st.run, Path(st.repo_path), st.analysis, scan.consoles if scan else {},
-                         Path(st.contract_path).parent, read=False, writing=wrapper_path(st),
-                         seen=frozenset(c.path for c in scan.candidates) if scan else frozenset())
+        lines = (st.run, st.contract_path)
+        if self._verdict is None or self._verdict[0] != lines or self._verdict[1] is not st.analysis:
+            scan = st.detected.scripts
+            self._verdict = lines, st.analysis, check_run(
+                st.run, Path(st.repo_path), st.analysis, scan.consoles if scan else {}, Path(st.contract_path).parent,
+                read=False, writing=wrapper_path(st),
+                seen=frozenset(c.path for c in scan.candidates) if scan else frozenset())
+        return self._verdict[2]
 
     def submit(self, value: str | list[str]) -> None:
         st = self.app.state
