@@ -40,6 +40,14 @@ def activate(tmp_path) -> str:
     return f"export PATH={bin_dir}:$PATH"
 
 
+def gone(pid: int) -> bool:
+    """The process ended (a zombie has ended too: only its exit status waits to be read)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
 def run(repo: Path, activate: str, line: str, **kw):
     lines: list[str] = []
     result = trial.Trial(activate, line, repo, **kw).run(lines.append)
@@ -121,7 +129,7 @@ def test_a_hanging_command_is_stopped_at_the_limit_with_nothing_left(tmp_path, a
     assert time.monotonic() - started < 30
     assert result.cause == ""  # stopped, not failed
     for pid in map(int, pids.read_text().split()):  # it ignored SIGTERM: SIGKILL after the grace period
-        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        assert gone(pid)
 
 
 @pytest.mark.slow
@@ -142,7 +150,7 @@ def test_stop_ends_the_whole_group(tmp_path, activate):
     result = job.run(on_line)
     assert result.ended == "stopped" and len(list(pids.iterdir())) == 2
     for pid in (int(p.name) for p in pids.iterdir()):
-        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        assert gone(pid)
 
 
 @pytest.mark.slow
@@ -377,8 +385,7 @@ def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, 
         end = time.monotonic() + 20
         alive = [int(p.name) for p in pids.iterdir()]
         while time.monotonic() < end and alive:
-            alive = [pid for pid in alive if psutil.pid_exists(pid)
-                     and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+            alive = [pid for pid in alive if not gone(pid)]
             time.sleep(0.2)
         assert not alive, f"left running after quitting: {alive}"
     finally:
