@@ -12,10 +12,12 @@ import pytest
 from conftest import make_repo
 
 from wamf_tui import answers, flow, proposals, session
+from wamf_tui.analyze.benchmark import wrapper_path
 from wamf_tui.detect import detect_all
 from wamf_tui.detect.launch import console_scripts, parse_launch, shell_defaults
 from wamf_tui.detect.scripts import scan_scripts
 from wamf_tui.model import GpuFacts, HardwareFacts, Step
+from wamf_tui.validate import check_run
 
 TRAIN = "import torch\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n"
 ARGPARSE = "import argparse\np = argparse.ArgumentParser()\n{args}args = p.parse_args()\n"
@@ -125,6 +127,65 @@ def test_a_console_script_runs_as_the_repo_runs_it(tmp_path):
                             "setup.cfg": "[options.entry_points]\nconsole_scripts =\n    t3 = c.d:run\n"}) == {
         "t3": "c.d:run", "t2": "a.b:main"}
 
+
+DISPATCHERS = {  # the idioms a console script's subcommand table is written in
+    "dict": "from jsonargparse import CLI\nfrom tool.pretrain import setup as pretrain_fn\n"
+            "from tool.generate import main as generate_fn\n"
+            "def main():\n    CLI({'generate': generate_fn, 'pretrain': pretrain_fn})\n",
+    "argparse": "import argparse\nfrom tool import pretrain, generate\ndef main():\n"
+                "    p = argparse.ArgumentParser()\n    sub = p.add_subparsers()\n"
+                "    g = sub.add_parser('generate')\n    g.set_defaults(func=generate.main)\n"
+                "    t = sub.add_parser('pretrain')\n    t.set_defaults(func=pretrain.main)\n"
+                "    a = p.parse_args()\n    a.func(a)\n",
+    "click": "import click\n@click.group()\ndef cli():\n    pass\n"
+             "@cli.command()\ndef generate():\n    from tool.generate import main\n    main()\n"
+             "@cli.command('pretrain')\ndef run_pretraining():\n    from tool.pretrain import main as m\n    m()\n"
+             "def main():\n    cli()\n",
+    "beside": "import click\nfrom tool.util import launch\n@click.group()\ndef cli():\n    pass\n"
+              "@cli.command()\ndef pretrain():\n    launch('pretrain')\ndef main():\n    cli()\n",
+    "compare": "import sys\nfrom tool import generate\nimport tool.pretrain\ndef main():\n"
+               "    if sys.argv[1] == 'generate':\n        generate.main()\n"
+               "    elif sys.argv[1] == 'pretrain':\n        tool.pretrain.main()\n",
+}
+
+
+@pytest.mark.parametrize("idiom", sorted(DISPATCHERS))
+def test_a_console_subcommand_is_read_in_the_module_it_runs(tmp_path, idiom):
+    """`tool pretrain` trains in `tool/pretrain.py`: the analysis reads that module, the command stays."""
+    root, state, refused = walk(tmp_path, {
+        "pyproject.toml": '[project]\nname = "tool"\nscripts.tool = "tool.cli:main"\n',
+        "README.md": "```\ntool pretrain --data x\n```\n",
+        "src/tool/__init__.py": "",
+        "src/tool/cli.py": DISPATCHERS[idiom],
+        "src/tool/util.py": "import subprocess\ndef launch(x):\n    subprocess.run(x)\n",
+        "src/tool/generate.py": "import torch\ndef main():\n    model.generate()\n",
+        "src/tool/pretrain.py": "import argparse, torch\ndef main():\n    p = argparse.ArgumentParser()\n"
+                                "    p.add_argument('--data', required=True)\n    p.parse_args()\n"
+                                + TRAIN.replace("\n", "\n    ").split("\n", 1)[1],
+    })
+    assert (state.command, state.script) == ("tool pretrain --data x", "src/tool/pretrain.py")
+    assert run_of(root, state) == f"{BENCH} python ROOT/wamf_bench.py --entry tool.cli:main tool pretrain --data x"
+    assert (state.analysis.script, state.analysis.kind) == ("src/tool/pretrain.py", "training")
+    verdict = check_run(state.run, root, state.analysis, state.detected.scripts.consoles, writing=wrapper_path(state))
+    assert verdict.problems == [] and not any("was not read" in w for w in verdict.warnings)
+    assert proposals.read_command(state, "tool pretrain --data y").path == "src/tool/pretrain.py"
+    without = check_run(state.run.replace(" --data x", ""), root, state.analysis, state.detected.scripts.consoles,
+                        writing=wrapper_path(state))
+    assert any("--data" in p for p in without.problems), without  # the subcommand's own parser, read
+
+
+def test_a_run_subcommand_naming_a_script_runs_that_script(tmp_path):
+    """`tune run full_finetune --config c` runs `recipes/full_finetune.py`; `tune cp full_finetune .` runs nothing."""
+    root, state, refused = walk(tmp_path, {
+        "pyproject.toml": '[project]\nname = "tool"\n[project.scripts]\ntune = "tool.cli:main"\n',
+        "README.md": "```\ntune cp full_finetune .\ntune run full_finetune --config c.yaml\n```\n",
+        "tool/__init__.py": "",
+        "tool/cli.py": "import runpy, sys\ndef main():\n    runpy.run_path(sys.argv[2])\n",
+        "recipes/full_finetune.py": TRAIN,
+    })
+    assert (state.command, state.script) == ("tune run full_finetune --config c.yaml", "recipes/full_finetune.py")
+    launches = {launch.command: launch.path for launch in state.detected.scripts.launches}
+    assert launches["tune cp full_finetune ."] == "tool/cli.py"
 
 def test_a_module_of_a_package_runs_with_python_m(tmp_path):
     root, state, refused = walk(tmp_path, {"pkg/__init__.py": "", "pkg/model.py": "x = 1\n",

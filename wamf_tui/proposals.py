@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .analyze.benchmark import DEFAULT_STEPS, entry_fixes, job_args, job_launch, propose, run_command
 from .analyze.needs import missing_inputs, say_missing
+from .analyze.subcommands import reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, Anchor, Checkpoint, InitState, LaunchCommand, Register, RepoFacts
 
@@ -92,7 +93,10 @@ def read_command(state: InitState, command: str) -> LaunchCommand | None:
     launch = parse_launch(command, "your answer", "", {}, scan.consoles if scan else {}, exists)
     if launch is None and command.strip().endswith(".py"):  # a bare script path: run with python
         launch = parse_launch(f"python {command.strip()}", "your answer", "", {}, {}, exists)
-    return launch if launch and launch.path else None
+    if launch is None or not launch.path:
+        return None
+    refine_console(launch, reader(root), exists, found)
+    return launch
 
 
 def known_problems(state: InitState) -> list[str]:

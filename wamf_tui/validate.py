@@ -10,12 +10,14 @@ installed package, `parse_known_args`) is a warning, never a pass in disguise.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .analyze.benchmark import is_wrapper
 from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, say_missing
+from .analyze.subcommands import reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, LaunchCommand
 
@@ -39,6 +41,7 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
         v.problems.append("the run line starts no Python job (no python, launcher or console script)")
         return v
     args = launch.args
+    scripts = set(seen) | ({analysis.script} if analysis else set())  # what a recipe name may point to
     if launch.script and is_wrapper(launch.script):
         script = Path(launch.script)
         # relative: from where the run line runs it (the contract's folder, for a contract checked elsewhere)
@@ -46,11 +49,13 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
                                                          (wrapper_dir or root) / script]
         if not any(w.is_file() or writing and w.resolve() == Path(writing).resolve() for w in places):
             v.problems.append(f"the benchmark wrapper {launch.script} does not exist")
-        launch, args = _past_wrapper(launch, root, consoles or {}, exists)
+        launch, args = _past_wrapper(launch, root, consoles or {}, exists, scripts)
         if launch is None:
             v.problems.append("the wrapper is given no job script")
             return v
-    if not launch.path:
+    if launch.path:  # `tool pretrain ...` is read in the module its subcommand runs
+        refine_console(launch, reader(root), exists, scripts)
+    else:
         entry = launch.script or launch.module or launch.entry or "the entry"
         v.problems.append(f"{entry} is not a file of the repo" + (f" (from {launch.cwd}/)" if launch.cwd else ""))
         return v
@@ -71,8 +76,8 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
     return v
 
 
-def _past_wrapper(launch: LaunchCommand, root: Path, consoles: dict[str, str], exists: Callable[[str], bool]
-                  ) -> tuple[LaunchCommand | None, list[str]]:
+def _past_wrapper(launch: LaunchCommand, root: Path, consoles: dict[str, str], exists: Callable[[str], bool],
+                  scripts: set[str]) -> tuple[LaunchCommand | None, list[str]]:
     """The job the wrapper runs: `wamf_bench.py SCRIPT ...`, `-m MODULE ...` or `--entry MOD:FN NAME ...`,
     with the launcher that starts the wrapper."""
     args = launch.args
@@ -84,8 +89,9 @@ def _past_wrapper(launch: LaunchCommand, root: Path, consoles: dict[str, str], e
     elif args[0] == "--entry" and len(args) > 2:
         module = args[1].split(":")[0]
         name = args[2]
-        job = parse_launch(f"{name}", "run", "", {}, {name: args[1]}, exists)
+        job = parse_launch(shlex.join(args[2:]), "run", "", {}, {name: args[1]}, exists)
         if job is not None:
+            refine_console(job, reader(root), exists, scripts)
             job.launcher, job.prefix = launch.launcher, launch.prefix
         return job if job is not None and job.path else LaunchCommand(
             command="", launcher=launch.launcher, entry=module), args[3:]

@@ -384,6 +384,10 @@ def console_scripts(files: Mapping[str, str]) -> dict[str, str]:
     if table:
         for m in re.finditer(r"""^\s*["']?([\w.-]+)["']?\s*=\s*["']([\w.]+:[\w.]+)["']""", table.group(1), re.M):
             found[m.group(1)] = m.group(2)
+    project = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", py, re.M | re.S)
+    for m in re.finditer(r"""^\s*scripts\.["']?([\w.-]+?)["']?\s*=\s*["']([\w.]+:[\w.]+)["']""",
+                         project.group(1) if project else "", re.M):  # `scripts.tool = "pkg.cli:main"`
+        found[m.group(1)] = m.group(2)
     cfg = files.get("setup.cfg", "")
     block = re.search(r"^console_scripts\s*=\s*$(.*?)(?=^\S|\Z)", cfg, re.M | re.S)
     if block:

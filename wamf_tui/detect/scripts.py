@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from .. import children
+from ..analyze.subcommands import refine_console
 from ..files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
 from .launch import commands_in, console_scripts, docstring_commands, parse_launch, shell_defaults
@@ -90,6 +91,14 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
     # Entry-point names first, so the budget goes to the likeliest files.
     py.sort(key=lambda f: (not ENTRY_NAME.match(Path(f).name), f.count("/"), f))
     read = 0
+    texts: dict[str, str | None] = {}  # dispatchers of console scripts, read once for all their commands
+
+    def found(launch: LaunchCommand | None) -> None:
+        if launch and launch.path:
+            refine_console(launch, lambda p: texts[p] if p in texts else texts.setdefault(p, _read(root / p)),
+                           listed.__contains__, py)
+            scan.launches.append(launch)
+
     trains: set[str] = set()
     imports: dict[str, set[str]] = {}  # script -> the repo files it imports
     for rel in launch_sources[:MAX_LAUNCH_SOURCES] + py:
@@ -111,18 +120,14 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
                 c.reasons += reasons
             where = str(Path(rel).parent) if "/" in rel else ""
             for n, cmd in docstring_commands(text):
-                launch = parse_launch(cmd, f"{rel}:{n}", where, {}, consoles, listed.__contains__)
-                if launch and launch.path:
-                    scan.launches.append(launch)
+                found(parse_launch(cmd, f"{rel}:{n}", where, {}, consoles, listed.__contains__))
             continue
         where = str(Path(rel).parent) if "/" in rel else ""
         defaults: dict[str, str] = {}
         for n, cmd in commands_in(rel, text):
             # variables as a reader typing the file top-down has them (a doc may set them a block earlier)
             defaults.update(shell_defaults(cmd))
-            launch = parse_launch(cmd, f"{rel}:{n}", where, defaults, consoles, listed.__contains__)
-            if launch and launch.path:
-                scan.launches.append(launch)
+            found(parse_launch(cmd, f"{rel}:{n}", where, defaults, consoles, listed.__contains__))
     for launch in scan.launches:
         c = cands.setdefault(launch.path or "", ScriptCandidate(path=launch.path or "", score=0))
         more = sum(r.startswith("launched in") for r in c.reasons)
