@@ -314,6 +314,46 @@ def test_placeholders_a_readme_leaves_are_left_out_and_said():
                          exists={"train.py"}.__contains__)
     assert prose.left_out == ["--data_dir path/to/images", "--out /path/to/out"]
     assert prose.args == ["--lr", "1", "--vocab", "my/path/to/v"]
+    override = parse_launch("python train.py data.path=ImageNet:root=<PATH/TO/DATASET> lr=1",
+                            exists={"train.py"}.__contains__)  # an override the reader completes: not dropped
+    assert (override.left_out, override.args) == (["data.path=ImageNet:root=<PATH/TO/DATASET>"], ["lr=1"])
+
+
+SUBMITIT = {  # a launcher that queues the job on Slurm: the module it queues trains, under torchrun
+    "pkg/__init__.py": "",
+    "pkg/submit.py": "import argparse\nimport submitit\ndef get_args_parser(parents):\n"
+                     "    p = argparse.ArgumentParser(parents=parents)\n    p.add_argument('--nodes', default=1)\n"
+                     "    p.add_argument('--use-volta32', action='store_true')\n    return p\n"
+                     "def submit_jobs(task, args):\n    ex = submitit.AutoExecutor(folder=args.out)\n"
+                     "    ex.submit(task(args))\n",
+    "pkg/train.py": "import argparse, torch\ndef get_args_parser():\n    p = argparse.ArgumentParser(add_help=False)\n"
+                    "    p.add_argument('--config-file')\n    p.add_argument('opts', nargs='*')\n    return p\n"
+                    "def main(args):\n" + TRAIN.replace("\n", "\n    ").split("\n", 1)[1]
+                    + "\nif __name__ == '__main__':\n    main(get_args_parser().parse_args())\n",
+    "run/train.py": "from pkg.submit import get_args_parser, submit_jobs\nfrom pkg.train import get_args_parser as t\n"
+                    "class Trainer:\n    def __call__(self):\n        from pkg.train import main\n"
+                    "        main(self.args)\n"
+                    "if __name__ == '__main__':\n    submit_jobs(Trainer, get_args_parser([t()]).parse_args())\n",
+    "README.md": "```\npython run/train.py --nodes 4 --config-file c.yaml data.path=<PATH/TO/DATA>\n```\n",
+}
+
+
+def test_a_submitit_launcher_runs_the_module_it_queues_here(tmp_path):
+    """The README's command queues a Slurm job: on this node it trains nothing. The run line runs the module it
+    queues with torchrun, without the submitter's own options; the docs' placeholder is asked for."""
+    root, state, refused = walk(tmp_path, SUBMITIT)
+    assert refused and "data.path=<PATH/TO/DATA>" in refused[0]
+    command = "python run/train.py --nodes 4 --use-volta32 --config-file c.yaml data.path=/d"
+    root, state, refused = walk(tmp_path / "2", SUBMITIT, {"command": command})
+    assert refused == []
+    assert run_of(root, state) == f"{BENCH} torchrun --standalone --nproc_per_node=1 ROOT/wamf_bench.py -m pkg.train " \
+                                  "--config-file c.yaml data.path=/d"
+    assert "queues the job on Slurm through submitit (submitit.AutoExecutor, pkg/submit.py:9)" in \
+        proposals.run_notes(state)
+    verdict = check_run(command, root, state.analysis, {})
+    assert verdict.problems == ["train.py queues the job on Slurm through submitit (submitit.AutoExecutor, "
+                                "pkg/submit.py:9), so it trains nothing on this node: run python -m pkg.train with "
+                                "torchrun instead"]
 
 
 def test_an_option_the_docs_leave_to_the_user_is_asked_for_never_dropped(tmp_path):

@@ -231,10 +231,13 @@ class StepControl(BaseModel):
 class Need(BaseModel):
     """Something the entry needs from its command (see `analyze.needs`)."""
 
-    code: Literal["ranks", "accelerate", "package", "no_main"]
+    code: Literal["ranks", "accelerate", "package", "no_main", "submits"]
     file: RepoText
     line: int
     why: RepoText
+    runs: RepoText | None = None  # submits: the module that trains (`pkg.train`), run here instead
+    runs_from: RepoText = ""  # the folder to run that module from
+    drop: list[RepoText] = []  # submits: the submitter's own options (`--nodes`), not the job's
 
 
 class Required(BaseModel):

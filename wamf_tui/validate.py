@@ -120,6 +120,9 @@ def _needs(launch: LaunchCommand, a: Analysis) -> list[str]:
             problems.append(f"{name} {need.why}; python alone runs it as one fp32 process: use accelerate launch")
         elif need.code == "package" and launch.launcher == "python" and launch.script:
             problems.append(f"{name} {need.why}: run it as python -m {a.module or '...'}")
+        elif need.code == "submits":
+            problems.append(f"{name} {need.why}: run " + (f"python -m {need.runs}" if need.runs else
+                                                           "the module it submits") + " with torchrun instead")
         elif need.code == "no_main" and launch.launcher != "console script" and not launch.entry:
             problems.append(f"{name} {need.why}: the command would exit without training")
     return problems

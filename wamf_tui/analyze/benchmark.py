@@ -324,6 +324,16 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
     codes = {n.code: n for n in a.needs}
     said: list[str] = []
     plain = launch.launcher in ("python", "python -m")
+    queued = codes.get("submits")
+    if queued is not None and queued.runs and plain:  # what the cluster job would run, run here
+        n = _processes(state)
+        launch.module, launch.script, launch.cwd = queued.runs, None, queued.runs_from
+        launch.args = _without(launch.args, set(queued.drop))
+        launch.prefix = ["torchrun", "--standalone", f"--nproc_per_node={n}"]
+        launch.launcher = "torchrun"
+        said.append(f"{Path(a.script).name} {queued.why}: runs {queued.runs} here with torchrun, {n} process(es), "
+                    f"without the submitter's own options")
+        return launch, said
     if "package" in codes and a.module and launch.launcher == "python":
         launch.module, launch.script, launch.launcher, launch.cwd = a.module, None, "python -m", a.module_root
         said.append(f"{Path(a.script).name} {codes['package'].why}: python -m {a.module}")
@@ -338,6 +348,20 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
         launch.launcher = "accelerate launch"
         said.append(f"{Path(a.script).name} {codes['accelerate'].why}: started with accelerate launch")
     return launch, said
+
+
+def _without(args: list[str], options: set[str]) -> list[str]:
+    """`args` less the given options and their values (`--nodes 4`, `--nodes=4`, `--use-volta32`)."""
+    kept: list[str] = []
+    skip = False
+    for word in args:
+        if skip and not word.startswith("-") and "=" not in word:  # `key=value` is an override, not a value
+            skip = False
+            continue
+        skip = word in options
+        if not skip and word.split("=")[0] not in options:
+            kept.append(word)
+    return kept
 
 
 def _processes(state: InitState) -> int:

@@ -16,6 +16,7 @@ import shlex
 from ..model import Analysis, Need, Required
 from .step import name_of
 
+SUBMITTERS = ("AutoExecutor", "SlurmExecutor")  # submitit's executors that queue on a cluster
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 TORCHRUN_FAMILY = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun")
 
@@ -64,6 +65,25 @@ def _rank_read(node: ast.AST) -> str | None:
                 and arg.value in RANK_VARS:
             return str(arg.value)
     return None
+
+
+def submits(tree: ast.Module) -> tuple[int, str] | None:
+    """(line, executor) where a file builds a cluster executor (`submitit.AutoExecutor(...)`): the job
+    is queued on Slurm from there, and the process that builds it trains nothing itself."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and name_of(node.func).split(".")[-1] in SUBMITTERS:
+            return node.lineno, name_of(node.func)
+    return None
+
+
+def own_options(tree: ast.Module) -> list[str]:
+    """The `--options` a file's parsers declare (`add_argument("--nodes")`)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and name_of(node.func).endswith("add_argument"):
+            found += [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                      and a.value.startswith("-")]
+    return found
 
 
 def _runs_something(tree: ast.Module) -> bool:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from ..checkout import find_root
 from ..files import digest, read_regular
-from ..model import Analysis, Anchor, Fact, Required, StepControl
+from ..model import Analysis, Anchor, Fact, Need, Required, StepControl
 from ..visible import gated
 from .frameworks import hf_arguments, lightning_cli, signature_flags
-from .needs import argparse_required, dataclass_required, read_needs
+from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
 from .step import QUIET_FUNCTIONS, ROLES, find_step, name_of
 
 MAX_BYTES = 2 * 1024 * 1024
@@ -494,6 +494,9 @@ class _Reader(ast.NodeVisitor):
             getattr(self.r, kind).append(Fact(name=k.arg, file=self.rel, line=k.value.lineno, off_switch=off))
 
 
+_MAIN = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]""", re.M)
+
+
 def _text_scan(result: Analysis, text: str, rel: str) -> None:
     """What a plain line scan can still find in source that does not parse."""
     patterns = (
@@ -639,6 +642,8 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
     queue = [(script, 0)]
     done: set[Path] = set()
     step = None  # the training step: in the entry, else in the first module it reaches that has one
+    submitter: Need | None = None  # where the entry, or a module it calls, queues the job on a cluster
+    mains: list[Path] = []  # modules it reaches that train and run as `__main__`: what a submitter queues
     while queue:
         path, depth = queue.pop(0)
         if path.resolve() in done:
@@ -672,6 +677,12 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
             result.notes.append(f"{rel}: nested too deeply; facts may be missing")
         if step is None and "backward" in text:
             step = find_step(tree, rel)
+        if depth and _MAIN.search(text) and re.search(r"\.backward\(|\.step\(", text):
+            mains.append(path)
+        if submitter is None and depth <= 1 and "submitit" in text and (hit := submits(tree)):
+            submitter = Need(code="submits", file=rel, line=hit[0], drop=own_options(tree),
+                             why=f"queues the job on Slurm through submitit ({hit[1]}, {rel}:{hit[0]}), "
+                                 "so it trains nothing on this node")
         if depth == 0:
             result.module, result.module_root = _as_module(path, root)
             read_needs(tree, rel, result)
@@ -690,6 +701,10 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
                 p = _module_path(root, mod)
                 if p is not None and p.resolve() not in done:
                     queue.append((p, depth + 1))
+    if submitter is not None and step is not None:
+        if mains:
+            submitter.runs, submitter.runs_from = _as_module(mains[0], root)
+        result.needs.append(submitter)
     if step is not None:  # data flow beats names: an eval function computes `loss = ...` too
         result.kind = "training"
         result.anchors = [a for a in result.anchors if a.role not in ROLES] + step

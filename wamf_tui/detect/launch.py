@@ -325,6 +325,8 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
                 left_out.append(f"{args.pop()} {w}")
             elif w.startswith("-") and "=" in w:
                 left_out.append(w.replace("=", " ", 1))
+            elif any(m.startswith("WAMF_HOLE_") for m in missing):  # `data=<PATH>`: a value the reader gives
+                left_out.append(w)
             continue
         args.append(value)
     env = [_expand(e, known)[0] for e in env]
