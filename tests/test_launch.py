@@ -319,6 +319,16 @@ def test_placeholders_a_readme_leaves_are_left_out_and_said():
     assert (override.left_out, override.args) == (["data.path=ImageNet:root=<PATH/TO/DATASET>"], ["lr=1"])
 
 
+
+def test_a_shell_scripts_cd_lines_hold_for_the_commands_after_them(tmp_path):
+    """A script runs top-down in one folder; a README is copied a block at a time, so its bare `cd` does not carry."""
+    root = make_repo(tmp_path / "job", {"scripts/run.sh": "#!/bin/bash\ncd ..\ncd examples\npython train.py --lr 1\n",
+                                        "README.md": "```\ncd examples\n```\n```\npython train.py --lr 2\n```\n",
+                                        "examples/train.py": TRAIN, "train.py": TRAIN})
+    got = {launch.source: (launch.command, launch.path) for launch in scan_scripts(root).launches}
+    assert got["scripts/run.sh:4"] == ("cd examples && python train.py --lr 1", "examples/train.py")
+    assert got["README.md:5"] == ("python train.py --lr 2", "train.py")
+
 SUBMITIT = {  # a launcher that queues the job on Slurm: the module it queues trains, under torchrun
     "pkg/__init__.py": "",
     "pkg/submit.py": "import argparse\nimport submitit\ndef get_args_parser(parents):\n"

@@ -21,6 +21,7 @@ from .hardware import detect_hardware, verdict
 from .project import find_recorder, find_test_command
 from .repo import detect_repo
 from .scripts import scan_scripts, tracked_files
+from .slurm import queued_jobs
 
 SUBJECTS = ("repo", "env", "hardware", "scripts", "tests", "recorder")  # the fields of `Detected`
 
@@ -42,7 +43,7 @@ def jobs(path: str | Path) -> dict[str, Callable[[], object]]:
         "repo": lambda: detect_repo(path),
         "env": lambda: detect_environment(root),
         "hardware": detect_hardware,
-        "scripts": lambda: scan_scripts(root, files()),
+        "scripts": lambda: scan_scripts(root, files(), queued_jobs(root)),
         "tests": lambda: find_test_command(root),
         "recorder": lambda: find_recorder(root, files()),
     }

@@ -13,13 +13,15 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from .. import children
 from ..analyze.subcommands import refine_console
 from ..files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
-from .launch import commands_in, console_scripts, docstring_commands, parse_launch, shell_defaults
+from .launch import DOCS, commands_in, console_scripts, docstring_commands, parse_launch, shell_defaults
+from .slurm import QueuedJob
 
 ENTRY_NAME = re.compile(
     r"^(train|finetune|fine_tune|pretrain|main|run_\w+|run|sample|generate|infer|inference|eval|evaluate|bench\w*)"
@@ -74,7 +76,10 @@ def tracked_files(root: Path) -> list[str]:
     return files
 
 
-def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan:
+def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[QueuedJob] | None = None
+                 ) -> ScriptScan:
+    """The repo's likely entry points, ranked, each with the best command found for it. `queued`: the
+    user's own Slurm jobs in the repo, whose commands come first: that is how the job really runs."""
     root = Path(root)
     deadline = time.monotonic() + TIME_BUDGET_S
     files = tracked_files(root) if files is None else files
@@ -99,6 +104,11 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
                            listed.__contains__, py)
             scan.launches.append(launch)
 
+    for job in queued or []:  # `cd $SLURM_SUBMIT_DIR` is the job's own folder
+        job_vars = {"SLURM_SUBMIT_DIR": "."}
+        for _, cmd in _script_commands(f"{job.id}.sbatch", job.script):
+            job_vars.update(shell_defaults(cmd))
+            found(parse_launch(cmd, job.source, job.folder, job_vars, consoles, listed.__contains__))
     trains: set[str] = set()
     imports: dict[str, set[str]] = {}  # script -> the repo files it imports
     for rel in launch_sources[:MAX_LAUNCH_SOURCES] + py:
@@ -124,7 +134,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
             continue
         where = str(Path(rel).parent) if "/" in rel else ""
         defaults: dict[str, str] = {}
-        for n, cmd in commands_in(rel, text):
+        for n, cmd in _script_commands(rel, text):
             # variables as a reader typing the file top-down has them (a doc may set them a block earlier)
             defaults.update(shell_defaults(cmd))
             found(parse_launch(cmd, f"{rel}:{n}", where, defaults, consoles, listed.__contains__))
@@ -132,6 +142,8 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
         c = cands.setdefault(launch.path or "", ScriptCandidate(path=launch.path or "", score=0))
         more = sum(r.startswith("launched in") for r in c.reasons)
         c.score += 6 if more == 0 else 1 if more < 4 else 0  # launched at all counts most; more places a little
+        if _queued(launch) and not any(r.startswith("launched in Slurm job") for r in c.reasons):
+            c.score += 12  # the user's own job, in the queue now: the strongest evidence there is
         c.reasons.append(f"launched in {launch.source}")
         if c.launch is None or _better(launch, c.launch):
             c.launch = launch
@@ -150,6 +162,17 @@ def scan_scripts(root: str | Path, files: list[str] | None = None) -> ScriptScan
                 c.reasons.append("does not train" + (" (by its name)" if ASIDE_NAME.search(Path(c.path).name) else ""))
     scan.candidates = sorted(cands.values(), key=lambda c: (-c.score, c.path))[:MAX_CANDIDATES]
     return scan
+
+
+def _script_commands(name: str, text: str) -> Iterator[tuple[int, str]]:
+    """`commands_in`, with a script's own `cd DIR` lines kept before the commands that follow them: a
+    shell script runs top-down in one folder. Docs are copied a block at a time, so theirs are not."""
+    moves = ""
+    for n, cmd in commands_in(name, text):
+        if not name.lower().endswith(DOCS) and re.fullmatch(r"cd\s+\S+", cmd):
+            moves += f"{cmd} && "
+            continue
+        yield n, moves + cmd
 
 
 def _repo_imports(text: str, listed: set[str]) -> set[str]:
@@ -200,8 +223,14 @@ def _score(rel: str, text: str) -> tuple[int, list[str]]:
 
 
 def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
-    """The launch to show for a script: one with nothing left unresolved, then a real launcher over plain python."""
-    return (not new.unresolved, new.launcher != "python") > (not old.unresolved, old.launcher != "python")
+    """The launch to show for a script: the user's queued job, then one with nothing left unresolved, then a
+    real launcher over plain python."""
+    return (_queued(new), not new.unresolved, new.launcher != "python") > (
+        _queued(old), not old.unresolved, old.launcher != "python")
+
+
+def _queued(launch: LaunchCommand) -> bool:
+    return launch.source.startswith("Slurm job")
 
 
 def _resolve(root: Path, script: str) -> str | None:
