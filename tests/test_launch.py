@@ -329,6 +329,15 @@ def test_a_shell_scripts_cd_lines_hold_for_the_commands_after_them(tmp_path):
     assert got["scripts/run.sh:4"] == ("cd examples && python train.py --lr 1", "examples/train.py")
     assert got["README.md:5"] == ("python train.py --lr 2", "train.py")
 
+
+def test_the_repos_own_readme_outranks_an_extensions(tmp_path):
+    """An extension's README that launches its own trainer three times does not outrank the job the repo's
+    front page starts."""
+    ext = "```\npython train.py --a 1\npython train.py --a 2\npython train.py --a 3\n```\n"
+    root = make_repo(tmp_path / "job", {"README.md": "```\npython core/train.py\n```\n", "core/train.py": TRAIN,
+                                        "ext/fast/README.md": ext, "ext/fast/train.py": TRAIN})
+    assert [c.path for c in scan_scripts(root).candidates][:2] == ["core/train.py", "ext/fast/train.py"]
+
 SUBMITIT = {  # a launcher that queues the job on Slurm: the module it queues trains, under torchrun
     "pkg/__init__.py": "",
     "pkg/submit.py": "import argparse\nimport submitit\ndef get_args_parser(parents):\n"

@@ -332,7 +332,7 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
         launch.prefix = ["torchrun", "--standalone", f"--nproc_per_node={n}"]
         launch.launcher = "torchrun"
         said.append(f"{Path(a.script).name} {queued.why}: runs {queued.runs} here with torchrun, {n} process(es), "
-                    f"without the submitter's own options")
+                    f"one per GPU seen (another count: edit --nproc_per_node={n}), without the submitter's own options")
         return launch, said
     if "package" in codes and a.module and launch.launcher == "python":
         launch.module, launch.script, launch.launcher, launch.cwd = a.module, None, "python -m", a.module_root
@@ -342,7 +342,8 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
         launch.prefix = ["torchrun", "--standalone", f"--nproc_per_node={n}", *launch.prefix[1:]]
         launch.launcher = "torchrun"
         said.append(f"{Path(a.script).name} {codes['ranks'].why} ({codes['ranks'].file}:{codes['ranks'].line}): "
-                    f"started with torchrun, {n} process(es), one per GPU seen")
+                    f"started with torchrun, {n} process(es), one per GPU seen (another count: edit "
+                    f"--nproc_per_node={n})")
     elif "accelerate" in codes and plain:
         launch.prefix = ["accelerate", "launch", *launch.prefix[1:]]
         launch.launcher = "accelerate launch"

@@ -144,6 +144,9 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
         c.score += 6 if more == 0 else 1 if more < 4 else 0  # launched at all counts most; more places a little
         if _queued(launch) and not any(r.startswith("launched in Slurm job") for r in c.reasons):
             c.score += 12  # the user's own job, in the queue now: the strongest evidence there is
+        if launch.source.lower().startswith("readme") and not any(
+                r.lower().startswith("launched in readme") for r in c.reasons):
+            c.score += 3  # the repo's own README, over a README deep in an example or extension folder
         c.reasons.append(f"launched in {launch.source}")
         if c.launch is None or _better(launch, c.launch):
             c.launch = launch
