@@ -228,7 +228,7 @@ def test_an_hf_trainer_job_gets_the_trainers_own_switches_and_no_wrapper(tmp_pat
 
 def test_a_save_no_switch_reaches_is_said_to_run_never_to_be_off(tmp_path):
     body = "import torch\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n" \
-           "torch.save(model.state_dict(), 'final.pt')\n"
+           "    torch.save(model.state_dict(), 'last.pt')\n"
     _, _, rows = changes(tmp_path, {"train.py": body})
     save = next(c for c in rows if c.what.startswith("torch.save"))
     assert save.what == "torch.save (train.py:6) has no switch: it runs whenever the job reaches it"
@@ -236,14 +236,53 @@ def test_a_save_no_switch_reaches_is_said_to_run_never_to_be_off(tmp_path):
         "checkpoint at train.py:6 has no switch: it runs whenever the job reaches it in every benchmark run")
 
 
+STEPS_FLAG = "import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--max_steps', default=1000)\n" \
+             "args = p.parse_args()\n"
+
+
+@pytest.mark.parametrize("own_flag", [True, False])
+def test_a_save_after_the_loop_runs_once_at_the_end_unless_the_cap_stops_the_job_first(tmp_path, own_flag):
+    """The job's own step flag ends the loop, so the final save runs once, after the timed steps; the wrapper's
+    cap stops the job inside the loop, so it never comes. Not "whenever the job reaches it"."""
+    loop = "def main():\n    for step in range(args.max_steps if 0 else 100):\n        loss = model(x)\n" \
+           "        loss.backward()\n        opt.step()\n    torch.save(model.state_dict(), 'final.pt')\n" \
+           "def save_config():\n    torch.save(cfg, 'cfg.pt')\nmain()\n"
+    head = STEPS_FLAG if own_flag else "import torch\n"
+    _, a, rows = changes(tmp_path, {"train.py": head + loop})
+    line = head.count("\n") + 6
+    save = next(c for c in rows if f"train.py:{line}" in c.what)
+    if own_flag:
+        assert save.what == f"torch.save (train.py:{line}) runs once, after the training loop (ends at line {line - 1})"
+    else:
+        assert save.what == (f"torch.save off (train.py:{line}): it runs after the training loop (ends at line "
+                             f"{line - 1}), and the step cap stops the job inside it")
+        assert save.exclusion.startswith(f"checkpoint at train.py:{line} excluded: it runs after the training loop")
+    other = next(c for c in rows if f"train.py:{line + 2}" in c.what)  # another function: not after the loop
+    assert other.what.endswith("has no switch: it runs whenever the job reaches it")
+
+
 def test_saves_in_imported_modules_are_one_row(tmp_path):
-    lib = "import torch\ndef save_a(m):\n    torch.save(m, 'a')\ndef save_b(m):\n    torch.save(m, 'b')\n"
+    """Library saves behind the library's own conditions (no switch of the job) are one row, not one each."""
+    lib = "import torch\ndef save_a(m):\n    torch.save(m, 'a')\ndef save_b(m, cfg):\n    if cfg.keep:\n" \
+          "        torch.save(m, 'b')\n"
     body = "import torch\nimport mylib\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n" \
            "    opt.step()\n"
     _, a, rows = changes(tmp_path, {"train.py": body, "mylib.py": lib})
     assert [c.file for c in a.checkpoints] == ["mylib.py", "mylib.py"]
     saves = [c for c in rows if "save" in c.what]
     assert [c.what for c in saves] == ["2 save call(s) in imported modules (mylib.py)"]
+
+
+def test_past_eight_rows_the_saves_no_switch_reaches_are_priced_as_one(tmp_path):
+    saves = "".join(f"    if step == {k}:\n        torch.save(model, 's{k}.pt')\n" for k in range(12))
+    body = "import torch\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n" + saves
+    _, a, rows = changes(tmp_path, {"train.py": body})
+    shown = [c for c in rows if c.exclusion]
+    assert len(a.checkpoints) == 12 and len(shown) == 8
+    assert shown[-1].what == "5 more save or eval calls no switch reaches (train.py)"
+    assert "torch.save (train.py:29) has no switch" in shown[-1].exclusion
+    _, _, eight = changes(tmp_path / "8", {"train.py": body.split("    if step == 8:")[0]})
+    assert [c.what.split()[0] for c in eight if c.exclusion] == ["torch.save"] * 8  # eight fit: each its own row
 
 
 LIGHTNING_CLI = """\

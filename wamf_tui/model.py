@@ -249,6 +249,14 @@ class Required(BaseModel):
     line: int
 
 
+class Span(BaseModel):
+    """Lines `start` to `end` of a file, inclusive."""
+
+    file: RepoText
+    start: int
+    end: int
+
+
 class Analysis(BaseModel):
     script: RepoText
     kind: Literal["training", "inference", "unknown"] = "unknown"
@@ -273,6 +281,8 @@ class Analysis(BaseModel):
     module: RepoText | None = None  # the entry as a module (`pkg.train`), when it sits in a package
     module_root: RepoText = ""  # the folder `python -m` runs it from
     config_system: RepoText = "unknown"
+    train_loop: Span | None = None  # the outermost loop around the training step, in its function
+    train_scope: Span | None = None  # that function (or the whole module)
     files: list[RepoText] = []
     digests: dict[RepoText, str] = {}  # file -> digest of the bytes read: a resumed session sees what changed
     partial: bool = False

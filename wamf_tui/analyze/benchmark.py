@@ -20,6 +20,7 @@ DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady s
 WRAPPER_NAME = "wamf_bench.py"
 OUT_DIR = "runs/wamf-bench"
 NEVER = 10**9  # an interval no benchmark run reaches
+MAX_EXCLUSIONS = 8  # save, eval and upload rows shown one by one; the rest no switch reaches are priced as one
 TRACKER_ENV = {"wandb": "WANDB_MODE=disabled", "comet": "COMET_MODE=disabled", "swanlab": "SWANLAB_MODE=disabled",
                "clearml": "CLEARML_OFFLINE_MODE=1"}  # the variable that switches each tracker off, where it has one
 _INTERVAL = re.compile(r"every|interval|freq|period", re.I)
@@ -99,6 +100,15 @@ def _by_hand(a: Analysis) -> bool:
     return "manual_update" in roles and "optimizer_step" not in roles
 
 
+def _after_loop(a: Analysis, fact: Fact) -> int | None:
+    """The last line of the training loop when `fact` comes after it in the same function: it runs once,
+    when the loop is done. None otherwise (inside the loop, before it, or elsewhere)."""
+    loop, scope = a.train_loop, a.train_scope
+    if loop is None or scope is None or fact.file != loop.file or not loop.end < fact.line <= scope.end:
+        return None
+    return loop.end
+
+
 def still_runs(guard: str | None) -> str | None:
     """What an interval switch cannot turn off, read from the guard: `step % n == 0` is true at step 0,
     and a last-step condition fires at the end whatever the interval. None when the guard allows off."""
@@ -176,6 +186,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     """The changes table: what changes, the flag or variable it maps to, and why. `steps` None keeps the
     whole job; `args` are the job's command's own, which may set its step total."""
     changes: list[BenchmarkChange] = []
+    wrapper_cap = False
     control = _step_control(a)
     hydra = a.config_system == "hydra"
     total = _total(control, args)
@@ -194,6 +205,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         else:
             flags, env, how = [], [f"WAMF_MAX_STEPS={steps}"], f"WAMF_MAX_STEPS={steps} (wrapper)"
         counted = bool(flags or env)
+        wrapper_cap = counted and not flags  # the wrapper stops the job at the cap, mid-loop
         changes.append(BenchmarkChange(
             what=f"total steps cut to {steps}{was}" if counted else "whole job kept (nothing can cut it short)",
             how=how, flags=flags, env=env, enabled=counted,
@@ -209,14 +221,27 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(what=f"{t.name} tracker off ({t.file}:{t.line})", how=how, flags=flags,
                                        env=env, drop=_dropped(how), why="no runs on a tracker dashboard"))
     own_files = _step_files(a)
-    elsewhere = [c for c in a.checkpoints if c.file not in own_files and not c.off_switch]
+    # saves in the modules it imports that no switch of the job reaches: one row, not one per library helper
+    # (but one a guard fires at step 0 is timed in every run, and said on its own)
+    elsewhere = [c for c in a.checkpoints if c.file not in own_files and not still_runs(c.guard)
+                 and not _switch_off(c.off_switch, a.flags, a.off_values)]
     for c in a.checkpoints:
         if c in elsewhere:
             continue
         off = _switch_off(c.off_switch, a.flags, a.off_values)
         how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
+        end = _after_loop(a, c) if not off and not still_runs(c.guard) else None
+        if end and wrapper_cap:  # the cap stops the job inside the loop: the save after it never comes
+            changes.append(BenchmarkChange(
+                what=f"{c.name} off ({c.file}:{c.line}): it runs after the training loop (ends at line {end}), "
+                     "and the step cap stops the job inside it", how="WAMF_MAX_STEPS (wrapper)",
+                why="no checkpoints left behind",
+                exclusion=f"checkpoint at {c.file}:{c.line} excluded: it runs after the training loop, which the "
+                          f"wrapper's step cap stops first; {checkpoint_price(a, c.off_switch)}"))
+            continue
         # no switch of its own: it writes whenever the job reaches it (into the run folder, at best)
-        still = still_runs(c.guard) or (None if off else "has no switch: it runs whenever the job reaches it")
+        still = still_runs(c.guard) or (f"runs once, after the training loop (ends at line {end})" if end else None) \
+            or (None if off else "has no switch: it runs whenever the job reaches it")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
             how=how, flags=flags, env=env, why="no checkpoints left behind",
@@ -258,6 +283,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         run_dir = f"hydra.run.dir={OUT_DIR}"
         changes.append(BenchmarkChange(what="Hydra's run folder into the benchmark folder", how=run_dir,
                                        flags=[run_dir], why="no outputs/<date> folders in the checkout"))
+    changes = _capped(changes)
     seed = next((s.off_switch for s in a.seeds if s.off_switch and (
         s.off_switch.startswith("--") or hydra and "=" not in s.off_switch)), None)
     if seed:
@@ -270,6 +296,26 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                                        how="WAMF_DETERMINISTIC=1 (wrapper)", env=["WAMF_DETERMINISTIC=1"],
                                        why="bit-exact checks; costs speed, so speed mode leaves it off"))
     return changes
+
+
+def _capped(changes: list[BenchmarkChange]) -> list[BenchmarkChange]:
+    """At most MAX_EXCLUSIONS save, eval and upload rows: past that, those no switch reaches (nothing to
+    toggle) are priced together in one row, so the checklist and the contract stay readable."""
+    rows = [c for c in changes if c.exclusion]
+    loose = [c for c in rows if not c.flags and not c.env]
+    extra = len(rows) - (MAX_EXCLUSIONS - 1)
+    if extra <= 1 or len(loose) < extra:
+        return changes
+    merged = loose[-extra:]
+    places = sorted({m.group(1) for c in merged if (m := re.search(r"\(([^():\s]+):\d+\)", c.what))})
+    what = f"{len(merged)} more save or eval calls no switch reaches ({', '.join(places[:3])}" + (
+        f" and {len(places) - 3} more" if len(places) > 3 else "") + ")"
+    row = BenchmarkChange(what=what, how="no switch: they run whenever the job reaches them", why="priced, not timed",
+                          exclusion=f"{what} not switched off: " + "; ".join(c.what for c in merged)
+                          + "; price: each as its kind above (to measure)")
+    at = changes.index(merged[0])
+    kept = [c for c in changes if c not in merged]
+    return kept[:at] + [row] + kept[at:]
 
 
 def needs_wrapper(changes: list[BenchmarkChange]) -> bool:

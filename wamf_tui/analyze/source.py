@@ -16,11 +16,11 @@ from pathlib import Path
 
 from ..checkout import find_root
 from ..files import digest, read_regular
-from ..model import Analysis, Anchor, Fact, Need, Required, StepControl
+from ..model import Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..visible import gated
 from .frameworks import hf_arguments, lightning_cli, signature_flags
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
-from .step import QUIET_FUNCTIONS, ROLES, find_step, name_of
+from .step import QUIET_FUNCTIONS, ROLES, find_step, loop_of, name_of
 
 MAX_BYTES = 2 * 1024 * 1024
 # Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
@@ -677,6 +677,11 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
             result.notes.append(f"{rel}: nested too deeply; facts may be missing")
         if step is None and "backward" in text:
             step = find_step(tree, rel)
+            backward = next((x.line for x in step or [] if x.role == "backward"), None)
+            spans = loop_of(tree, backward) if backward else None
+            if spans:
+                result.train_loop = Span(file=rel, start=spans[0][0], end=spans[0][1])
+                result.train_scope = Span(file=rel, start=spans[1][0], end=spans[1][1])
         if depth and _MAIN.search(text) and re.search(r"\.backward\(|\.step\(", text):
             mains.append(path)
         if submitter is None and depth <= 1 and "submitit" in text and (hit := submits(tree)):

@@ -99,6 +99,24 @@ def find_step(tree: ast.Module, rel: str) -> list[Anchor] | None:
     return None
 
 
+def loop_of(tree: ast.Module, line: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """((start, end) of the outermost loop around `line` in its function, (start, end) of that function,
+    or of the module); None when no loop of that function holds it (the loop is in a caller)."""
+    scope: ast.AST = tree
+    for node in ast.walk(tree):  # the innermost function holding the line
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno <= line <= (
+                node.end_lineno or 0) and (scope is tree or node.lineno > getattr(scope, "lineno", 0)):
+            scope = node
+    loops = [n for n in _own_nodes(scope) if isinstance(n, ast.For | ast.AsyncFor | ast.While)
+             and n.lineno <= line <= (n.end_lineno or 0)]
+    if not loops:
+        return None
+    outer = min(loops, key=lambda n: n.lineno)
+    last = tree.body[-1].end_lineno if tree.body else line
+    bounds = (getattr(scope, "lineno", 1), getattr(scope, "end_lineno", None) or last or line)
+    return (outer.lineno, outer.end_lineno or outer.lineno), bounds
+
+
 def _targets(node: ast.AST) -> set[str]:
     if isinstance(node, ast.Assign):
         targets = node.targets
