@@ -313,3 +313,47 @@ def test_a_lightning_cli_job_is_switched_with_its_trainer_arguments(tmp_path):
         "python main.py fit --config cfg.yaml --trainer.max_steps=30 --trainer.logger=false "
         "--trainer.enable_checkpointing=false --trainer.limit_val_batches=0 "
         "--trainer.default_root_dir=runs/wamf-bench --seed_everything=0")
+
+
+ABSL_JOB = """\
+from absl import app, flags
+import torch
+FLAGS = flags.FLAGS
+flags.DEFINE_integer("max_steps", 1000, "Steps to train.")
+flags.DEFINE_string("output_dir", "out", "Where to write.")
+flags.DEFINE_integer("eval_every", 100, "Eval interval; -1 disables it.")
+def main(argv):
+    for step in range(FLAGS.max_steps):
+        loss = model(x)
+        loss.backward()
+        opt.step()
+        if FLAGS.eval_every > 0 and step % FLAGS.eval_every == 0:
+            evaluate(model)
+if __name__ == "__main__":
+    app.run(main)
+"""
+CLICK_JOB = """\
+import click, torch
+@click.command()
+@click.option("--max-steps", "-n", default=1000)
+@click.option("--out-dir", default="out")
+@click.option("--eval-every", default=100, help="Eval interval, 0 disables.")
+def main(max_steps, out_dir, eval_every):
+    for step in range(max_steps):
+        loss = m(x)
+        loss.backward()
+        opt.step()
+        if eval_every and step % eval_every == 0:
+            evaluate(m)
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    (ABSL_JOB, ["--max_steps=30", "--eval_every=-1", "--output_dir=runs/wamf-bench"]),
+    (CLICK_JOB, ["--max-steps=30", "--eval-every=0", "--out-dir=runs/wamf-bench"]),
+])
+def test_absl_and_click_jobs_are_cut_and_switched_with_their_own_options(tmp_path, source, expected):
+    _, a, rows = changes(tmp_path, {"train.py": source})
+    assert [f for c in rows for f in c.flags] == expected

@@ -46,6 +46,30 @@ def test_an_exec_configurator_takes_its_globals_as_key_value(tmp_path, run, expe
     assert problems(tmp_path, files, run) == expected
 
 
+ABSL = ("from absl import app, flags\nFLAGS = flags.FLAGS\nflags.DEFINE_integer('max_steps', 1000, 'Steps.')\n"
+        "flags.DEFINE_bool('use_wandb', False, 'Log.')\nflags.mark_flag_as_required('data_dir')\n"
+        "flags.DEFINE_string('data_dir', None, 'Data.')\ndef main(argv):\n    " + LOOP.replace("\n", "\n    ")[:-4]
+        + "if __name__ == '__main__':\n    app.run(main)\n")
+CLICK = ("import click\n@click.command()\n@click.argument('data')\n@click.option('--max-steps', '-n', default=9)\n"
+         "@click.option('--wandb/--no-wandb', default=False)\n@click.option('--model', required=True)\n"
+         "def main(data, max_steps, wandb, model):\n"
+         + "    " + LOOP.replace("\n", "\n    ")[:-4] + "if __name__ == '__main__':\n    main()\n")
+
+
+@pytest.mark.parametrize(("source", "run", "expected"), [
+    (ABSL, "python train.py --data_dir=/d --max_steps=30 --nouse_wandb", []),
+    (ABSL, "python train.py --data_dir=/d --max-steps=30", ["--max-steps is not an option of train.py (absl)"]),
+    (ABSL, "python train.py --max_steps=30", ["train.py requires --data_dir"]),
+    (CLICK, "python train.py /d --max-steps=30 --no-wandb --model m", []),
+    (CLICK, "python train.py /d --max_steps 30 --model m", ["--max_steps is not an option of train.py (click)"]),
+    (CLICK, "python train.py --model m", ["train.py requires the positional argument data"]),
+    (CLICK, "python train.py /d", ["train.py requires --model"]),
+])
+def test_click_and_absl_refuse_options_they_do_not_define(tmp_path, source, run, expected):
+    got = problems(tmp_path, {"train.py": source}, run)
+    assert [p.split(";")[0] for p in got] == expected
+
+
 def test_rank_variables_need_the_torchrun_family(tmp_path):
     files = {"train.py": "import os\nrank = int(os.environ['LOCAL_RANK'])\n" + LOOP}
     assert problems(tmp_path / "a", files, "torchrun --standalone --nproc_per_node=2 train.py") == []

@@ -150,6 +150,11 @@ def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[st
         unknown = [w.split("=")[0] for w in given if w.split("=")[0].replace("-", "_") not in known]
         said = [f"{f} is not a parameter of the function {name}'s {a.config_system} is made from" for f in unknown]
         return (said, []) if a.config_system != "fire" else ([], said)  # fire passes unknown flags on
+    if a.config_system in ("click", "absl") and a.flags:  # both refuse an option they do not define
+        negated = "--no-" if a.config_system == "click" else "--no"  # `--no-shuffle`; absl's `--nouse_x`
+        known = set(a.flags) | {negated + f[2:] for f in a.flags}
+        return [f"{w.split('=')[0]} is not an option of {name} ({a.config_system})" for w in given
+                if w.split("=")[0] not in known], []
     if a.config_system != "argparse":
         how = "its flags could not be read from the code" if a.config_system in ("unknown", "constants") \
             else f"it reads its flags with {a.config_system}"

@@ -52,6 +52,9 @@ HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last t
 # (its first word is the module that must be imported for the call to be that library's).
 SIGNATURE_CLIS = {"CLI": "jsonargparse CLI", "Fire": "fire", "run": "typer", "cli": "tyro"}
 # The last name part of every call visit_Call acts on; any other call is only walked into.
+# absl's flag definitions: DEFINE_x(name, default, help); booleans are switched off with `--noname`
+ABSL_DEFINES = ("DEFINE_integer", "DEFINE_string", "DEFINE_float", "DEFINE_bool", "DEFINE_boolean", "DEFINE_enum",
+                "DEFINE_list", "DEFINE_multi_string", "DEFINE_multi_integer")
 CALLS = frozenset(
     {k.split(".")[-1] for k in (*TRACKERS, *CHECKPOINTS, *UPLOADS, *SEEDS)} | {
         "ArgumentParser", *HF_PARSERS, *SIGNATURE_CLIS, "LightningCLI", "Typer", "exec", "add_argument",
@@ -59,7 +62,8 @@ CALLS = frozenset(
         "backward", "step", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
-        "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args",
+        "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
+        "mark_flag_as_required", *ABSL_DEFINES,
     })
 # The tables by the call's last name part: a call can only match an entry that ends like it.
 TRACKERS_BY_LAST: dict[str, list[str]] = {}
@@ -89,6 +93,11 @@ def _acts_on(last: str) -> bool:
 
 def _dotted(node: ast.AST) -> str:
     return name_of(node, calls=True)
+
+
+def _str(node: ast.AST | None) -> str | None:
+    """A string literal's text (a flag's name), None for anything else."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _const(node: ast.AST | None) -> str | None:
@@ -170,8 +179,9 @@ class _Reader(ast.NodeVisitor):
         for test in reversed(self.guards):
             for n in ast.walk(test):
                 name = None
-                if isinstance(n, ast.Attribute) and _dotted(n.value) in ("args", "cfg", "config", "opt", "opts",
-                                                                          "self.args", "hparams", "training_args"):
+                if isinstance(n, ast.Attribute) and _dotted(n.value) in (
+                        "args", "cfg", "config", "opt", "opts", "self.args", "hparams", "training_args",
+                        "FLAGS", "flags.FLAGS"):  # absl's flag values
                     name = n.attr
                 elif isinstance(n, ast.Name) and n.id not in ("step", "iter_num", "epoch", "i", "True", "False"):
                     name = n.id
@@ -440,22 +450,17 @@ class _Reader(ast.NodeVisitor):
                 self.r.required.append(required)
             if opts:
                 kw = {k.arg: k.value for k in node.keywords if k.arg}
-                opt = max(opts, key=len)
-                default = _const(kw.get("default"))
-                if kw.get("action") is not None and "store_true" in ast.dump(kw["action"]):
-                    default = "False"
-                self.r.flags[opt] = default
-                helped = _const(kw.get("help")) or ""
-                off = re.search(r"(?<![\w.])(-1|0)\b[^.;]{0,20}\b(disables?|turns? (it )?off|means (no|never|off))"
-                                r"|\b(disable[sd]?|off)\b[^.;]{0,20}?(?<![\w.])(-1|0)\b", helped, re.I)
-                if off:
-                    self.r.off_values[opt] = off.group(1) or off.group(6)
-                dest = opt.lstrip("-").replace("-", "_")
-                if STEP_NAMES.match(dest):
-                    self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno,
-                                                            default=default))
-                if OUT_NAMES.search(dest):
-                    self.fact("output_dirs", opt, node, opt)
+                flag = kw.get("action") is not None and "store_true" in ast.dump(kw["action"])
+                self._option(max(opts, key=len), "False" if flag else _const(kw.get("default")), node,
+                             _const(kw.get("help")))
+        elif last in ("option", "argument") and name.startswith("click."):
+            self._click(node, last)
+        elif last in ABSL_DEFINES and "flags" in name:
+            self._absl(node, last)
+        elif last == "mark_flag_as_required" and "flags" in name and node.args and self.rel == self.r.script:
+            flag = _str(node.args[0])
+            if flag:
+                self.r.required.append(Required(name=f"--{flag}", kind="option", file=self.rel, line=node.lineno))
         # HF TrainingArguments and Lightning Trainer keywords: the library runs the loop
         if last in ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"):
             self.r.kind = "training"
@@ -465,6 +470,50 @@ class _Reader(ast.NodeVisitor):
             self.r.kind = "training"
             for k in node.keywords:
                 self._library_keyword(k, PL_KEYS, node, hf=False)
+
+    def _option(self, opt: str, default: str | None, node: ast.Call, helped: str | None) -> None:
+        """One option of the job's parser, whatever declares it: its default, the value its help says
+        switches it off (`-1 disables`), and whether it sets the step count or an output folder."""
+        self.r.flags[opt] = default
+        off = re.search(r"(?<![\w.])(-1|0)\b[^.;]{0,20}\b(disables?|turns? (it )?off|means (no|never|off))"
+                        r"|\b(disable[sd]?|off)\b[^.;]{0,20}?(?<![\w.])(-1|0)\b", helped or "", re.I)
+        if off:
+            self.r.off_values[opt] = off.group(1) or off.group(6)
+        dest = opt.lstrip("-").replace("-", "_")
+        if STEP_NAMES.match(dest):
+            self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno, default=default))
+        if OUT_NAMES.search(dest):
+            self.fact("output_dirs", opt, node, opt)
+
+    def _click(self, node: ast.Call, last: str) -> None:
+        """`@click.option("--max-steps", "-n", default=10, is_flag=True)`, `@click.argument("data")`."""
+        self.r.config_system = "click"
+        names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        required = kw.get("required")
+        if last == "argument":
+            if names and self.rel == self.r.script and "default" not in kw and not (
+                    isinstance(required, ast.Constant) and required.value is False):
+                self.r.required.append(Required(name=names[0], kind="positional", file=self.rel, line=node.lineno))
+            return
+        opts = [n.split("/")[0] for n in names if n.startswith("-")]  # `--shuffle/--no-shuffle`
+        if not opts:
+            return
+        opt = max(opts, key=len)
+        flag = isinstance(kw.get("is_flag"), ast.Constant) and getattr(kw["is_flag"], "value", False) is True
+        self._option(opt, "False" if flag and "default" not in kw else _const(kw.get("default")), node,
+                     _const(kw.get("help")))
+        if isinstance(required, ast.Constant) and required.value is True and self.rel == self.r.script:
+            self.r.required.append(Required(name=opt, kind="option", file=self.rel, line=node.lineno))
+
+    def _absl(self, node: ast.Call, last: str) -> None:
+        """`flags.DEFINE_integer("max_steps", 1000, "help")`: the option `--max_steps`."""
+        self.r.config_system = "absl"
+        order = ("name", "default", "enum_values", "help") if last == "DEFINE_enum" else ("name", "default", "help")
+        args = {**dict(zip(order, node.args, strict=False)), **{k.arg: k.value for k in node.keywords if k.arg}}
+        flag = _str(args.get("name"))
+        if flag:
+            self._option(f"--{flag}", _const(args.get("default")), node, _const(args.get("help")))
 
     def _signature_cli(self, node: ast.Call, name: str, last: str) -> bool:
         """`CLI(main)` (jsonargparse), `fire.Fire(main)`, `typer.run(main)`, `tyro.cli(main)`: the flags are
