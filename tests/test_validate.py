@@ -162,5 +162,48 @@ def test_a_cli_made_from_a_functions_parameters_has_those_flags(tmp_path, librar
     ok = check_run(f"python train.py {flag}=runs/x {steps}=30", root, a)
     assert ok.problems == [] and ok.warnings == []
     typo = check_run(f"python train.py {flag}s=runs/x", root, a)
-    said = f"{flag}s is not a parameter of the function train.py's {a.config_system} is made from"
+    said = f"{flag}s is not among the parameters (or dataclass fields) train.py's {a.config_system} is made from"
     assert (typo.problems, typo.warnings) == (([], [said]) if "fire" in library else ([said], []))
+
+
+TYRO = """\
+import dataclasses
+import torch
+import tyro
+
+@dataclasses.dataclass
+class Optim:
+    lr: float = 3e-4
+    weight_decay: float = 0.1
+
+@dataclasses.dataclass
+class Config:
+    max_steps: int = 1000
+    out_dir: str = "out"
+    optim: Optim = dataclasses.field(default_factory=Optim)
+
+def main(cfg: Config):
+    for step in range(cfg.max_steps):
+        loss = model(x)
+        loss.backward()
+        opt.step()
+
+if __name__ == "__main__":
+    {call}
+"""
+
+
+@pytest.mark.parametrize(("call", "group"), [("main(tyro.cli(Config))", ""), ("tyro.cli(main)", "cfg.")])
+def test_a_tyro_config_is_read_as_nested_groups(tmp_path, call, group):
+    """`tyro.cli(Config)`: its fields are the flags, a dataclass-typed field a group (`--optim.weight-decay`);
+    `tyro.cli(main)` with `cfg: Config` puts them under `--cfg.`."""
+    from wamf_tui.analyze import analyze_script
+    from wamf_tui.analyze.benchmark import propose
+
+    root = make_repo(tmp_path / "job", {"train.py": TYRO.replace("{call}", call)})
+    a = analyze_script(root / "train.py", root)
+    assert [f for c in propose(a) for f in c.flags] == [f"--{group}max-steps=30", f"--{group}out-dir=runs/wamf-bench"]
+    assert check_run(f"python train.py --{group}optim.weight-decay 0.05", root, a).problems == []
+    said = check_run(f"python train.py --{group}optim.decay 0.05", root, a).problems
+    assert said == [f"--{group}optim.decay is not among the parameters (or dataclass fields) train.py's tyro is "
+                    "made from"]

@@ -70,29 +70,52 @@ _OUT = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint)_?(dir|path)?$")
 
 
 def signature_flags(tree: ast.Module, function: str, line: int, rel: str, a: Analysis) -> None:
-    """The flags of a CLI made from `function`'s parameters (jsonargparse's `CLI`, fire, typer, tyro),
-    with the step, output-folder and seed ones among them."""
-    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
-    if fn is None:
+    """The flags of a CLI made from `function`'s parameters (jsonargparse's `CLI`, fire, typer, tyro), or
+    from a dataclass's fields (`tyro.cli(Config)`), with the step, output-folder and seed ones among them.
+    A parameter or field typed with a dataclass of this file is a nested group: `--opt.lr` (tyro,
+    jsonargparse)."""
+    made = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name == function), None)
+    if made is None:
         a.notes.append(f"{rel}:{line}: its flags are the parameters of {function}, which is not in this file")
         return
-    args = fn.args
-    params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-    defaults = [None] * (len(args.posonlyargs) + len(args.args) - len(args.defaults)) + list(args.defaults) \
-        + list(args.kw_defaults)
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     hyphens = a.config_system in HYPHENATED
-    for p, d in zip(params, defaults, strict=True):
-        flag = "--" + (p.arg.replace("_", "-") if hyphens else p.arg)
-        a.flags[flag] = _default(d)
-        if _STEPS.match(p.arg):
-            a.step_controls.append(StepControl(name=flag, default=a.flags[flag], file=rel, line=p.lineno))
-        elif _OUT.search(p.arg):
-            a.output_dirs.append(Fact(name=p.arg, off_switch=f"{flag}=...", file=rel, line=p.lineno))
-        elif p.arg == "seed":
-            a.seeds.append(Fact(name=p.arg, off_switch=f"{flag}=...", file=rel, line=p.lineno))
+    for name, annotation, default, lineno in _members(made):
+        _parameter(name, annotation, default, lineno, "", classes, hyphens, rel, a, 0)
     if a.config_system == "jsonargparse CLI":
         a.flags.setdefault("--config", None)  # what jsonargparse adds to every CLI
         a.flags.setdefault("--print_config", None)
+
+
+def _members(made: ast.FunctionDef | ast.ClassDef) -> list[tuple[str, ast.expr | None, ast.expr | None, int]]:
+    """(name, annotation, default, line) of a function's parameters or a dataclass's annotated fields."""
+    if isinstance(made, ast.ClassDef):
+        return [(s.target.id, s.annotation, s.value, s.lineno) for s in made.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    args = made.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    defaults = [None] * (len(args.posonlyargs) + len(args.args) - len(args.defaults)) + list(args.defaults) \
+        + list(args.kw_defaults)
+    return [(p.arg, p.annotation, d, p.lineno) for p, d in zip(params, defaults, strict=True)]
+
+
+def _parameter(name: str, annotation: ast.expr | None, default: ast.expr | None, lineno: int, prefix: str,
+               classes: dict[str, ast.ClassDef], hyphens: bool, rel: str, a: Analysis, depth: int) -> None:
+    """One flag, or the group of a dataclass-typed one (`--optimizer.lr`), at most three levels deep."""
+    typed = name_of(annotation) if annotation is not None else ""
+    nested = classes.get(typed.split(".")[-1])
+    if nested is not None and depth < 3:
+        for field, ann, value, line in _members(nested):
+            _parameter(field, ann, value, line, f"{prefix}{name}.", classes, hyphens, rel, a, depth + 1)
+        return
+    flag = "--" + prefix + (name.replace("_", "-") if hyphens else name)
+    a.flags[flag] = _default(default)
+    if _STEPS.match(name):
+        a.step_controls.append(StepControl(name=flag, default=a.flags[flag], file=rel, line=lineno))
+    elif _OUT.search(name):
+        a.output_dirs.append(Fact(name=name, off_switch=f"{flag}=...", file=rel, line=lineno))
+    elif name == "seed":
+        a.seeds.append(Fact(name=name, off_switch=f"{flag}=...", file=rel, line=lineno))
 
 
 def lightning_cli(rel: str, line: int, a: Analysis) -> None:
