@@ -86,6 +86,7 @@ def test_uploads_never_block_the_downloads_the_job_needs(tmp_path):
     assert not any("HF_HUB_OFFLINE" in e for c in rows for e in c.env)
     up = next(c for c in rows if c.what.startswith("push_to_hub"))
     assert not up.enabled and "only a code edit stops it" in up.how
+    assert up.what == "push_to_hub (train.py:7) has no switch: it runs whenever the job reaches it"  # never "off"
 
 
 def test_no_step_cap_where_no_optimizer_steps(tmp_path):

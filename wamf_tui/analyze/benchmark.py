@@ -269,7 +269,9 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         own = u.off_switch if u.off_switch and u.off_switch.startswith("--") else None
         off = _switch_off(own, a.flags, a.off_values)
         how, flags, env = off or (f"{u.name} stays on (limitation: only a code edit stops it)", [], [])
-        changes.append(BenchmarkChange(what=f"{u.name} off ({u.file}:{u.line})", how=how, flags=flags, env=env,
+        what = f"{u.name} off ({u.file}:{u.line})" if off is not None else \
+            f"{u.name} ({u.file}:{u.line}) has no switch: it runs whenever the job reaches it"
+        changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env,
                                        drop=_dropped(how), why="no uploads", enabled=off is not None))
     out = next((o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)), None)
     if out:
