@@ -73,7 +73,7 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
     got["own"] = not needs_wrapper(state.changes)
     # still on: what the job's switches cannot turn off in a benchmark run (it is timed, and priced)
     left_on = [c.what for c in state.changes if any(w in c.what + c.how for w in (
-        "still runs", "has no switch", "limitation", "stays on", "save call(s)"))]
+        "still runs", "no switch", "limitation", "stays on", "save call(s)", "runs once"))]
     got["all_off"] = not left_on
     got["left_on"] = "; ".join(left_on)
     got["why"] = str(got.get("why", "")) + (f"run {run!r}; needs {[n.code for n in analysis.needs]}; "

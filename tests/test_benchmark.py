@@ -75,6 +75,7 @@ def test_a_tracker_is_switched_off_only_by_its_own_variable(tmp_path):
     tb = next(c for c in rows if c.what.startswith("tensorboard"))
     wb = next(c for c in rows if c.what.startswith("wandb"))
     assert tb.env == [] and "WANDB" not in tb.how and "only a code edit stops tensorboard" in tb.how
+    assert tb.what == "tensorboard tracker (train.py:3) has no switch: it logs in every run" and not tb.enabled
     assert wb.env == ["WANDB_MODE=disabled"]
 
 
@@ -351,6 +352,33 @@ if __name__ == "__main__":
 """
 
 
+ACCELERATE = """\
+import argparse
+from accelerate import Accelerator
+p = argparse.ArgumentParser()
+p.add_argument("--report_to", default="{default}")
+args = p.parse_args()
+accelerator = Accelerator(log_with=args.report_to)
+accelerator.init_trackers("job")
+for b in loader:
+    loss = model(b)
+    accelerator.backward(loss)
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(("default", "what", "env"), [
+    ("tensorboard", "tensorboard tracker (train.py:6) has no switch: it logs in every run", []),
+    ("wandb", "wandb tracker off (train.py:6)", ["WANDB_MODE=disabled"]),
+])
+def test_accelerates_trackers_are_read_from_log_with(tmp_path, default, what, env):
+    """`Accelerator(log_with=args.report_to)` starts the flag's default tracker; accelerate refuses "none", so only
+    the tracker's own variable can stop it."""
+    _, a, rows = changes(tmp_path, {"train.py": ACCELERATE.replace("{default}", default)})
+    row = next(c for c in rows if "tracker" in c.what)
+    assert (row.what, row.env) == (what, env)
+
+
 @pytest.mark.parametrize(("source", "expected"), [
     (ABSL_JOB, ["--max_steps=30", "--eval_every=-1", "--output_dir=runs/wamf-bench"]),
     (CLICK_JOB, ["--max-steps=30", "--eval-every=0", "--out-dir=runs/wamf-bench"]),
@@ -358,3 +386,15 @@ if __name__ == "__main__":
 def test_absl_and_click_jobs_are_cut_and_switched_with_their_own_options(tmp_path, source, expected):
     _, a, rows = changes(tmp_path, {"train.py": source})
     assert [f for c in rows for f in c.flags] == expected
+
+
+def test_a_save_in_a_later_loop_is_not_after_the_training_loop(tmp_path):
+    """A warm-up loop that trains, then the real loop with the final save inside it: that save is in a loop the
+    job runs, not once after the one the step was found in."""
+    body = ("import torch\nfor w in range(3):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
+            "for step in range(1000):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
+            "    if step == 999:\n        torch.save(model, 'final.pt')\n")
+    _, a, rows = changes(tmp_path, {"train.py": body})
+    assert (a.train_loop.end, a.train_scope.end) == (5, 5)
+    save = next(c for c in rows if "train.py:11" in c.what)
+    assert save.what == "torch.save (train.py:11) has no switch: it runs whenever the job reaches it"

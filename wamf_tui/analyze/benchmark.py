@@ -215,11 +215,13 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     for t in a.trackers:
         # a tracker's own variable only (WANDB_MODE for wandb, ...): never one that controls another tracker
         var = TRACKER_ENV.get(t.name)
-        how, flags, env = _switch_off(t.off_switch, a.flags, a.off_values) or ((var, [], [var]) if var else (
-            f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops {t.name}; its files go to the run folder)",
-            [], []))
-        changes.append(BenchmarkChange(what=f"{t.name} tracker off ({t.file}:{t.line})", how=how, flags=flags,
-                                       env=env, drop=_dropped(how), why="no runs on a tracker dashboard"))
+        off = _switch_off(t.off_switch, a.flags, a.off_values) or ((var, [], [var]) if var else None)
+        how, flags, env = off or (f"{t.name} stays on (limitation: only a code edit stops {t.name}; it writes "
+                                  "where the job tells it)", [], [])
+        what = f"{t.name} tracker off ({t.file}:{t.line})" if off else \
+            f"{t.name} tracker ({t.file}:{t.line}) has no switch: it logs in every run"
+        changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env, drop=_dropped(how),
+                                       why="no runs on a tracker dashboard", enabled=off is not None))
     own_files = _step_files(a)
     # saves in the modules it imports that no switch of the job reaches: one row, not one per library helper
     # (but one a guard fires at step 0 is timed in every run, and said on its own)

@@ -63,7 +63,7 @@ CALLS = frozenset(
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
         "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
-        "mark_flag_as_required", *ABSL_DEFINES,
+        "mark_flag_as_required", "Accelerator", *ABSL_DEFINES,
     })
 # The tables by the call's last name part: a call can only match an entry that ends like it.
 TRACKERS_BY_LAST: dict[str, list[str]] = {}
@@ -453,6 +453,10 @@ class _Reader(ast.NodeVisitor):
                 flag = kw.get("action") is not None and "store_true" in ast.dump(kw["action"])
                 self._option(max(opts, key=len), "False" if flag else _const(kw.get("default")), node,
                              _const(kw.get("help")))
+        elif last == "Accelerator":
+            for k in node.keywords:
+                if k.arg == "log_with":
+                    self._accelerate_trackers(k.value, node)
         elif last in ("option", "argument") and name.startswith("click."):
             self._click(node, last)
         elif last in ABSL_DEFINES and "flags" in name:
@@ -484,6 +488,18 @@ class _Reader(ast.NodeVisitor):
             self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno, default=default))
         if OUT_NAMES.search(dest):
             self.fact("output_dirs", opt, node, opt)
+
+    def _accelerate_trackers(self, value: ast.expr, node: ast.Call) -> None:
+        """`Accelerator(log_with="wandb")` or `log_with=args.report_to`: the trackers accelerate starts. It takes
+        no value that means none (it refuses "none"), so only the tracker's own variable can stop one."""
+        if isinstance(value, ast.Attribute) and _dotted(value.value) in ("args", "cfg", "config", "self.args"):
+            named = (self.r.flags.get(self.flag_for(value.attr)) or "").strip("'\"")
+        else:
+            named = _str(value) or ""
+        for tracker in (t.strip() for t in named.split(",")):
+            if tracker and tracker != "None":
+                self.r.trackers.append(Fact(name="comet" if tracker == "comet_ml" else tracker, file=self.rel,
+                                            line=node.lineno))
 
     def _click(self, node: ast.Call, last: str) -> None:
         """`@click.option("--max-steps", "-n", default=10, is_flag=True)`, `@click.argument("data")`."""

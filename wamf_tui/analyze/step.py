@@ -100,8 +100,9 @@ def find_step(tree: ast.Module, rel: str) -> list[Anchor] | None:
 
 
 def loop_of(tree: ast.Module, line: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """((start, end) of the outermost loop around `line` in its function, (start, end) of that function,
-    or of the module); None when no loop of that function holds it (the loop is in a caller)."""
+    """((start, end) of the outermost loop around `line` in its function, (start, end) of that function, or
+    of the module, cut before its next loop); None when no loop of that function holds it (the loop is in a
+    caller)."""
     scope: ast.AST = tree
     for node in ast.walk(tree):  # the innermost function holding the line
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno <= line <= (
@@ -112,9 +113,13 @@ def loop_of(tree: ast.Module, line: int) -> tuple[tuple[int, int], tuple[int, in
     if not loops:
         return None
     outer = min(loops, key=lambda n: n.lineno)
-    last = tree.body[-1].end_lineno if tree.body else line
-    bounds = (getattr(scope, "lineno", 1), getattr(scope, "end_lineno", None) or last or line)
-    return (outer.lineno, outer.end_lineno or outer.lineno), bounds
+    end = outer.end_lineno or outer.lineno
+    last = getattr(scope, "end_lineno", None) or (tree.body[-1].end_lineno if tree.body else None) or line
+    # up to the next loop of the function: a save inside a later loop (the real one, after a warm-up
+    # loop, or an eval loop) is not "after the training loop"
+    later = [n.lineno for n in _own_nodes(scope) if isinstance(n, ast.For | ast.AsyncFor | ast.While)
+             and n.lineno > end]
+    return (outer.lineno, end), (getattr(scope, "lineno", 1), min([last, *(n - 1 for n in later)]))
 
 
 def _targets(node: ast.AST) -> set[str]:
