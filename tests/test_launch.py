@@ -172,6 +172,14 @@ def test_a_console_subcommand_is_read_in_the_module_it_runs(tmp_path, idiom):
     without = check_run(state.run.replace(" --data x", ""), root, state.analysis, state.detected.scripts.consoles,
                         writing=wrapper_path(state))
     assert any("--data" in p for p in without.problems), without  # the subcommand's own parser, read
+    # on the app's event loop no file is read: the subcommand's module is the one detection found
+    seen = frozenset(c.path for c in state.detected.scripts.candidates)
+    ui = check_run(state.run, root, state.analysis, state.detected.scripts.consoles, writing=wrapper_path(state),
+                   read=False, seen=seen, job=state.launch)
+    assert ui.problems == [] and not any("was not read" in w for w in ui.warnings)
+    blind = check_run(state.run, root, state.analysis, state.detected.scripts.consoles, writing=wrapper_path(state),
+                      read=False, seen=seen)
+    assert any("src/tool/cli.py was not read" in w for w in blind.warnings)
 
 
 def test_a_run_subcommand_naming_a_script_runs_that_script(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .analyze.benchmark import is_wrapper
 from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, say_missing
-from .analyze.subcommands import reader, refine_console
+from .analyze.subcommands import dispatch, reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, LaunchCommand
 
@@ -30,18 +30,26 @@ class Verdict:
 
 def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: dict[str, str] | None = None,
               wrapper_dir: Path | None = None, read: bool = True, writing: str | None = None,
-              seen: frozenset[str] = frozenset()) -> Verdict:
+              seen: frozenset[str] = frozenset(), job: LaunchCommand | None = None) -> Verdict:
     """Problems (the run line cannot work as written) and warnings (what the code cannot prove).
-    With `read` False (the app, on its event loop) an entry without a given analysis is not read;
+    With `read` False (the app, on its event loop) no file is read: an entry without a given analysis
+    is not checked, and a console subcommand's module comes from `job`, the command detection read;
     `writing` names the wrapper about to be written with the contract; `seen`, files detection found."""
     v = Verdict()
     exists = lambda p: p in seen or (root / p).is_file()  # noqa: E731
+
+    def refine(found: LaunchCommand) -> None:  # `tool pretrain ...` is read in the module its subcommand runs
+        if read:
+            refine_console(found, reader(root), exists, seen | ({analysis.script} if analysis else set()))
+        elif job is not None and job.path and dispatch(found) and (found.entry, dispatch(found)) == (
+                job.entry, dispatch(job)):
+            found.path = job.path
+
     launch = parse_launch(run, "run", "", {}, consoles or {}, exists)
     if launch is None:
         v.problems.append("the run line starts no Python job (no python, launcher or console script)")
         return v
     args = launch.args
-    scripts = set(seen) | ({analysis.script} if analysis else set())  # what a recipe name may point to
     if launch.script and is_wrapper(launch.script):
         script = Path(launch.script)
         # relative: from where the run line runs it (the contract's folder, for a contract checked elsewhere)
@@ -49,12 +57,12 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
                                                          (wrapper_dir or root) / script]
         if not any(w.is_file() or writing and w.resolve() == Path(writing).resolve() for w in places):
             v.problems.append(f"the benchmark wrapper {launch.script} does not exist")
-        launch, args = _past_wrapper(launch, root, consoles or {}, exists, scripts)
+        launch, args = _past_wrapper(launch, consoles or {}, exists, refine)
         if launch is None:
             v.problems.append("the wrapper is given no job script")
             return v
-    if launch.path:  # `tool pretrain ...` is read in the module its subcommand runs
-        refine_console(launch, reader(root), exists, scripts)
+    if launch.path:
+        refine(launch)
     else:
         entry = launch.script or launch.module or launch.entry or "the entry"
         v.problems.append(f"{entry} is not a file of the repo" + (f" (from {launch.cwd}/)" if launch.cwd else ""))
@@ -76,8 +84,8 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
     return v
 
 
-def _past_wrapper(launch: LaunchCommand, root: Path, consoles: dict[str, str], exists: Callable[[str], bool],
-                  scripts: set[str]) -> tuple[LaunchCommand | None, list[str]]:
+def _past_wrapper(launch: LaunchCommand, consoles: dict[str, str], exists: Callable[[str], bool],
+                  refine: Callable[[LaunchCommand], None]) -> tuple[LaunchCommand | None, list[str]]:
     """The job the wrapper runs: `wamf_bench.py SCRIPT ...`, `-m MODULE ...` or `--entry MOD:FN NAME ...`,
     with the launcher that starts the wrapper."""
     args = launch.args
@@ -91,7 +99,7 @@ def _past_wrapper(launch: LaunchCommand, root: Path, consoles: dict[str, str], e
         name = args[2]
         job = parse_launch(shlex.join(args[2:]), "run", "", {}, {name: args[1]}, exists)
         if job is not None:
-            refine_console(job, reader(root), exists, scripts)
+            refine(job)
             job.launcher, job.prefix = launch.launcher, launch.prefix
         return job if job is not None and job.path else LaunchCommand(
             command="", launcher=launch.launcher, entry=module), args[3:]

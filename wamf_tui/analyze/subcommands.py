@@ -30,10 +30,8 @@ def refine_console(launch: LaunchCommand, read: Callable[[str], str | None], exi
     """Point a console-script launch at the module its subcommand runs (`launch.path`), when the
     dispatcher's table says; the command itself is unchanged. `read(path)` gives a repo file's text,
     `exists(path)` whether it is a file; `scripts` are the repo's Python files a name may point to."""
-    if launch.launcher != "console script" or not launch.path or not launch.entry:
-        return
-    words = [w for w in launch.args if not w.startswith("-")][:2]
-    if not words or launch.args[0].startswith("-"):
+    words = dispatch(launch)
+    if not words or not launch.path:
         return
     text = read(launch.path)
     if text is None:
@@ -47,6 +45,13 @@ def refine_console(launch: LaunchCommand, read: Callable[[str], str | None], exi
         target = _script_named(words[1], scripts)
     if target and target != launch.path:
         launch.path = target
+
+
+def dispatch(launch: LaunchCommand) -> list[str]:
+    """The words a console script dispatches on (`pretrain`, or `run RECIPE`); [] for any other launch."""
+    if launch.launcher != "console script" or not launch.entry or not launch.args or launch.args[0].startswith("-"):
+        return []
+    return [w for w in launch.args if not w.startswith("-")][:2]
 
 
 def reader(root: Path) -> Callable[[str], str | None]:

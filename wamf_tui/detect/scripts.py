@@ -21,7 +21,7 @@ from ..analyze.subcommands import refine_console
 from ..files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
 from .launch import DOCS, commands_in, console_scripts, docstring_commands, parse_launch, shell_defaults
-from .slurm import QueuedJob
+from .slurm import SOURCE, QueuedJob
 
 ENTRY_NAME = re.compile(
     r"^(train|finetune|fine_tune|pretrain|main|run_\w+|run|sample|generate|infer|inference|eval|evaluate|bench\w*)"
@@ -142,7 +142,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
         c = cands.setdefault(launch.path or "", ScriptCandidate(path=launch.path or "", score=0))
         more = sum(r.startswith("launched in") for r in c.reasons)
         c.score += 6 if more == 0 else 1 if more < 4 else 0  # launched at all counts most; more places a little
-        if _queued(launch) and not any(r.startswith("launched in Slurm job") for r in c.reasons):
+        if _queued(launch) and not any(r.startswith(f"launched in {SOURCE}") for r in c.reasons):
             c.score += 12  # the user's own job, in the queue now: the strongest evidence there is
         if launch.source.lower().startswith("readme") and not any(
                 r.lower().startswith("launched in readme") for r in c.reasons):
@@ -233,7 +233,7 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
 
 
 def _queued(launch: LaunchCommand) -> bool:
-    return launch.source.startswith("Slurm job")
+    return launch.source.startswith(SOURCE)
 
 
 def _resolve(root: Path, script: str) -> str | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .. import children
 
+SOURCE = "Slurm job"  # how a queued job's command is sourced: `Slurm job 24 (pending)`
 MAX_JOBS = 8
 TIME_BUDGET_S = 4.0
 # scontrol's keys are CamelCase (`JobState`, `Socks/Node`): a `lr=0.1` inside a command is part of its value
@@ -36,7 +37,7 @@ class QueuedJob:
 
     @property
     def source(self) -> str:
-        return f"Slurm job {self.id} ({self.state.lower()})"
+        return f"{SOURCE} {self.id} ({self.state.lower()})"
 
 
 def fields(line: str) -> dict[str, str]:

@@ -329,7 +329,7 @@ class ConfirmScreen(StepScreen):
             self._verdict = lines, st.analysis, check_run(
                 st.run, Path(st.repo_path), st.analysis, scan.consoles if scan else {}, Path(st.contract_path).parent,
                 read=False, writing=wrapper_path(st),
-                seen=frozenset(c.path for c in scan.candidates) if scan else frozenset())
+                seen=frozenset(c.path for c in scan.candidates) if scan else frozenset(), job=st.launch)
         return self._verdict[2]
 
     def submit(self, value: str | list[str]) -> None:
