@@ -424,3 +424,14 @@ def test_a_scripts_own_docstring_says_how_it_runs_when_no_doc_does(tmp_path):
     launch = scan.candidates[0].launch
     assert launch is not None and launch.command == "torchrun --nproc_per_node=4 train.py --lr 1e-3"
     assert launch.source == "train.py:6" and "launched in train.py:6" in scan.candidates[0].reasons
+
+
+def test_a_readme_template_and_a_cpu_example_are_not_the_proposed_command(tmp_path):
+    """The docs' `experiment=experiment_name.yaml` is a template to fill in and `trainer=cpu` the CPU example:
+    the command shown is the first concrete GPU one, whatever order the README gives them in."""
+    readme = ("```bash\npython src/train.py experiment=experiment_name.yaml\n```\n"
+              "```bash\npython src/train.py trainer=cpu\n```\n```bash\npython src/train.py --device cpu\n```\n"
+              "```bash\npython src/train.py --data path/to/data\n```\n```bash\npython src/train.py trainer=gpu\n```\n")
+    root = make_repo(tmp_path / "r", {"README.md": readme, "src/train.py": "import torch\nloss.backward()\n"})
+    top = scan_scripts(root).candidates[0]
+    assert top.launch is not None and top.launch.command == "python src/train.py trainer=gpu"

@@ -257,6 +257,19 @@ class Span(BaseModel):
     end: int
 
 
+class HydraTree(BaseModel):
+    """A Hydra app's primary config as Hydra composes it (defaults lists and groups), unresolved:
+    what an override on the run line may name."""
+
+    config: RepoText  # the primary config's file, from the repo root
+    composed: bool = False  # False: Hydra could not compose it (the note says why); nothing below is known
+    keys: dict[RepoText, RepoText] = {}  # dotted leaf key -> its value as written (`${...}` left as is)
+    nodes: list[RepoText] = []  # dotted keys that hold a mapping
+    groups: dict[RepoText, list[RepoText]] = {}  # config group -> its options (`callbacks` -> default, none)
+    choices: dict[RepoText, RepoText] = {}  # group -> the option the defaults list picks (`null`: none)
+    note: RepoText = ""
+
+
 class Analysis(BaseModel):
     script: RepoText
     kind: Literal["training", "inference", "unknown"] = "unknown"
@@ -281,6 +294,7 @@ class Analysis(BaseModel):
     module: RepoText | None = None  # the entry as a module (`pkg.train`), when it sits in a package
     module_root: RepoText = ""  # the folder `python -m` runs it from
     config_system: RepoText = "unknown"
+    hydra: HydraTree | None = None  # a Hydra app's composed config
     train_loop: Span | None = None  # the outermost loop around the training step, in its function
     train_scope: Span | None = None  # that function (or the whole module)
     files: list[RepoText] = []

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .analyze.benchmark import is_wrapper
+from .analyze.hydra_config import hydra_overrides
 from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, say_missing
 from .analyze.subcommands import dispatch, reader, refine_console
 from .detect.launch import parse_launch
@@ -146,6 +147,8 @@ def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[st
         problems += [f"{w.split('=')[0]} is not a setting of {name}" for w in given
                      if "=" in w and w[2:].split("=")[0] not in known]
         return problems, []
+    if a.config_system == "hydra":
+        return hydra_overrides(args, a.hydra, name)
     if a.config_system.startswith("HfArgumentParser") and a.flags:
         # fields come from the job's dataclasses and a table of TrainingArguments: one the installed
         # transformers adds may be missing from the table, so an unknown one is said, not refused

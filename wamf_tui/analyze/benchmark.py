@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..detect.launch import format_command, parse_launch
 from ..model import Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
+from .hydra_config import ENV, cpu_trainers, is_override
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
 WRAPPER_NAME = "wamf_bench.py"
@@ -36,8 +37,10 @@ def _switch_off(flag: str | None, defaults: dict[str, str | None],
     A store_true flag is switched off by leaving it out: `how` then starts with the flag and says so."""
     if not flag:
         return None
-    if "=" in flag and not flag.startswith("-"):
+    if ENV.match(flag):  # `WANDB_MODE=disabled`
         return flag, [], [flag]
+    if all(is_override(w) and ("=" in w or w.startswith("~")) for w in flag.split(" ")):  # Hydra: `test=false`
+        return flag, flag.split(" "), []
     if flag.startswith("--") and " " in flag:  # HF style: "--save_strategy no"
         return flag, flag.split(), []
     if flag.startswith("--") and "=" in flag and not flag.endswith("=..."):  # a table's: "--trainer.logger=false"
@@ -283,6 +286,10 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         target = f"{OUT_DIR}/{Path(default).name}" if Path(default).suffix else OUT_DIR
         changes.append(BenchmarkChange(what="all outputs into one folder", how=f"{flag}={target}",
                                        flags=[f"{flag}={target}"], why="no writes into the checkout"))
+    for node in cpu_trainers(a, args):
+        on = f"{node}.accelerator=gpu"
+        changes.append(BenchmarkChange(what=f"Trainer on the GPU (its config says {node}.accelerator: cpu)", how=on,
+                                       flags=[on], why="the optimizer times the job on the GPU, not on the CPU"))
     if hydra:
         run_dir = f"hydra.run.dir={OUT_DIR}"
         changes.append(BenchmarkChange(what="Hydra's run folder into the benchmark folder", how=run_dir,

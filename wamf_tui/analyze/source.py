@@ -19,6 +19,7 @@ from ..files import digest, read_regular
 from ..model import Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..visible import gated
 from .frameworks import hf_arguments, lightning_cli, signature_flags
+from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
 from .step import QUIET_FUNCTIONS, ROLES, find_step, loop_of, name_of
 
@@ -118,6 +119,8 @@ class _Reader(ast.NodeVisitor):
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
+        self.hydra_version = ""  # its `version_base`, as written
+        self.hydra_line = 0
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
         self.hf_line = 0  # the line of the first HfArgumentParser call
         self.cli_function: tuple[str, int] | None = None  # a function whose parameters are the flags, and where
@@ -175,7 +178,11 @@ class _Reader(ast.NodeVisitor):
                                                           off_switch=off or self.guard(), guard=guard))
 
     def guard(self) -> str | None:
-        """The flag that switches the current statement on, read from the enclosing `if`."""
+        """The flag that switches the current statement on, read from the enclosing `if` (in a Hydra app,
+        `if cfg.get("test"):` is switched off by the override `test=false`)."""
+        key = self.hydra_key(self.guards[-1]) if self.guards else None
+        if key:
+            return f"{key}=false"
         for test in reversed(self.guards):
             for n in ast.walk(test):
                 name = None
@@ -220,19 +227,29 @@ class _Reader(ast.NodeVisitor):
             base = ".".join(Path(self.rel).parent.parts[: len(Path(self.rel).parent.parts) - node.level + 1])
             mod = ".".join(x for x in (base, node.module or "") if x)
             self.imports += [mod] + [f"{mod}.{a.name}" for a in node.names]
-        if node.module and ("hydra" in node.module or "omegaconf" in node.module):
+        if node.module and ("hydra" in node.module or "omegaconf" in node.module) and self.r.config_system != "hydra":
             self.r.config_system = "hydra" if "hydra" in node.module else "omegaconf"
         self.generic_visit(node)
+
+    def hydra_main(self, tree: ast.Module) -> None:
+        """A `@hydra.main` function, found before the visit: functions above it read its config too."""
+        for node in tree.body:
+            for d in node.decorator_list if isinstance(node, ast.FunctionDef) else []:
+                if not _dotted(d.func if isinstance(d, ast.Call) else d).endswith("hydra.main"):
+                    continue
+                self.r.config_system = "hydra"
+                self.hydra_cfg = node.args.args[0].arg if node.args.args else None
+                kw = {k.arg: (_const(k.value) or "None").strip("'\"") for k in getattr(d, "keywords", []) if k.arg}
+                path, conf = kw.get("config_path", "None"), kw.get("config_name", "None").removesuffix(".yaml")
+                self.hydra_file = Path("." if path == "None" else path) / f"{conf}.yaml" if conf != "None" else None
+                self.hydra_version = kw.get("version_base", "")  # "" when not given: Hydra's 1.1 behaviour
+                self.hydra_line = node.lineno
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         for d in node.decorator_list:
             name = _dotted(d.func if isinstance(d, ast.Call) else d)
             if name.endswith("hydra.main"):
-                self.r.config_system = "hydra"
-                self.hydra_cfg = node.args.args[0].arg if node.args.args else None
-                kw = {k.arg: (_const(k.value) or "None").strip("'\"") for k in getattr(d, "keywords", []) if k.arg}
-                path, conf = kw.get("config_path", "None"), kw.get("config_name", "None")
-                self.hydra_file = Path("." if path == "None" else path) / f"{conf}.yaml" if conf != "None" else None
+                continue
             elif name.startswith(("click.", "typer")) or name.endswith(".command"):
                 self.r.config_system = self.r.config_system if self.r.config_system != "unknown" else "click"
         if node.name in ("training_step", "compute_loss") and self.classes:  # the module's or trainer's override
@@ -287,8 +304,14 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def hydra_key(self, node: ast.AST) -> str | None:
-        """The override key of a read of the Hydra config (`cfg.a.b` -> `a.b`), else None."""
-        if not self.hydra_cfg or not isinstance(node, ast.Attribute):
+        """The override key of a read of the Hydra config (`cfg.a.b`, `cfg.a.get("b")` -> `a.b`), else None."""
+        if not self.hydra_cfg:
+            return None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            base = self.hydra_key(node.func.value) if _dotted(node.func.value) != self.hydra_cfg else ""
+            return f"{base}.{node.args[0].value}".lstrip(".") if base is not None else None
+        if not isinstance(node, ast.Attribute):
             return None
         dotted = _dotted(node)
         if dotted.startswith(self.hydra_cfg + ".") and "(" not in dotted:
@@ -709,6 +732,7 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
     step = None  # the training step: in the entry, else in the first module it reaches that has one
     submitter: Need | None = None  # where the entry, or a module it calls, queues the job on a cluster
     mains: list[Path] = []  # modules it reaches that train and run as `__main__`: what a submitter queues
+    hydra_line = ("", 0)  # where the entry's `@hydra.main` is
     while queue:
         path, depth = queue.pop(0)
         if path.resolve() in done:
@@ -736,6 +760,7 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
             result.partial = True
         reader = _Reader(result, rel)
         try:
+            reader.hydra_main(tree)
             reader.visit(tree)
         except RecursionError:
             result.partial = True
@@ -763,14 +788,25 @@ def _analyze(script: Path, repo_root: str | Path | None) -> Analysis:
                 signature_flags(tree, *reader.cli_function, rel, result)
             if reader.lightning_cli:
                 lightning_cli(rel, reader.lightning_cli, result)
-        if reader.hydra_file is not None:
-            _hydra_defaults(result, path.parent / reader.hydra_file, root, depth == 0)
+        if reader.hydra_file is not None and depth == 0:
+            conf = path.parent / reader.hydra_file
+            result.hydra = compose(conf.parent, conf.stem, reader.hydra_version, _rel(conf, root))
+            if result.hydra.note:
+                result.notes.append(result.hydra.note)
+            if result.hydra.composed:
+                result.required += [Required(name=k, kind="hydra", file=result.hydra.config, line=1)
+                                    for k, v in result.hydra.keys.items() if v == "???"]
+                hydra_line = (rel, reader.hydra_line)
+            else:
+                _hydra_defaults(result, conf, root, True)
         if depth < FOLLOW_DEPTH:
             targets = _hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
             for mod in [*reader.imports, *targets]:
                 p = _module_path(root, mod)
                 if p is not None and p.resolve() not in done:
                     queue.append((p, depth + 1))
+    if result.hydra is not None and result.hydra.composed:
+        add_switches(result, result.hydra, *hydra_line)
     if submitter is not None and step is not None:
         if mains:
             submitter.runs, submitter.runs_from = _as_module(mains[0], root)

@@ -33,6 +33,9 @@ ASIDE_NAME = re.compile(r"(generat|download|prepar|convert|export|eval|infer|sam
 TRAINS = re.compile(r"\.backward\(|optimizer\.step\(|\bTrainer\(|\.fit\(|trainer\.train\(|manual_backward\(")
 _IMPORT = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
 _FROM_IMPORT = re.compile(r"^\s*from\s+([A-Za-z_][\w.]*)\s+import\s+\(?([\w ,]+)", re.M)
+# a value the docs leave for the reader to fill in: `your_data`, `experiment_name.yaml`, `path/to/ckpt`
+TEMPLATE = re.compile(r"^(your|my)[_-]|[_-]name(\.\w+)?$|^(/?path/to|/path/)|^\.\.\.$", re.I)
+CPU_FLAGS = {"--cpu", "--no-cuda", "--no_cuda", "--use_cpu", "--use-cpu"}
 MAX_READ = 3000  # files opened
 MAX_LAUNCH_SOURCES = 300
 MAX_CANDIDATES = 200
@@ -226,10 +229,16 @@ def _score(rel: str, text: str) -> tuple[int, list[str]]:
 
 
 def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
-    """The launch to show for a script: the user's queued job, then one with nothing left unresolved, then a
-    real launcher over plain python."""
-    return (_queued(new), not new.unresolved, new.launcher != "python") > (
-        _queued(old), not old.unresolved, old.launcher != "python")
+    """The launch to show for a script: the user's queued job, then one with nothing left unresolved, then
+    one with no value the docs left as a template (`experiment=experiment_name.yaml`), then one that does
+    not ask for the CPU (the README's `trainer=cpu` example is not the GPU job), then a real launcher."""
+    def rank(x: LaunchCommand) -> tuple[bool, ...]:
+        values = [w.split("=", 1)[-1] for w in x.args]
+        return (_queued(x), not x.unresolved, not any(TEMPLATE.search(v) for v in values),
+                not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),
+                x.launcher != "python")
+
+    return rank(new) > rank(old)
 
 
 def _queued(launch: LaunchCommand) -> bool:

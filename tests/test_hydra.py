@@ -1,0 +1,203 @@
+"""A Hydra app read the way Hydra composes it: the config tree from hydra-core's own compose, the benchmark's
+overrides from it (`+key=` for a key the config lacks), `check` refusing what Hydra would refuse, and the
+run line's overrides proven by composing them with Hydra itself. Fixture repos are written here."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_repo
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.benchmark import propose, run_command
+from wamf_tui.analyze.hydra_config import compose
+from wamf_tui.detect.launch import parse_launch
+from wamf_tui.model import InitState
+from wamf_tui.validate import check_run
+
+TRAIN = """\
+import hydra
+import lightning as L
+
+
+def train(cfg):
+    if cfg.get("seed"):
+        L.seed_everything(cfg.seed)
+    model = hydra.utils.instantiate(cfg.model)
+    trainer = hydra.utils.instantiate(cfg.trainer, callbacks=[hydra.utils.instantiate(c) for c in cfg.callbacks.values()])
+    trainer.fit(model)
+    if cfg.get("test"):
+        trainer.test(model)
+
+
+@hydra.main(version_base="1.3", config_path="../configs", config_name="train.yaml")
+def main(cfg):
+    train(cfg)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+MODULE = """\
+import lightning as L
+import torch
+
+
+class Net(L.LightningModule):
+    def training_step(self, batch, i):
+        loss = self.layer(batch).sum()
+        return loss
+"""
+
+CONFIGS = {
+    "configs/train.yaml": "defaults:\n  - _self_\n  - model: net\n  - callbacks: default\n  - logger: null\n"
+                          "  - trainer: default\n  - hydra: default\n  - experiment: null\n\n"
+                          "test: True\nseed: null\ntask_name: train\n",
+    "configs/model/net.yaml": "_target_: src.net.Net\n",
+    "configs/trainer/default.yaml": "_target_: lightning.pytorch.trainer.Trainer\nmax_epochs: 10\n"
+                                    "accelerator: cpu\ndevices: 1\n",
+    "configs/trainer/gpu.yaml": "defaults:\n  - default\naccelerator: gpu\n",
+    "configs/callbacks/default.yaml": "model_checkpoint:\n  _target_: lightning.pytorch.callbacks.ModelCheckpoint\n"
+                                      "  monitor: val/acc\nearly_stopping:\n"
+                                      "  _target_: lightning.pytorch.callbacks.EarlyStopping\n  monitor: val/acc\n",
+    "configs/callbacks/none.yaml": "",
+    "configs/logger/csv.yaml": "csv:\n  _target_: lightning.pytorch.loggers.csv_logs.CSVLogger\n  save_dir: logs\n",
+    # Hydra's own settings name a plugin this install lacks (hydra_colorlog): composed without them
+    "configs/hydra/default.yaml": "defaults:\n  - override hydra_logging: colorlog\n"
+                                  "run:\n  dir: logs/${task_name}\n",
+    "configs/experiment/example.yaml": "# @package _global_\nseed: 12345\n",
+    "src/train.py": TRAIN,
+    "src/net.py": MODULE,
+    "src/__init__.py": "",
+}
+
+
+@pytest.fixture
+def app(tmp_path) -> Path:
+    return make_repo(tmp_path / "job", CONFIGS)
+
+
+def _compose_with_hydra(root: Path, overrides: list[str]):
+    """What Hydra itself makes of a run line's overrides (its own settings left out, as the app does)."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with initialize_config_dir(config_dir=str(root / "configs"), version_base="1.3"):
+            return hydra_compose("train", overrides=["~hydra", *overrides])
+
+
+def test_the_config_is_composed_from_its_groups(app):
+    a = analyze_script(app / "src/train.py", app)
+    tree = a.hydra
+    assert a.config_system == "hydra" and tree is not None and tree.composed
+    assert tree.config == "configs/train.yaml"  # config_name="train.yaml" is not looked up as train.yaml.yaml
+    assert tree.keys["trainer.max_epochs"] == "10" and tree.keys["test"] == "true" and tree.keys["seed"] == "null"
+    assert "callbacks.model_checkpoint" in tree.nodes
+    assert tree.choices["trainer"] == "default" and tree.choices["logger"] == "null"
+    assert tree.groups["callbacks"] == ["default", "none"] and tree.groups["experiment"] == ["example"]
+    assert "hydra_logging" in tree.note and "colorlog" in tree.note  # said, not hidden
+
+
+def test_the_benchmark_switches_are_overrides_hydra_accepts(app):
+    a = analyze_script(app / "src/train.py", app)
+    steps = a.step_controls[0]
+    assert (steps.name, steps.default) == ("+trainer.max_steps", "-1")  # the config has no max_steps: `+`
+    changes = propose(a, steps=30, args=["trainer=gpu"])
+    on = [f for c in changes if c.enabled for f in c.flags]
+    assert on == ["+trainer.max_steps=30", "+trainer.enable_checkpointing=false", "~callbacks.model_checkpoint",
+                  "test=false", "+trainer.limit_val_batches=0", "~callbacks.early_stopping",
+                  "hydra.run.dir=runs/wamf-bench", "seed=0"]
+    assert not any(c.env for c in changes if c.enabled)  # overrides are never environment variables
+    command = "python src/train.py trainer=gpu"
+    state = InitState(repo_path=str(app), contract_path=str(app / "contract.md"), script="src/train.py",
+                      command=command, launch=parse_launch(command, exists={"src/train.py"}.__contains__),
+                      changes=changes, analysis=a)
+    run = run_command(state)
+    assert check_run(run, app, a).problems == []
+    cfg = _compose_with_hydra(app, shlex.split(run)[2:])  # Hydra itself takes every word of the run line
+    assert cfg.trainer.max_steps == 30 and cfg.trainer.accelerator == "gpu" and cfg.trainer.limit_val_batches == 0
+    assert list(cfg.callbacks) == [] and cfg.test is False and cfg.seed == 0
+
+
+def test_a_trainer_the_config_puts_on_the_cpu_is_moved_to_the_gpu(app):
+    a = analyze_script(app / "src/train.py", app)
+    plain = propose(a, steps=30, args=[])
+    row = next(c for c in plain if "Trainer on the GPU" in c.what)
+    assert row.flags == ["trainer.accelerator=gpu"] and "accelerator: cpu" in row.what
+    for moved in (["trainer=gpu"], ["trainer.accelerator=gpu"]):  # the job's command already moves it
+        assert not any("Trainer on the GPU" in c.what for c in propose(a, steps=30, args=moved))
+
+
+@pytest.mark.parametrize(("word", "said"), [
+    ("experiment=experiment_name.yaml",
+     "experiment=experiment_name.yaml: experiment_name is not an option of config group experiment (example)"),
+    ("trainer.max_steps=30", "trainer.max_steps=30: trainer.max_steps is not in the composed config "
+                             "(configs/train.yaml); add it with +trainer.max_steps=30"),
+    ("+test=false", "+test=false: test is already in the composed config (configs/train.yaml); use test=false"),
+    ("logger=null", "logger=null: Hydra takes no null here; drop the group with ~logger"),
+    ("+logger=csv", "+logger=csv: logger is already in the defaults list; use logger=csv"),
+    ("~nokey", "~nokey: nokey is not in the composed config (configs/train.yaml)"),
+    ("foo", "foo is not a Hydra override (key=value)"),
+    ("--cfg", "--cfg makes train.py print its config or help and exit"),
+    ("-m", "-m makes train.py sweep several runs, not one"),
+    ("--lr=0.1", "--lr is not a Hydra flag"),
+])
+def test_check_refuses_what_hydra_refuses(app, word, said):
+    a = analyze_script(app / "src/train.py", app)
+    assert check_run(f"python src/train.py trainer=gpu {word}", app, a).problems == [said]
+    if not word.startswith("-") and word != "foo":  # and Hydra itself refuses it too
+        with pytest.raises(Exception):  # noqa: B017 (Hydra raises several types)
+            _compose_with_hydra(app, [word])
+
+
+@pytest.mark.parametrize("word", ["experiment=example", "experiment=example.yaml", "logger=csv", "callbacks=none",
+                                  "~logger", "~callbacks.early_stopping", "++foo.bar=1", "hydra.run.dir=x",
+                                  "+trainer.max_steps=5", "trainer.max_epochs=1"])
+def test_check_passes_what_hydra_takes(app, word):
+    a = analyze_script(app / "src/train.py", app)
+    assert check_run(f"python src/train.py {word}", app, a).problems == []
+    _compose_with_hydra(app, [word])
+
+
+def test_another_config_name_is_said_not_checked(app):
+    a = analyze_script(app / "src/train.py", app)
+    v = check_run("python src/train.py --config-name other nokey=1", app, a)
+    assert v.problems == [] and v.warnings == [
+        "the run line picks another config than configs/train.yaml: its overrides were not checked"]
+
+
+def test_a_pkg_search_path_is_never_composed(tmp_path, monkeypatch):
+    """Hydra imports the package a `pkg://` search path names: the job's code would run in wamf-tui (here the
+    package is importable, as it is when the job's environment is the one wamf-tui was installed into)."""
+    marker = tmp_path / "imported"
+    root = make_repo(tmp_path / "job", {
+        **CONFIGS, "configs/train.yaml": "hydra:\n  searchpath:\n    - pkg://evil.configs\ntest: True\n",
+        "evil/__init__.py": f"open({str(marker)!r}, 'w').close()\n", "evil/configs/__init__.py": ""})
+    monkeypatch.syspath_prepend(str(root))
+    tree = compose(root / "configs", "train", "1.3", "configs/train.yaml")
+    assert not marker.exists()
+    assert not tree.composed and "pkg://" in tree.note
+    a = analyze_script(root / "src/train.py", root)
+    assert any("pkg://" in n for n in a.notes)
+    v = check_run("python src/train.py test=false", root, a)
+    assert v.problems == [] and "overrides were not checked" in v.warnings[0]
+
+
+def test_a_fifo_among_the_configs_is_refused_not_waited_on(tmp_path):
+    root = make_repo(tmp_path / "job", CONFIGS)
+    os.mkfifo(root / "configs/model/stuck.yaml")
+    tree = compose(root / "configs", "train", "1.3", "configs/train.yaml")
+    assert not tree.composed and "stuck.yaml could not be read" in tree.note
+
+
+def test_a_config_hydra_cannot_compose_says_why(tmp_path):
+    root = make_repo(tmp_path / "job", {**CONFIGS, "configs/train.yaml": "defaults:\n  - model: missing\n"})
+    tree = compose(root / "configs", "train", "1.3", "configs/train.yaml")
+    assert not tree.composed and tree.note.startswith("Hydra config not composed: ") and "missing" in tree.note

@@ -1,0 +1,259 @@
+"""A Hydra app's config, composed by hydra-core itself, and the switches it gives the benchmark.
+
+Hydra composes the primary config from its defaults list and config groups; a hand-written reader of
+one YAML file misses every key a group brings in (`trainer.max_epochs` from `trainer/default.yaml`)
+and cannot tell `key=` from `+key=`. `compose` reads YAML and builds nothing: no `_target_` is
+instantiated and no `${...}` resolved. Two things could still reach the job's code or hang, and are
+refused before Hydra is imported: a `pkg://` search path (Hydra imports that package to find its
+files) and a config folder holding something that is not a plain file (a FIFO, a device).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import warnings
+from pathlib import Path
+
+from ..files import read_regular
+from ..model import Analysis, Fact, HydraTree, StepControl
+
+MAX_FILES = 500  # YAML files looked at before composing
+MAX_KEYS = 3000
+MAX_BYTES = 2_000_000
+TRAINER = re.compile(r"^(lightning|pytorch_lightning)(\.pytorch)?(\.trainer)*\.Trainer$")
+CHECKPOINT = re.compile(r"\.ModelCheckpoint$")
+STOPPER = re.compile(r"\.EarlyStopping$")
+LOGGER = re.compile(r"^(lightning|pytorch_lightning)(\.pytorch)?\.loggers(\.\w+)*\.\w+Logger$")
+ENV = re.compile(r"^[A-Z][A-Z0-9_]*=")  # `WANDB_MODE=disabled`: a variable, never an override
+
+
+def compose(conf_dir: Path, name: str, version_base: str | None, rel: str) -> HydraTree:
+    """The primary config `name` of `conf_dir`, composed; `version_base` as the app's `@hydra.main` gives
+    it ("" when it gives none). Never raises: a config Hydra cannot compose says why in `note`."""
+    tree = HydraTree(config=rel)
+    refused = _refused(conf_dir)
+    if refused:
+        tree.note = f"Hydra config not composed: {refused}"
+        return tree
+    if importlib.util.find_spec("hydra") is None:  # an install without hydra-core: the hand reader's stand
+        tree.note = "Hydra config not composed: hydra-core is not installed with wamf-tui"
+        return tree
+    kw = {"version_base": None if version_base == "None" else version_base} if version_base else {}
+    try:
+        with warnings.catch_warnings():  # Hydra warns about versions and deprecations: nothing for the user
+            warnings.simplefilter("ignore")
+            _compose_into(tree, conf_dir, name, kw)
+    except Exception as e:  # Hydra's errors are many types; any of them means the same to the user
+        return HydraTree(config=rel, note=f"Hydra config not composed: {_first_line(e)}")
+    tree.composed = True
+    return tree
+
+
+def _compose_into(tree: HydraTree, conf_dir: Path, name: str, kw: dict) -> None:
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    with initialize_config_dir(config_dir=str(conf_dir.resolve()), **kw):
+        try:
+            cfg = hydra_compose(name, return_hydra_config=True)
+        except Exception as e:  # a Hydra plugin this install lacks (colorlog): compose without Hydra's own
+            if "'hydra/" not in str(e):
+                raise
+            cfg = hydra_compose(name, overrides=["~hydra"], return_hydra_config=True)
+            missing = re.search(r"Could not find '([^']+)'", str(e))
+            tree.note = ("Hydra's own settings (hydra: in the defaults list) left out: "
+                         + (f"{missing.group(1)} is a plugin not installed here" if missing else _first_line(e)))
+        choices = cfg.hydra.runtime.choices
+        tree.choices = {str(k): "null" if v is None else str(v) for k, v in choices.items()}
+        body = OmegaConf.to_container(cfg, resolve=False)
+        _flatten({k: v for k, v in body.items() if k != "hydra"} if isinstance(body, dict) else {}, "", tree)
+        loader = GlobalHydra.instance().config_loader()
+        for group in _groups(loader):
+            tree.groups[group] = [str(o) for o in loader.get_group_options(group)][:100]
+
+
+def _refused(conf_dir: Path) -> str:
+    """Why composing `conf_dir` could reach the job's code or hang, else ""."""
+    seen: set[str] = set()
+    count = 0
+    for top, dirs, files in os.walk(conf_dir, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        for f in files:
+            if not f.endswith((".yaml", ".yml")):
+                continue
+            count += 1
+            if count > MAX_FILES:
+                return f"over {MAX_FILES} YAML files"
+            try:
+                text = read_regular(Path(top) / f, MAX_BYTES + 1)  # never a FIFO or a device
+            except OSError as e:
+                return f"{f} could not be read ({e.strerror or e})"
+            if len(text) > MAX_BYTES:
+                return f"{f} is over {MAX_BYTES // 1_000_000} MB"
+            if b"pkg://" in text:
+                return f"{f} names a pkg:// search path (Hydra would import that package)"
+    return ""
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return (text[0] if text else type(e).__name__)[:160]
+
+
+def _scalar(v: object) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)[:200]
+
+
+def _flatten(node: object, prefix: str, tree: HydraTree) -> None:
+    if not isinstance(node, dict):
+        if len(tree.keys) < MAX_KEYS:
+            tree.keys[prefix] = _scalar(node)
+        return
+    if prefix:
+        tree.nodes.append(prefix)
+    for k, v in node.items():
+        _flatten(v, f"{prefix}.{k}" if prefix else str(k), tree)
+
+
+def _groups(loader: object, parent: str = "", depth: int = 0) -> list[str]:
+    found: list[str] = []
+    for g in loader.list_groups(parent):  # type: ignore[attr-defined]
+        full = f"{parent}/{g}" if parent else str(g)
+        found.append(full)
+        if depth < 2 and len(found) < 200:
+            found += _groups(loader, full, depth + 1)
+    return found[:200]
+
+
+def key_of(override: str) -> str:
+    """The config key an override names: `+trainer.max_steps=30` -> `trainer.max_steps`."""
+    return override.lstrip("+~").split("=")[0].split("@")[0]
+
+
+def is_override(word: str) -> bool:
+    """`key=value`, `+key=value`, `~key`: a Hydra override, not a flag or an environment variable."""
+    return not ENV.match(word) and bool(re.match(r"^(~[A-Za-z_][\w./@-]*(=|$)|\+{0,2}[A-Za-z_][\w./@-]*=)", word))
+
+
+def known(tree: HydraTree, key: str) -> bool:
+    return key in tree.keys or key in tree.nodes or key in tree.groups
+
+
+def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
+    """The switches a composed config gives: a Lightning Trainer built from a config node takes its
+    step limit and validation switch there; a ModelCheckpoint or Lightning logger node is deleted with
+    `~node`. Then every override the analysis proposes that names a key the config lacks gets its `+`."""
+    targets = {k[: -len("._target_")]: v for k, v in tree.keys.items() if k.endswith("._target_")}
+    saves = [n for n, t in targets.items() if CHECKPOINT.search(t)]
+    # early stopping watches a validation metric: with validation off it fails the run at the epoch's end
+    watchers = [f"~{n}" for n, t in targets.items() if STOPPER.search(t)]
+    for node, target in targets.items():
+        if TRAINER.match(target):
+            a.step_controls.insert(0, StepControl(name=f"{node}.max_steps", default=tree.keys.get(
+                f"{node}.max_steps", "-1"), file=rel, line=line))
+            a.evals.append(Fact(name=f"Trainer validation loop ({node})", file=rel, line=line,
+                                off_switch=" ".join([f"{node}.limit_val_batches=0", *watchers])))
+            off = " ".join([f"{node}.enable_checkpointing=false", *(f"~{s}" for s in saves)])
+            a.checkpoints.append(Fact(name=f"Trainer checkpoints ({node})", off_switch=off, file=rel, line=line))
+            saves = []
+        elif LOGGER.match(target):
+            group = node.split(".")[0]
+            off = f"{group}=null" if tree.choices.get(group, "null") != "null" else f"~{node}"
+            a.trackers.append(Fact(name=target.rsplit(".", 1)[1], off_switch=off, file=rel, line=line))
+    for s in saves:
+        a.checkpoints.append(Fact(name=f"ModelCheckpoint ({s})", off_switch=f"~{s}", file=rel, line=line))
+    for c in a.step_controls:  # a key read in the code (`cfg.trainer.max_steps`): its override is `key=N`
+        c.name = _plus(tree, c.name + "=")[:-1]
+        c.default = c.default if c.default is not None else tree.keys.get(key_of(c.name))
+    for facts in (a.trackers, a.checkpoints, a.evals, a.uploads, a.output_dirs, a.seeds):
+        for f in facts:
+            if f.off_switch:
+                f.off_switch = " ".join(_plus(tree, w) for w in f.off_switch.split(" "))
+
+
+def _plus(tree: HydraTree, override: str) -> str:
+    """`+key=...` for a key the composed config lacks (Hydra refuses `key=` there); others as they are."""
+    if not is_override(override) or override.startswith(("+", "~")) or known(tree, key_of(override)):
+        return override
+    return "+" + override
+
+
+# Hydra's own command-line flags: those that print and exit, or sweep, run no single training job
+_SHOWS = {"--cfg", "-c", "--help", "-h", "--hydra-help", "--info", "-i", "--version", "--shell-completion", "-sc",
+          "--resolve", "--package", "-p"}
+_SWEEPS = {"--multirun", "-m"}
+_OTHER_CONFIG = {"--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd"}
+_VALUED = _OTHER_CONFIG | {"--cfg", "-c", "--package", "-p"}  # the next word is the flag's value
+
+
+def hydra_overrides(args: list[str], tree: HydraTree | None, name: str) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of a Hydra app's command-line words against its composed config, by Hydra's
+    own rules: `key=` only for a key the config has, `+key=` only for one it lacks, `group=option` only
+    for an option the group has, `~key` only for what is there."""
+    problems: list[str] = []
+    flags = [w.split("=")[0] for w in args if w.startswith("-")]
+    problems += [f"{f} makes {name} print its config or help and exit" for f in flags if f in _SHOWS]
+    problems += [f"{f} makes {name} sweep several runs, not one" for f in flags if f in _SWEEPS]
+    problems += [f"{f} is not a Hydra flag" for f in flags if f not in _SHOWS | _SWEEPS | _OTHER_CONFIG]
+    words = [w for i, w in enumerate(args) if not w.startswith("-") and not (i and args[i - 1] in _VALUED)]
+    problems += [f"{w} is not a Hydra override (key=value)" for w in words if not is_override(w)]
+    words = [w for w in words if is_override(w)]
+    if not words:
+        return problems, []
+    if tree is None or not tree.composed:
+        why = tree.note if tree is not None else "its config was not found"
+        return problems, [f"{name}'s Hydra overrides were not checked ({why})"]
+    if any(f in _OTHER_CONFIG for f in flags):
+        return problems, [f"the run line picks another config than {tree.config}: its overrides were not checked"]
+    for w in words:
+        problems += _override(w, tree)
+    return problems, []
+
+
+def _override(word: str, tree: HydraTree) -> list[str]:
+    key, value = key_of(word), word.split("=", 1)[1] if "=" in word else None
+    where = f"the composed config ({tree.config})"
+    if word.startswith("++") or key.startswith(("hydra.", "hydra/")) or key == "hydra":
+        return []  # `++` adds or sets; Hydra checks its own settings itself
+    if word.startswith("~"):
+        return [] if known(tree, key) or key in tree.choices else [f"{word}: {key} is not in {where}"]
+    if key in tree.groups:
+        if word.startswith("+") and key in tree.choices:
+            return [f"{word}: {key} is already in the defaults list; use {word[1:]}"]
+        if not word.startswith("+") and key not in tree.choices:
+            return [f"{word}: config group {key} is not in the defaults list; add it with +{word}"]
+        option = (value or "").removesuffix(".yaml")
+        if option == "null":
+            return [f"{word}: Hydra takes no null here; drop the group with ~{key}"]
+        if option.startswith("["):
+            return []
+        if option not in tree.groups[key]:
+            return [f"{word}: {option} is not an option of config group {key} ({', '.join(tree.groups[key][:8])})"]
+        return []
+    if word.startswith("+"):
+        return [f"{word}: {key} is already in {where}; use {word[1:]}"] if known(tree, key) else []
+    return [] if known(tree, key) else [f"{word}: {key} is not in {where}; add it with +{word}"]
+
+
+def cpu_trainers(a: Analysis, args: list[str] | tuple[str, ...]) -> list[str]:
+    """The Lightning Trainer nodes the composed config puts on the CPU (`accelerator: cpu`) that the job's
+    command does not move (`trainer=gpu`, `trainer.accelerator=...`): the benchmark's run would time a CPU job."""
+    tree = a.hydra
+    if tree is None or not tree.composed:
+        return []
+    given = {key_of(w) for w in args if is_override(w)}
+    return [k[: -len("._target_")] for k, v in tree.keys.items() if k.endswith("._target_") and TRAINER.match(v)
+            and tree.keys.get(k.replace("._target_", ".accelerator")) == "cpu"
+            and not given & {k.split(".")[0], k.replace("._target_", ".accelerator")}]
