@@ -28,7 +28,8 @@ def train(cfg):
     if cfg.get("seed"):
         L.seed_everything(cfg.seed)
     model = hydra.utils.instantiate(cfg.model)
-    trainer = hydra.utils.instantiate(cfg.trainer, callbacks=[hydra.utils.instantiate(c) for c in cfg.callbacks.values()])
+    callbacks = [hydra.utils.instantiate(c) for c in cfg.callbacks.values()]
+    trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks)
     trainer.fit(model)
     if cfg.get("test"):
         trainer.test(model)
