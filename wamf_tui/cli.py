@@ -224,33 +224,24 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
 
 
 def _write_without_ui(state) -> int:
-    from . import contract
-    from .analyze.benchmark import needs_wrapper, wrapper_path
-    from .analyze.wrapper import write_wrapper
+    from . import contract, finish
     from .ui_text import done_lines
-    from .validate import check_run
     from .visible import visible
 
     text = contract.render(state, contract.load_template(state.template_path))
-    problems = [f"{p.line}: {p.message}" for p in contract.check(text)]
-    scan = state.detected.scripts
-    verdict = check_run(state.run, Path(state.repo_path), state.analysis, scan.consoles if scan else {},
-                        Path(state.contract_path).parent, writing=wrapper_path(state))
-    line = contract.required_block(text).get("run", (0, ""))[0]
-    problems += [f"{line}: run: {m}" for m in verdict.problems]
+    verdict = finish.run_verdict(state)
     for w in verdict.warnings:
         print(f"wamf-tui: warning: {w}", file=sys.stderr)
-    for message in problems:
-        print(f"{visible(state.contract_path)}:{message}", file=sys.stderr)
+    problems = finish.problems(text, verdict)
+    for line, message in problems:
+        print(f"{visible(state.contract_path)}:{line}: {message}", file=sys.stderr)
     if problems:
         return 1
-    result = contract.save_contract(Path(state.contract_path), text, overwrite=True)
+    result, wrapper_error = finish.write(state, text, overwrite=True)
     if result.error:
         return _err(f"cannot write {visible(state.contract_path)}: {result.error}")
-    if needs_wrapper(state.changes):
-        err = write_wrapper(Path(wrapper_path(state)))
-        if err:
-            return _err(err)
+    if wrapper_error:
+        return _err(wrapper_error)
     if result.backup:
         print(f"the previous contract is kept as {result.backup}")
     for said in done_lines(state):

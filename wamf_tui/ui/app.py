@@ -22,10 +22,8 @@ from textual.timer import Timer
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
-from .. import checkout, children, clipboard, contract, flow, lock, proposals, session, trial, ui_text
+from .. import checkout, children, clipboard, contract, finish, flow, lock, proposals, session, trial, ui_text
 from ..analyze import isolated
-from ..analyze.benchmark import needs_wrapper, wrapper_path
-from ..analyze.wrapper import write_wrapper
 from ..detect import SUBJECTS
 from ..detect.isolated import ChildDetection, DetectionFailed
 from ..model import STEP_TITLES, Analysis, HardwareFacts, InitState, Step, TrialResult
@@ -396,12 +394,10 @@ class WamfApp(App):
         """Write the contract (and the wrapper) in a thread, so a slow or network home directory
         never holds a frame; the confirm screen gets the outcome as `ConfirmScreen.Written`."""
         screen = self.screen
-        path = Path(self.state.contract_path)
-        wrapper = Path(wrapper_path(self.state)) if needs_wrapper(self.state.changes) else None
+        state = self.state.model_copy(deep=True)  # what was confirmed, whatever the screen does meanwhile
 
         def work() -> None:
-            result = contract.save_contract(path, text, overwrite)
-            error = write_wrapper(wrapper) if result.written and wrapper is not None else None
+            result, error = finish.write(state, text, overwrite)
             screen.post_message(ConfirmScreen.Written(result, text, error))
 
         self.run_worker(work, thread=True, group="write-contract")

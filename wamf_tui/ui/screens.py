@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -13,12 +12,11 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList, Static
 
-from .. import contract, flow, session, ui_text
-from ..analyze.benchmark import wrapper_path
+from .. import contract, finish, flow, session, ui_text
 from ..detect import describe
 from ..flow import Option, Question
 from ..model import Analysis, Step
-from ..validate import Verdict, check_run
+from ..validate import Verdict
 from ..visible import visible
 from ..wording import say
 from .widgets import AnswerInput, DetectedPane, KeysFooter, PreviewPane, QuestionView, StepsBar
@@ -304,8 +302,7 @@ class ConfirmScreen(StepScreen):
         if self.phase == "confirm":
             super().redraw(keep_typed)
             verdict = self.run_verdict()
-            said = [f"line {p.line}: {p.message}" for p in contract.check(self.app.render_contract())]
-            said += [f"run: {m}" for m in verdict.problems]
+            said = [f"line {line}: {m}" for line, m in finish.problems(self.app.render_contract(), verdict)]
             if said:
                 self.qview.say("check: " + "; ".join(said[:3]), True)
             else:
@@ -325,11 +322,7 @@ class ConfirmScreen(StepScreen):
         st = self.app.state
         lines = (st.run, st.contract_path)
         if self._verdict is None or self._verdict[0] != lines or self._verdict[1] is not st.analysis:
-            scan = st.detected.scripts
-            self._verdict = lines, st.analysis, check_run(
-                st.run, Path(st.repo_path), st.analysis, scan.consoles if scan else {}, Path(st.contract_path).parent,
-                read=False, writing=wrapper_path(st),
-                seen=frozenset(c.path for c in scan.candidates) if scan else frozenset(), job=st.launch)
+            self._verdict = lines, st.analysis, finish.run_verdict(st, read=False)
         return self._verdict[2]
 
     def submit(self, value: str | list[str]) -> None:
@@ -369,7 +362,7 @@ class ConfirmScreen(StepScreen):
         """Called by the flow's 'write' action, and again after an overwrite or path answer."""
         st = self.app.state
         text = self.app.render_contract()
-        if contract.check(text) or self.run_verdict().problems:
+        if finish.problems(text, self.run_verdict()):
             self.phase = "confirm"
             self.redraw()
             return
