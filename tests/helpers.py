@@ -49,4 +49,4 @@ async def enter_until_done(pilot, app: WamfApp, limit: int = 40) -> None:
             return
         await pilot.press("enter")
         await pilot.pause()
-    raise AssertionError(f"not done after {limit} Enters; at step {app.state.step} q{app.state.question}")
+    raise AssertionError(f"not done after {limit} Enters; at step {app.state.step} at {app.state.at!r}")

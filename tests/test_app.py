@@ -9,7 +9,7 @@ import pytest
 from conftest import git, make_repo
 from helpers import enter_until_done, settle, written
 
-from wamf_tui import contract, flow, session
+from wamf_tui import contract, session
 from wamf_tui.model import Step
 from wamf_tui.ui.app import WamfApp
 from wamf_tui.ui.screens import ConfirmScreen, StepScreen
@@ -148,7 +148,7 @@ async def test_answers_survive_a_restart_and_resume(tmp_path):
         await settle(pilot, app)
         await pilot.press(*"distinctive reader 42", "enter")
         await pilot.press("enter")  # repo
-        assert app.state.step == Step.JOB and app.state.question == 1
+        assert app.state.step == Step.JOB and app.state.at == "activate"
     saved = session.load(app.state.repo_path)
     assert saved is not None and saved.reader == "distinctive reader 42"
     again = WamfApp(session.new_state(app.state.repo_path), saved=saved, detect=False)
@@ -157,7 +157,7 @@ async def test_answers_survive_a_restart_and_resume(tmp_path):
         await pilot.press("1")  # resume
         await pilot.pause()
         assert again.state.reader == "distinctive reader 42"
-        assert again.state.step == Step.JOB and again.state.question == 1
+        assert again.state.step == Step.JOB and again.state.at == "activate"
         assert isinstance(again.screen, StepScreen) and again.screen.STEP == Step.JOB
 
 
@@ -367,7 +367,7 @@ async def test_a_long_proposal_shows_its_start_and_is_shown_whole():
     app = app_at(Step.JOB)
     long = "torchrun --standalone --nproc_per_node=8 train.py " + " ".join(f"--flag{i}=1" for i in range(20))
     app.state.run = long
-    app.state.question = [q.key for q in flow.questions(app.state, Step.JOB)].index("run")
+    app.state.at = "run"
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         answer = app.screen.query_one("#answer")
@@ -557,7 +557,7 @@ async def test_resume_reads_a_script_that_changed_and_the_run_line_follows_it(tm
         await settle(pilot, app)
         await enter_until_done(pilot, app)
     saved = app.state.model_copy(deep=True)
-    saved.written, saved.step, saved.question = None, Step.RULES, 0
+    saved.written, saved.step, saved.at = None, Step.RULES, ""
     assert "--save-every=" in saved.run
     moved = {f"train.py:{int(c.where.split(':')[1]) + 1}" for c in saved.checks}
     script = Path(saved.repo_path) / "train.py"

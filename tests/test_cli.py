@@ -81,7 +81,7 @@ def test_tbd_is_refused_at_the_question_not_at_step_4():
     from wamf_tui import flow
     from wamf_tui.model import InitState, Step
 
-    state = InitState(step=Step.JOB, question=0)
+    state = InitState(step=Step.JOB)
     q = flow.current(state)
     got = flow.answer(state, "TBD")
     assert q.key == "repo" and got.action == "stay" and "TBD" in got.error and state.repo == ""

@@ -19,8 +19,7 @@ from wamf_tui.model import (
 
 def state_at(step: Step, key: str, **fields) -> InitState:
     state = InitState(**fields)
-    state.step = step
-    flow.follow(state, key)
+    flow.go(state, step, key)
     assert flow.current(state).key == key, [q.key for q in flow.questions(state, step)]
     return state
 
@@ -51,18 +50,17 @@ def test_the_benchmark_questions_come_with_the_table_and_wait_while_reading():
 @pytest.mark.parametrize("key", ["repo", "activate", "node"])
 def test_a_text_answer_is_recorded_and_the_flow_moves_on(key):
     state = state_at(Step.JOB, key)
-    at = state.question
+    following = keys(state, Step.JOB)[keys(state, Step.JOB).index(key) + 1]
     out = flow.answer(state, f"my {key} answer")
     assert out.error is None and getattr(state, key) == f"my {key} answer"
-    assert state.question == at + 1 and key in state.answered
+    assert state.at == following and key in state.answered
 
 
 @pytest.mark.parametrize(("typed", "said"), [("", "empty"), ("TBD", "TBD"), ("<your env>", "<your env>")])
 def test_empty_tbd_and_placeholders_are_refused_and_nothing_moves(typed, said):
     state = state_at(Step.JOB, "activate")
-    at = state.question
     out = flow.answer(state, typed)
-    assert out.error and out.action == "stay" and state.question == at and state.activate == ""
+    assert out.error and out.action == "stay" and state.at == "activate" and state.activate == ""
     assert "activate" not in state.answered
     if said != "empty":
         assert said in out.error
@@ -78,8 +76,7 @@ def test_the_step_count_takes_a_whole_number_or_all(typed, ok):
 def test_a_gpu_that_is_busy_is_said_in_the_guarantee_question_and_never_vouched_for():
     busy = GpuFacts(index=0, name="H100", memory_used_mib=70000, memory_total_mib=81559, utilization=99)
     state = InitState(detected=Detected(hardware=HardwareFacts(host="n", nvml=True, gpus=[busy])))
-    state.step = Step.JOB
-    flow.follow(state, "guarantees")
+    flow.go(state, Step.JOB, "guarantees")
     q = flow.current(state)
     assert "GPU 0 busy" in q.prompt and [o.value for o in q.options] == ["recheck", "node", "anyway"]
     assert flow.answer(state, "anyway").error is None
@@ -89,31 +86,51 @@ def test_a_gpu_that_is_busy_is_said_in_the_guarantee_question_and_never_vouched_
 def test_back_goes_to_the_first_question_then_one_step_back():
     state = state_at(Step.CHECKS, "recorder")
     flow.back(state)
-    assert (state.step, state.question) == (Step.CHECKS, 0)
+    assert (state.step, state.at) == (Step.CHECKS, "checks")
     flow.back(state)
-    assert (state.step, state.question) == (Step.JOB, 0)
+    assert (state.step, state.at) == (Step.JOB, "repo")
     flow.back(state)
     flow.back(state)
-    assert (state.step, state.question) == (Step.READER, 0)
+    assert (state.step, state.at) == (Step.READER, "reader")
     flow.back(state)
-    assert (state.step, state.question) == (Step.READER, 0)
+    assert (state.step, state.at) == (Step.READER, "reader")
 
 
 def test_the_last_question_of_a_step_leads_to_the_next_step():
     state = state_at(Step.CHECKS, "recorder")
     assert flow.answer(state, "parity").error is None
-    assert (state.step, state.question) == (Step.RULES, 0)
+    assert (state.step, state.at) == (Step.RULES, "allowed")
 
 
 def test_a_question_that_disappears_before_the_users_keeps_their_place():
     """The index bug: a dirty checkout, the user at `activate`; the checkout becomes clean (a commit in
     another pane, then ctrl+r): `activate` must stay the question, not `command`."""
     state = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=True, root="/r", modified=["a.py"])))
-    state.step = Step.JOB
-    flow.follow(state, "activate")
-    state.detected.repo = RepoFacts(path="/r", is_git=True, root="/r")
-    flow.follow(state, "activate")
+    flow.go(state, Step.JOB)
+    assert flow.answer(state, "/r").error is None and flow.answer(state, "continue").error is None
     assert flow.current(state).key == "activate"
+    state.detected.repo = RepoFacts(path="/r", is_git=True, root="/r")  # nothing else: the app just sets the facts
+    assert flow.current(state).key == "activate"
+
+
+def test_a_question_that_disappears_itself_leaves_the_place_to_the_first_unanswered_one():
+    """The user at `dirty`; the checkout becomes clean: the question is gone, `activate` is next."""
+    state = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=True, root="/r", modified=["a.py"])))
+    flow.go(state, Step.JOB)
+    assert flow.answer(state, "/r").error is None and flow.current(state).key == "dirty"
+    state.detected.repo = RepoFacts(path="/r", is_git=True, root="/r")
+    assert flow.current(state).key == "activate"
+    assert flow.answer(state, "source .venv/bin/activate").error is None and state.at == "command"
+
+
+def test_a_place_named_before_new_facts_arrive_stays_put():
+    """The user on the first question; detection then finds a folder that is not a git repo: the
+    not-a-repo question comes first in the step, but the user is not moved off the question they see."""
+    state = InitState()
+    flow.go(state, Step.JOB)
+    assert flow.current(state).key == "repo"
+    state.detected.repo = RepoFacts(path="/r", is_git=False)
+    assert keys(state, Step.JOB)[0] == "not_git" and flow.current(state).key == "repo"
 
 
 @pytest.mark.parametrize(("option", "register"), [(0, "mlsys"), (1, "algo")])

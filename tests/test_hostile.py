@@ -239,15 +239,15 @@ def test_a_damaged_saved_session_is_kept_and_what_validates_is_resumed(tmp_path,
     root = make_repo(tmp_path / "job")
     good = InitState(repo_path=str(root), reader="distinctive reader", step=Step.JOB, activate="source x")
     data = json.loads(good.to_json())
-    data["question"] = "not a number"  # one bad field
+    data["mode"] = "not a mode"  # one bad field
     path = session.state_file(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))
     state, said = session.load_saved(root)
     assert state is not None and state.reader == "distinctive reader" and state.activate == "source x"
     kept = list(path.parent.glob(path.name + ".corrupt-*"))
-    assert len(kept) == 1 and json.loads(kept[0].read_text())["question"] == "not a number"
-    assert said == f"the saved session was damaged; it is kept as {kept[0]}; not kept: question"
+    assert len(kept) == 1 and json.loads(kept[0].read_text())["mode"] == "not a mode"
+    assert said == f"the saved session was damaged; it is kept as {kept[0]}; not kept: mode"
     path.write_text('{"reader": "trunc')  # truncated: nothing to salvage, but nothing lost either
     state, said = session.load_saved(root)
     assert state is None and "could not be read; it is kept as" in said

@@ -292,7 +292,7 @@ def test_yes_never_says_a_person_confirmed(tmp_path):
 
 def test_the_guarantee_question_says_what_detection_knows_is_wrong(tmp_path):
     root, state, _ = walk(tmp_path, {"train.py": TRAIN})
-    state.step, state.question = Step.JOB, [q.key for q in flow.questions(state, Step.JOB)].index("guarantees")
+    state.step, state.at = Step.JOB, "guarantees"
     q = flow.current(state)
     assert "no NVIDIA GPU visible" in q.prompt or "NVML" in q.prompt
     assert [o.value for o in q.options] == ["recheck", "node", "anyway"]

@@ -147,9 +147,19 @@ def questions(state: InitState, step: Step) -> list[Question]:
     ]
 
 
+def _index(state: InitState, keys: list[str]) -> int:
+    """Where `state.at` is among the step's questions. A question that is gone (a re-scan found the
+    checkout clean) leaves the place to the first one still unanswered, else to the last."""
+    if state.at in keys:
+        return keys.index(state.at)
+    if not state.at:
+        return 0
+    return next((i for i, k in enumerate(keys) if k not in state.answered), len(keys) - 1)
+
+
 def current(state: InitState) -> Question | None:
     qs = questions(state, state.step)
-    return qs[state.question] if 0 <= state.question < len(qs) else None
+    return qs[_index(state, [q.key for q in qs])] if qs else None
 
 
 def answer(state: InitState, value: str | list[str]) -> Outcome:
@@ -159,6 +169,7 @@ def answer(state: InitState, value: str | list[str]) -> Outcome:
         return Outcome("No question here.", "stay")
     if q.key == "reading":
         return Outcome(None, "stay")
+    state.at = q.key
     outcome = _apply(state, q, value)
     if outcome.error:
         return outcome
@@ -185,7 +196,7 @@ def take_analysis(state: InitState, analysis: Analysis) -> None:
     if state.step == Step.JOB and "changes" in keys and "changes" not in state.answered:
         key = "changes"  # the table is the point of choosing a script: never skip past it
     if key in keys:
-        state.question = keys.index(key)
+        state.at = key
 
 
 def changed_files(state: InitState) -> list[str]:
@@ -230,34 +241,37 @@ def analysis_failed(state: InitState) -> None:
     """The script could not be read: the questions that waited for it are asked on what is known."""
     if state.reading:
         state.reading = False
-        keys = [q.key for q in questions(state, state.step)]
-        if state.step == Step.JOB and "run" in keys:
-            state.question = keys.index("run")
+        if state.step == Step.JOB:
+            go(state, Step.JOB, "run")
 
 
-def follow(state: InitState, key: str) -> None:
-    """Stay on question `key` when the questions before it changed (a re-scan found the checkout clean,
-    so the dirty question is gone); a question that is gone itself leaves the place to the next one."""
-    keys = [q.key for q in questions(state, state.step)]
-    if key in keys:
-        state.question = keys.index(key)
+def go(state: InitState, step: Step, key: str = "") -> None:
+    """To question `key` of `step` ("": its first question, named, so a question that new facts put
+    before it later does not take the user's place)."""
+    state.step = step
+    state.at = key or next((q.key for q in questions(state, step)), "")
 
 
 def advance(state: InitState) -> None:
-    if state.question + 1 < len(questions(state, state.step)):
-        state.question += 1
+    """To the question after the current one; after a step's last, to the next step's first. When the
+    current question went away with the answer, the first one still unanswered is next."""
+    keys = [q.key for q in questions(state, state.step)]
+    i = _index(state, keys)
+    if state.at and state.at not in keys and i < len(keys) and keys[i] not in state.answered:
+        state.at = keys[i]
+    elif i + 1 < len(keys):
+        state.at = keys[i + 1]
     elif state.step < Step.CONFIRM:
-        state.step = Step(state.step + 1)
-        state.question = 0
+        go(state, Step(state.step + 1))
 
 
 def back(state: InitState) -> None:
-    """Esc: to the first question of the previous step (answers stay as the proposals)."""
-    if state.question > 0:
-        state.question = 0
+    """Esc: to the first question of the step, then of the previous step (answers stay as the proposals)."""
+    keys = [q.key for q in questions(state, state.step)]
+    if keys and _index(state, keys) > 0:
+        go(state, state.step)
     elif state.step > Step.READER:
-        state.step = Step(state.step - 1)
-        state.question = 0
+        go(state, Step(state.step - 1))
 
 
 def _text(q: Question, value: str | list[str]) -> str | Outcome:
@@ -336,7 +350,7 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
         if text == "recheck":
             return Outcome(None, "recheck")
         if text == "node":
-            state.question = [x.key for x in questions(state, state.step)].index("node")
+            state.at = "node"
             return Outcome(None, "stay")
         if text == "anyway":
             state.guarantees = (f"User chose to continue at {stamp} despite: "
@@ -344,7 +358,7 @@ def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
             return Outcome()
         if text != "yes":
             state.guarantees = ""
-            state.question = 0
+            go(state, state.step)
             return Outcome(None, "stay")
         items = "; ".join(proposals.guarantee_items(state, "mlsys"))
         state.guarantees = f"User confirmed at {stamp}: {items}"

@@ -356,7 +356,8 @@ class InitState(BaseModel):
 
     version: int = 1
     step: Step = Step.READER
-    question: int = 0  # index of the current question inside the step
+    at: str = ""  # key of the current question inside the step; "" is its first (a key, not an index:
+    # new facts add and drop questions, and the user keeps their place)
     repo_path: PathText = ""
     contract_path: PathText = ""
     template_path: PathText | None = None

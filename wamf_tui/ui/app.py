@@ -297,10 +297,7 @@ class WamfApp(App):
             self.save()
         else:
             self._tell_what_changed(msg.subject, msg.facts)
-            here = flow.current(self.state)
-            setattr(self.state.detected, msg.subject, msg.facts)
-            if here is not None:
-                flow.follow(self.state, here.key)  # new facts can add or drop a question before this one
+            setattr(self.state.detected, msg.subject, msg.facts)  # the place is a key: it survives new questions
             if isinstance(msg.facts, HardwareFacts) and msg.facts.nvml and self.gpu_timer is None:
                 self.gpu_timer = self.set_interval(GPU_REFRESH_S, self._refresh_gpu)
         if isinstance(self.screen, StepScreen):
@@ -359,7 +356,7 @@ class WamfApp(App):
         self.save()
         if outcome.action == "back":
             if self.state.step == Step.CONFIRM:
-                self.state.step, self.state.question = Step.RULES, 0
+                flow.go(self.state, Step.RULES)
             else:
                 self.exit()
                 return
@@ -465,8 +462,7 @@ class WamfApp(App):
                 self.screen.qview.say("trial: " + " · ".join(said), error=failed or bool(result.touched))
 
         if failed and self.state.step == Step.CONFIRM:  # back to the run line, to edit it
-            self.state.step = Step.JOB
-            flow.follow(self.state, "run")
+            flow.go(self.state, Step.JOB, "run")
             self.show_step()
             self.call_after_refresh(tell)
             return
@@ -481,7 +477,7 @@ class WamfApp(App):
         self.notify("this instance now holds the session; answers are saved again", title="session")
 
     def _jump(self, step: Step) -> None:
-        self.state.step, self.state.question = step, 0
+        flow.go(self.state, step)
         self.after_answer(flow.Outcome(action="stay"))
 
     def copy_osc52(self, text: str) -> None:
