@@ -1,9 +1,17 @@
-"""Fixed states for the snapshot tests and the screenshots: no clock, no temp paths, no detection."""
+"""Fixed states for the snapshot tests and the screenshots: no clock, no temp paths, no detection. The
+job is the packaged demo's script, read by the real analysis, so the benchmark table and the checkpoints
+are what the app shows for a real job."""
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
+
+import wamf_tui
 from wamf_tui import flow
+from wamf_tui.analyze import analyze_script
 from wamf_tui.model import (
+    Analysis,
     Detected,
     EnvFacts,
     GpuFacts,
@@ -37,22 +45,30 @@ def detected() -> Detected:
     )
 
 
-def state_at(step: Step, register: str = "algo") -> InitState:
-    """Walk the flow on its proposals up to the first question of `step`."""
+@cache
+def demo_analysis() -> Analysis:
+    demo = Path(wamf_tui.__file__).parent / "demo"
+    return analyze_script(demo / "train.py", demo)
+
+
+def state_at(step: Step, register: str = "algo", at: str = "") -> InitState:
+    """Walk the flow on its proposals up to question `at` of `step` (its first: "")."""
     st = InitState(repo_path=ROOT, contract_path=f"{ROOT}/contract.md", detected=detected())
-    while st.step < step:
+    while st.step < step or (st.step == step and at and flow.current(st).key != at):
         q = flow.current(st)
         value = [o.value for o in q.options if o.checked] if q.kind == "multi" else q.default
         if q.key == "reader" and register == "mlsys":
             value = q.options[0].value
         assert flow.answer(st, value).error is None
+        if q.key == "command":  # what the app's reading thread hands back
+            flow.take_analysis(st, demo_analysis().model_copy(deep=True))
         if q.key == "guarantees":
             st.guarantees = "User confirmed at 2026-11-29 10:00 UTC"
     st.reader_register = register  # type: ignore[assignment]
     return st
 
 
-def app_at(step: Step, register: str = "algo") -> WamfApp:
-    app = WamfApp(state_at(step, register), detect=False)
+def app_at(step: Step, register: str = "algo", at: str = "") -> WamfApp:
+    app = WamfApp(state_at(step, register, at), detect=False)
     app.ascii_only = False
     return app

@@ -1,4 +1,5 @@
-"""Every step screen at 120x40 and at narrow sizes, in both registers where the wording differs."""
+"""Every step screen at 120x40 and at narrow sizes, in both registers where the wording differs, on a
+job whose script was read (the demo's)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import pytest
 from snapshot_states import app_at
 from textual.widgets import Input
 
+from wamf_tui.contract import WriteResult
 from wamf_tui.model import Step
+from wamf_tui.ui.screens import ConfirmScreen
 
 pytestmark = pytest.mark.slow
 
@@ -21,6 +24,12 @@ async def no_blink(pilot) -> None:
 @pytest.mark.parametrize("step", list(Step), ids=[s.name.lower() for s in Step])
 def test_step(snap_compare, step, size):
     assert snap_compare(app_at(step), terminal_size=size, run_before=no_blink)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (60, 30), (40, 12)], ids=["120x40", "60x30", "40x12"])
+def test_benchmark_table(snap_compare, size):
+    """The script read: what the benchmark version changes, each row with its reason."""
+    assert snap_compare(app_at(Step.JOB, at="changes"), terminal_size=size, run_before=no_blink)
 
 
 @pytest.mark.parametrize("step", [Step.CHECKS, Step.RULES], ids=["checks", "rules"])
@@ -38,3 +47,28 @@ def test_trial_asks_before_it_runs(snap_compare, size):
         await pilot.pause()
 
     assert snap_compare(app_at(Step.CONFIRM), terminal_size=size, run_before=press_t)
+
+
+OUTCOMES = {  # what the writing thread posts back, without the disk
+    "done": WriteResult(written=True),
+    "overwrite": WriteResult(diff="--- contract.md (on disk)\n+++ contract.md (new)\n-steps: 20\n+steps: 30\n"),
+    "path": WriteResult(error="Permission denied"),
+}
+
+
+@pytest.mark.parametrize("size", [(120, 40), (40, 12)], ids=["120x40", "40x12"])
+@pytest.mark.parametrize("phase", list(OUTCOMES))
+def test_step_4_after_the_write(snap_compare, phase, size):
+    """Step 4's phases once the write is answered: written (and the exclude offer), a different contract
+    on disk (the difference, and overwrite or another path), or a path that cannot be written."""
+
+    async def written(pilot) -> None:
+        await no_blink(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, ConfirmScreen)
+        screen.post_message(ConfirmScreen.Written(OUTCOMES[phase], pilot.app.render_contract(), None))
+        await pilot.pause()
+        assert screen.phase == phase
+        await no_blink(pilot)
+
+    assert snap_compare(app_at(Step.CONFIRM), terminal_size=size, run_before=written)
