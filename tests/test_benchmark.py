@@ -47,6 +47,8 @@ def test_an_eval_every_n_steps_still_runs_at_step_0(tmp_path, guard, runs):
     row = next(c for c in rows if c.what.startswith("eval estimate_loss"))
     assert ("still runs once, at step 0" in row.what) is runs
     assert ("so it is timed" in row.exclusion) is runs and ("excluded" in row.exclusion) is not runs
+    assert row.why == ("it is timed in every benchmark run (its price is in the contract)" if runs
+                       else "evals are priced, not timed")  # the reason never says 'not timed' of what is
 
 
 def test_a_save_at_the_last_step_runs_whatever_the_interval(tmp_path):
@@ -55,6 +57,7 @@ def test_a_save_at_the_last_step_runs_whatever_the_interval(tmp_path):
     root, a, rows = changes(tmp_path, {"train.py": body})
     row = next(c for c in rows if "torch.save" in c.what)
     assert "still runs at the last step (step == max_steps - 1)" in row.what
+    assert row.why == "its write is timed in every benchmark run (its price is in the contract)"
 
 
 def test_the_output_folder_is_the_folders_own_setting_never_the_if_around_it(tmp_path):
@@ -76,6 +79,7 @@ def test_a_tracker_is_switched_off_only_by_its_own_variable(tmp_path):
     wb = next(c for c in rows if c.what.startswith("wandb"))
     assert tb.env == [] and "WANDB" not in tb.how and "only a code edit stops tensorboard" in tb.how
     assert tb.what == "tensorboard tracker (train.py:3) has no switch: it logs in every run" and not tb.enabled
+    assert tb.why == "it logs in every run"
     assert wb.env == ["WANDB_MODE=disabled"]
 
 
@@ -88,6 +92,7 @@ def test_uploads_never_block_the_downloads_the_job_needs(tmp_path):
     up = next(c for c in rows if c.what.startswith("push_to_hub"))
     assert not up.enabled and "only a code edit stops it" in up.how
     assert up.what == "push_to_hub (train.py:7) has no switch: it runs whenever the job reaches it"  # never "off"
+    assert up.why == "it uploads in every run"
 
 
 def test_no_step_cap_where_no_optimizer_steps(tmp_path):
@@ -234,6 +239,7 @@ def test_a_save_no_switch_reaches_is_said_to_run_never_to_be_off(tmp_path):
     _, _, rows = changes(tmp_path, {"train.py": body})
     save = next(c for c in rows if c.what.startswith("torch.save"))
     assert save.what == "torch.save (train.py:6) has no switch: it runs whenever the job reaches it"
+    assert save.why.startswith("its write is timed in every benchmark run")
     assert save.exclusion.startswith(
         "checkpoint at train.py:6 has no switch: it runs whenever the job reaches it in every benchmark run")
 

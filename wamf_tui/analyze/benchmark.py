@@ -112,6 +112,9 @@ def _after_loop(a: Analysis, fact: Fact) -> int | None:
     return loop.end
 
 
+TIMED = "timed in every benchmark run (its price is in the contract)"  # a row's reason, when it still runs
+
+
 def still_runs(guard: str | None) -> str | None:
     """What an interval switch cannot turn off, read from the guard: `step % n == 0` is true at step 0,
     and a last-step condition fires at the end whatever the interval. None when the guard allows off."""
@@ -224,7 +227,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         what = f"{t.name} tracker off ({t.file}:{t.line})" if off else \
             f"{t.name} tracker ({t.file}:{t.line}) has no switch: it logs in every run"
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env, drop=_dropped(how),
-                                       why="no runs on a tracker dashboard", enabled=off is not None))
+                                       why="no runs on a tracker dashboard" if off else "it logs in every run",
+                                       enabled=off is not None))
     own_files = _step_files(a)
     # saves in the modules it imports that no switch of the job reaches: one row, not one per library helper
     # (but one a guard fires at step 0 is timed in every run, and said on its own)
@@ -249,7 +253,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             or (None if off else "has no switch: it runs whenever the job reaches it")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
-            how=how, flags=flags, env=env, why="no checkpoints left behind",
+            how=how, flags=flags, env=env, why=f"its write is {TIMED}" if still else "no checkpoints left behind",
             exclusion=f"checkpoint at {c.file}:{c.line} " + (f"{still} in every benchmark run, so it is timed"
                                                              if still else "excluded")
             + f"; {checkpoint_price(a, c.off_switch)}"))
@@ -267,7 +271,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         still = still_runs(e.guard)
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
-            how=how, flags=flags, env=env, why="evals are priced, not timed",
+            how=how, flags=flags, env=env, why=f"it is {TIMED}" if still else "evals are priced, not timed",
             exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
                                                                if still else "excluded") + f"; {eval_price(a)}"))
     for u in a.uploads:  # HF_HUB_OFFLINE would also block the model and data downloads the job needs
@@ -277,7 +281,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         what = f"{u.name} off ({u.file}:{u.line})" if off is not None else \
             f"{u.name} ({u.file}:{u.line}) has no switch: it runs whenever the job reaches it"
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env,
-                                       drop=_dropped(how), why="no uploads", enabled=off is not None))
+                                       drop=_dropped(how), why="no uploads" if off else "it uploads in every run",
+                                       enabled=off is not None))
     out = next((o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)), None)
     if out:
         flag = out.split("=")[0]
