@@ -51,6 +51,50 @@ def test_an_eval_every_n_steps_still_runs_at_step_0(tmp_path, guard, runs):
                        else "evals are priced, not timed")  # the reason never says 'not timed' of what is
 
 
+COUNTED = """\
+import argparse
+import torch
+p = argparse.ArgumentParser()
+p.add_argument("--checkpointing_steps", type=int, default=500)
+args = p.parse_args()
+global_step = 0
+for epoch in range(10):
+    for batch in loader:
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+{body}
+"""
+
+
+@pytest.mark.parametrize(("body", "runs"), [
+    # counted up, then tested, in the same pass: never 0 at the test (the diffusers / lit-llama idiom)
+    ("        global_step += 1\n        if global_step % args.checkpointing_steps == 0:\n"
+     "            torch.save(model, 'ckpt.pt')", False),
+    ("        if sync:\n            global_step += 1\n            if global_step % args.checkpointing_steps == 0:\n"
+     "                torch.save(model, 'ckpt.pt')", False),
+    ("        if (global_step + 1) % args.checkpointing_steps == 0:\n            torch.save(model, 'ckpt.pt')\n"
+     "        global_step += 1", False),
+    # tested before it is counted: true on the first pass
+    ("        if global_step % args.checkpointing_steps == 0:\n            torch.save(model, 'ckpt.pt')\n"
+     "        global_step += 1", True),
+    # counted only on some passes (another branch): the test may still see 0
+    ("        if sync:\n            global_step += 1\n        if global_step % args.checkpointing_steps == 0:\n"
+     "            torch.save(model, 'ckpt.pt')", True),
+    # another counter counted up: not this one
+    ("        seen += 1\n        if global_step % args.checkpointing_steps == 0:\n"
+     "            torch.save(model, 'ckpt.pt')", True),
+    # a function defined in the loop counts when it is called, not here
+    ("        def bump():\n            global global_step\n            global_step += 1\n"
+     "        if global_step % args.checkpointing_steps == 0:\n            torch.save(model, 'ckpt.pt')", True),
+])
+def test_a_counter_counted_up_before_its_test_never_fires_at_step_0(tmp_path, body, runs):
+    root, a, rows = changes(tmp_path, {"train.py": COUNTED.format(body=body)})
+    row = next(c for c in rows if "torch.save" in c.what)
+    assert ("still runs once, at step 0" in row.what) is runs, row.what
+    assert ("--checkpointing_steps=" in " ".join(row.flags)) and row.what.startswith("torch.save off") is not runs
+
+
 def test_a_save_at_the_last_step_runs_whatever_the_interval(tmp_path):
     body = ("import torch\nfor step in range(max_steps):\n    loss = model(x)\n    loss.backward()\n"
             "    opt.step()\n    if step == max_steps - 1:\n        torch.save(model, 'final.pt')\n")

@@ -219,6 +219,7 @@ class Fact(BaseModel):
     line: int
     off_switch: RepoText | None = None
     guard: RepoText | None = None  # the condition it runs under, as written (`iter_num % eval_interval == 0`)
+    counted: bool = False  # that condition's `x % n == 0` counter is counted up before it: false on the first step
 
 
 class StepControl(BaseModel):

@@ -24,7 +24,8 @@ NEVER = 10**9  # an interval no benchmark run reaches
 MAX_EXCLUSIONS = 8  # save, eval and upload rows shown one by one; the rest no switch reaches are priced as one
 TRACKER_ENV = {"wandb": "WANDB_MODE=disabled", "comet": "COMET_MODE=disabled", "swanlab": "SWANLAB_MODE=disabled",
                "clearml": "CLEARML_OFFLINE_MODE=1"}  # the variable that switches each tracker off, where it has one
-_INTERVAL = re.compile(r"every|interval|freq|period", re.I)
+_INTERVAL = re.compile(r"every|interval|freq|period|(checkpointing|validation|logging|save|eval|evaluation)[-_]steps$",
+                       re.I)  # `--checkpointing_steps`: steps between saves, never a step count
 _SAVE_INTERVAL = re.compile(r"^-*(save|ckpt|checkpoint)[-_]?(every|interval|steps|freq)$", re.I)
 _EVAL_INTERVAL = re.compile(r"^-*(eval|val|validation)[-_]?(every|interval|steps|freq)$|^-*val_check_interval$", re.I)
 _EVAL_BATCHES = re.compile(r"^-*(eval|val)[-_]?(iters|batches)$|^-*limit_val_batches$|^-*num_eval_batches$", re.I)
@@ -115,12 +116,15 @@ def _after_loop(a: Analysis, fact: Fact) -> int | None:
 TIMED = "timed in every benchmark run (its price is in the contract)"  # a row's reason, when it still runs
 
 
-def still_runs(guard: str | None) -> str | None:
-    """What an interval switch cannot turn off, read from the guard: `step % n == 0` is true at step 0,
-    and a last-step condition fires at the end whatever the interval. None when the guard allows off."""
+def still_runs(fact: Fact) -> str | None:
+    """What an interval switch cannot turn off, read from the guard: `step % n == 0` is true at step 0
+    (unless the step was counted up before it), and a last-step condition fires at the end whatever the
+    interval. None when the guard allows off."""
+    guard = fact.guard
     if not guard:
         return None
-    if re.search(r"%\s*[\w.\[\]'\"]+\s*==\s*0", guard) and not re.search(r"(>|!=)\s*0|\b(and|or)\b.*>", guard):
+    if not fact.counted and re.search(r"%\s*[\w.\[\]'\"]+\s*==\s*0", guard) \
+            and not re.search(r"(>|!=)\s*0|\b(and|or)\b.*>", guard):
         return f"still runs once, at step 0 ({guard} is true at 0)"
     if re.search(r"\blast\b|last_step|is_last|==\s*(max|total|num)_\w*(\s*-\s*1)?\b", guard):
         return f"still runs at the last step ({guard})"
@@ -232,14 +236,14 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     own_files = _step_files(a)
     # saves in the modules it imports that no switch of the job reaches: one row, not one per library helper
     # (but one a guard fires at step 0 is timed in every run, and said on its own)
-    elsewhere = [c for c in a.checkpoints if c.file not in own_files and not still_runs(c.guard)
+    elsewhere = [c for c in a.checkpoints if c.file not in own_files and not still_runs(c)
                  and not _switch_off(c.off_switch, a.flags, a.off_values)]
     for c in a.checkpoints:
         if c in elsewhere:
             continue
         off = _switch_off(c.off_switch, a.flags, a.off_values)
         how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
-        end = _after_loop(a, c) if not off and not still_runs(c.guard) else None
+        end = _after_loop(a, c) if not off and not still_runs(c) else None
         if end and wrapper_cap:  # the cap stops the job inside the loop: the save after it never comes
             changes.append(BenchmarkChange(
                 what=f"{c.name} off ({c.file}:{c.line}): it runs after the training loop (ends at line {end}), "
@@ -249,7 +253,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                           f"wrapper's step cap stops first; {checkpoint_price(a, c.off_switch)}"))
             continue
         # no switch of its own: it writes whenever the job reaches it (into the run folder, at best)
-        still = still_runs(c.guard) or (f"runs once, after the training loop (ends at line {end})" if end else None) \
+        still = still_runs(c) or (f"runs once, after the training loop (ends at line {end})" if end else None) \
             or (None if off else "has no switch: it runs whenever the job reaches it")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
@@ -268,7 +272,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     for e in _job_evals(a):
         off = _switch_off(_named_as_in(e.off_switch, args), a.flags, a.off_values)
         how, flags, env = off or ("step count below the eval interval", [], [])
-        still = still_runs(e.guard)
+        still = still_runs(e)
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
             how=how, flags=flags, env=env, why=f"it is {TIMED}" if still else "evals are priced, not timed",

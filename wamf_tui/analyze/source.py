@@ -115,6 +115,9 @@ class _Reader(ast.NodeVisitor):
         self.r = result
         self.rel = rel
         self.guards: list[ast.expr] = []
+        self.counted: list[bool] = []  # per guard: its `x % n == 0` counter is past the first step there
+        self.blocks: list[set[str]] = []  # per statement list on the path: counters `+=`'d in it so far
+        self.loops: list[int] = []  # where each enclosing loop's body starts in `blocks`
         self.roles: set[str] = {a.role for a in result.anchors}
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
@@ -136,6 +139,8 @@ class _Reader(ast.NodeVisitor):
             ast.FunctionDef: self.visit_FunctionDef, ast.AsyncFunctionDef: self.visit_FunctionDef,
             ast.Assign: self.visit_Assign, ast.Call: self.visit_Call, ast.Attribute: self.visit_Attribute,
             ast.With: self.visit_With, ast.AsyncWith: self.visit_With, ast.ClassDef: self.visit_ClassDef,
+            ast.For: self.visit_loop, ast.AsyncFor: self.visit_loop, ast.While: self.visit_loop,
+            ast.AugAssign: self.visit_AugAssign,
         }
 
     def visit(self, node: ast.AST) -> None:
@@ -175,7 +180,8 @@ class _Reader(ast.NodeVisitor):
     def fact(self, kind: str, name: str, node: ast.AST, off: str | None = None) -> None:
         guard = ast.unparse(self.guards[-1])[:120] if self.guards else None
         getattr(self.r, kind).append(Fact.model_construct(name=name, file=self.rel, line=node.lineno,
-                                                          off_switch=off or self.guard(), guard=guard))
+                                                          off_switch=off or self.guard(), guard=guard,
+                                                          counted=bool(self.counted and self.counted[-1])))
 
     def guard(self) -> str | None:
         """The flag that switches the current statement on, read from the enclosing `if` (in a Hydra app,
@@ -183,6 +189,7 @@ class _Reader(ast.NodeVisitor):
         key = self.hydra_key(self.guards[-1]) if self.guards else None
         if key:
             return f"{key}=false"
+        first = None  # a name that is no setting (a step counter, a local): only when nothing better is found
         for test in reversed(self.guards):
             for n in ast.walk(test):
                 name = None
@@ -193,8 +200,11 @@ class _Reader(ast.NodeVisitor):
                 elif isinstance(n, ast.Name) and n.id not in ("step", "iter_num", "epoch", "i", "True", "False"):
                     name = n.id
                 if name:
-                    return self.flag_for(name)
-        return None
+                    flag = self.flag_for(name)
+                    if flag in self.r.flags or flag.endswith("=...") and name in self.r.module_globals:
+                        return flag
+                    first = first or flag
+        return first
 
     def flag_for(self, dest: str) -> str:
         for opt in self.r.flags:
@@ -208,12 +218,54 @@ class _Reader(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
+        self.counted.append(self.past_first_step(node.test))
         self.guards.append(node.test)
-        for stmt in node.body:
-            self.visit(stmt)
+        self.block(node.body)
         self.guards.pop()
-        for stmt in node.orelse:
+        self.counted.pop()
+        self.block(node.orelse)
+
+    def block(self, body: list[ast.stmt]) -> None:
+        """A statement list that may not run: what it counts up counts only for the statements after it,
+        inside it."""
+        self.blocks.append(set())
+        for stmt in body:
             self.visit(stmt)
+        self.blocks.pop()
+
+    def visit_loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        for child in (node.test,) if isinstance(node, ast.While) else (node.target, node.iter):
+            if not isinstance(child, _LEAVES):
+                self.visit(child)
+        self.loops.append(len(self.blocks))
+        self.block(node.body)
+        self.loops.pop()
+        self.block(node.orelse)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if self.loops and isinstance(node.op, ast.Add) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, int) and node.value.value > 0:
+            self.blocks[-1].add(ast.unparse(node.target))
+        self.generic_visit(node)
+
+    def past_first_step(self, test: ast.expr) -> bool:
+        """`x % n == 0` that is never true on the loop's first pass: `x` was counted up (`x += 1`) before
+        the test on every path through the loop body that reaches it, or the test reads `(x + 1) % n`."""
+        if not self.loops:
+            return False
+        counted = set().union(*self.blocks[self.loops[-1]:])
+        found = False
+        for n in ast.walk(test):
+            if isinstance(n, ast.Compare) and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Mod) \
+                    and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq) \
+                    and isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value == 0:
+                x = n.left.left
+                ahead = isinstance(x, ast.BinOp) and isinstance(x.op, ast.Add) \
+                    and isinstance(x.right, ast.Constant) and isinstance(x.right.value, int) and x.right.value > 0
+                if not (ahead or ast.unparse(x) in counted):
+                    return False
+                found = True
+        return found
 
     def visit_Import(self, node: ast.Import) -> None:
         self.imports += [a.name for a in node.names]
@@ -271,8 +323,10 @@ class _Reader(ast.NodeVisitor):
             "no_grad" in _dotted(d) or "inference_mode" in _dotted(d) for d in node.decorator_list)
         self.quiet += quiet
         self.depth += 1
+        outer, self.blocks, self.loops = (self.blocks, self.loops), [], []  # its body runs when called, not here
         for child in node.body:
             visit(child)
+        self.blocks, self.loops = outer
         self.depth -= 1
         self.quiet -= quiet
 
