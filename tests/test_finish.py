@@ -3,8 +3,9 @@ lines, and the wrapper written only with a written contract that needs it."""
 
 from __future__ import annotations
 
-from tests.conftest import make_repo
-from tests.helpers import full_state
+from conftest import make_repo
+from helpers import full_state
+
 from wamf_tui import contract, finish
 from wamf_tui.model import BenchmarkChange
 from wamf_tui.validate import Verdict

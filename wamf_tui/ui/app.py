@@ -391,7 +391,8 @@ class WamfApp(App):
         """Write the contract (and the wrapper) in a thread, so a slow or network home directory
         never holds a frame; the confirm screen gets the outcome as `ConfirmScreen.Written`."""
         screen = self.screen
-        state = self.state.model_copy(deep=True)  # what was confirmed, whatever the screen does meanwhile
+        state = self.state.model_copy()  # what was confirmed, whatever the screen reassigns meanwhile (no deep
+        # copy of the reading on the event loop: the write reads only the paths and the benchmark rows)
 
         def work() -> None:
             result, error = finish.write(state, text, overwrite)
