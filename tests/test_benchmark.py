@@ -56,6 +56,7 @@ import argparse
 import torch
 p = argparse.ArgumentParser()
 p.add_argument("--checkpointing_steps", type=int, default=500)
+p.add_argument("--always_save", type=int, default=1)
 args = p.parse_args()
 global_step = 0
 for epoch in range(10):
@@ -75,12 +76,23 @@ for epoch in range(10):
      "                torch.save(model, 'ckpt.pt')", False),
     ("        if (global_step + 1) % args.checkpointing_steps == 0:\n            torch.save(model, 'ckpt.pt')\n"
      "        global_step += 1", False),
+    # counted under a condition that the test holds too (litgpt's `not is_accumulating`)
+    ("        if sync:\n            global_step += 1\n        if sync and global_step % args.checkpointing_steps == 0:"
+     "\n            torch.save(model, 'ckpt.pt')", False),
+    # inside an interval's `if`, under `x > 0` on the same counter (nanoGPT's save under its eval): the interval
+    # switched off leaves only step 0, where `x > 0` is false
+    ("        if global_step % args.checkpointing_steps == 0:\n            if better or args.always_save:\n"
+     "                if global_step > 0:\n                    torch.save(model, 'ckpt.pt')\n        global_step += 1",
+     False),
     # tested before it is counted: true on the first pass
     ("        if global_step % args.checkpointing_steps == 0:\n            torch.save(model, 'ckpt.pt')\n"
      "        global_step += 1", True),
     # counted only on some passes (another branch): the test may still see 0
     ("        if sync:\n            global_step += 1\n        if global_step % args.checkpointing_steps == 0:\n"
      "            torch.save(model, 'ckpt.pt')", True),
+    # inside an interval's `if`, under another condition: the interval still fires at step 0
+    ("        if global_step % args.checkpointing_steps == 0:\n            if accelerator.is_main_process:\n"
+     "                torch.save(model, 'ckpt.pt')\n        global_step += 1", True),
     # another counter counted up: not this one
     ("        seen += 1\n        if global_step % args.checkpointing_steps == 0:\n"
      "            torch.save(model, 'ckpt.pt')", True),

@@ -117,7 +117,9 @@ class _Reader(ast.NodeVisitor):
         self.guards: list[ast.expr] = []
         self.counted: list[bool] = []  # per guard: its `x % n == 0` counter is past the first step there
         self.blocks: list[set[str]] = []  # per statement list on the path: counters `+=`'d in it so far
+        self.given: list[set[tuple[str, str]]] = []  # per statement list: (condition, counter) an `if` counted
         self.loops: list[int] = []  # where each enclosing loop's body starts in `blocks`
+        self.counters: list[set[str]] = []  # per enclosing loop: every counter `+=`'d anywhere in its body
         self.roles: set[str] = {a.role for a in result.anchors}
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
@@ -179,9 +181,28 @@ class _Reader(ast.NodeVisitor):
 
     def fact(self, kind: str, name: str, node: ast.AST, off: str | None = None) -> None:
         guard = ast.unparse(self.guards[-1])[:120] if self.guards else None
-        getattr(self.r, kind).append(Fact.model_construct(name=name, file=self.rel, line=node.lineno,
-                                                          off_switch=off or self.guard(), guard=guard,
-                                                          counted=bool(self.counted and self.counted[-1])))
+        interval = None if off else self.interval_off()
+        outer = interval[0] if interval else next((g for g in reversed(self.guards) if _interval(g)), None)
+        if outer is not None and outer is not self.guards[-1]:  # the interval's `if` around it, then its own
+            guard = f"{ast.unparse(outer)} ... {guard}"[:160]
+        getattr(self.r, kind).append(Fact.model_construct(
+            name=name, file=self.rel, line=node.lineno, off_switch=off or (interval and interval[1]) or self.guard(),
+            guard=guard, counted=any(self.counted)))
+
+    def interval_off(self) -> tuple[ast.expr, str] | None:
+        """An enclosing `x % n == 0` whose setting `n`, set past the benchmark's steps, leaves only `x == 0`,
+        where this statement never runs: `x` was counted up before the test, or an enclosing `x > 0` holds.
+        The `if` and the setting's flag."""
+        above = {ast.unparse(t.left) for g in self.guards for t in _conjuncts(g)
+                 if self.counters and _above_zero(t, self.counters[-1])}
+        for test, counted in zip(reversed(self.guards), reversed(self.counted), strict=True):
+            for x, n in _interval(test):
+                name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+                flag = self.flag_for(name) if name else ""
+                setting = flag in self.r.flags or flag.endswith("=...") and name in self.r.module_globals
+                if setting and (counted or ast.unparse(x) in above):
+                    return test, flag
+        return None
 
     def guard(self) -> str | None:
         """The flag that switches the current statement on, read from the enclosing `if` (in a Hydra app,
@@ -220,31 +241,38 @@ class _Reader(ast.NodeVisitor):
         self.visit(node.test)
         self.counted.append(self.past_first_step(node.test))
         self.guards.append(node.test)
-        self.block(node.body)
+        counted = self.block(node.body)
         self.guards.pop()
         self.counted.pop()
+        if self.given and counted:  # counted whenever this condition holds: a later `if` that tests it too sees it
+            test = ast.unparse(node.test)
+            self.given[-1].update((test, x) for x in counted)
         self.block(node.orelse)
 
-    def block(self, body: list[ast.stmt]) -> None:
+    def block(self, body: list[ast.stmt]) -> set[str]:
         """A statement list that may not run: what it counts up counts only for the statements after it,
-        inside it."""
+        inside it. Returns what it counted."""
         self.blocks.append(set())
+        self.given.append(set())
         for stmt in body:
             self.visit(stmt)
-        self.blocks.pop()
+        self.given.pop()
+        return self.blocks.pop()
 
     def visit_loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
         for child in (node.test,) if isinstance(node, ast.While) else (node.target, node.iter):
             if not isinstance(child, _LEAVES):
                 self.visit(child)
         self.loops.append(len(self.blocks))
+        self.counters.append({ast.unparse(n.target) for stmt in node.body for n in ast.walk(stmt)
+                              if isinstance(n, ast.AugAssign) and _counts_up(n)})
         self.block(node.body)
+        self.counters.pop()
         self.loops.pop()
         self.block(node.orelse)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        if self.loops and isinstance(node.op, ast.Add) and isinstance(node.value, ast.Constant) \
-                and isinstance(node.value.value, int) and node.value.value > 0:
+        if self.loops and _counts_up(node):
             self.blocks[-1].add(ast.unparse(node.target))
         self.generic_visit(node)
 
@@ -253,18 +281,19 @@ class _Reader(ast.NodeVisitor):
         the test on every path through the loop body that reaches it, or the test reads `(x + 1) % n`."""
         if not self.loops:
             return False
-        counted = set().union(*self.blocks[self.loops[-1]:])
+        start, conditions = self.loops[-1], _conjuncts(test)
+        if any(_above_zero(t, self.counters[-1]) for t in conditions):
+            return True  # `iter_num > 0` on a counter of this loop: false on the first pass
+        said = {ast.unparse(t) for t in conditions}  # counted under one of these conditions: counted here
+        counted = set().union(*self.blocks[start:]) | {x for given in self.given[start:] for (t, x) in given
+                                                       if t in said}
         found = False
-        for n in ast.walk(test):
-            if isinstance(n, ast.Compare) and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Mod) \
-                    and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq) \
-                    and isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value == 0:
-                x = n.left.left
-                ahead = isinstance(x, ast.BinOp) and isinstance(x.op, ast.Add) \
-                    and isinstance(x.right, ast.Constant) and isinstance(x.right.value, int) and x.right.value > 0
-                if not (ahead or ast.unparse(x) in counted):
-                    return False
-                found = True
+        for x, _ in _interval(test):
+            ahead = isinstance(x, ast.BinOp) and isinstance(x.op, ast.Add) \
+                and isinstance(x.right, ast.Constant) and isinstance(x.right.value, int) and x.right.value > 0
+            if not (ahead or ast.unparse(x) in counted):
+                return False
+            found = True
         return found
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -323,10 +352,11 @@ class _Reader(ast.NodeVisitor):
             "no_grad" in _dotted(d) or "inference_mode" in _dotted(d) for d in node.decorator_list)
         self.quiet += quiet
         self.depth += 1
-        outer, self.blocks, self.loops = (self.blocks, self.loops), [], []  # its body runs when called, not here
+        outer = self.blocks, self.given, self.loops, self.counters  # its body runs when called, not here
+        self.blocks, self.given, self.loops, self.counters = [], [], [], []
         for child in node.body:
             visit(child)
-        self.blocks, self.loops = outer
+        self.blocks, self.given, self.loops, self.counters = outer
         self.depth -= 1
         self.quiet -= quiet
 
@@ -713,6 +743,33 @@ def _hydra_targets(conf: Path, limit: int = 200) -> list[str]:
             if module not in found:
                 found.append(module)
     return found
+
+
+def _conjuncts(test: ast.expr) -> list[ast.expr]:
+    """The parts of `a and b and c`, all of which hold when it does."""
+    return test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+
+
+def _counts_up(node: ast.AugAssign) -> bool:
+    """`x += 1` (any positive integer)."""
+    return isinstance(node.op, ast.Add) and isinstance(node.value, ast.Constant) \
+        and isinstance(node.value.value, int) and node.value.value > 0
+
+
+def _above_zero(test: ast.expr, counters: set[str]) -> bool:
+    """`x > 0`, `x != 0` or `x >= 1` on a counter the loop counts up from 0: false on its first pass."""
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and ast.unparse(test.left) in counters \
+        and isinstance(test.comparators[0], ast.Constant) and (
+            isinstance(test.ops[0], (ast.Gt, ast.NotEq)) and test.comparators[0].value == 0
+            or isinstance(test.ops[0], ast.GtE) and test.comparators[0].value == 1)
+
+
+def _interval(test: ast.expr) -> list[tuple[ast.expr, ast.expr]]:
+    """The `x` and `n` of each `x % n == 0` in a condition: an interval a setting may switch off."""
+    return [(n.left.left, n.left.right) for n in ast.walk(test)
+            if isinstance(n, ast.Compare) and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Mod)
+            and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq)
+            and isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value == 0]
 
 
 def _read(path: Path) -> tuple[str | None, str | None]:
