@@ -206,3 +206,31 @@ def test_a_lightning_module_behind_a_hydra_target(tmp_path):
     assert got["loss"].where == "src/models/mnist_module.py:7"
     assert got["grad norm"].where == ("src/models/mnist_module.py:5 via on_before_optimizer_step hook "
                                       "(grad norm before each step) of MNISTLitModule")
+
+
+WARM_UP_FIRST = """\
+import torch
+for step in warmup_steps:  # compile the kernels, then reset the state
+    loss = model(x, y)
+    loss.backward()
+    manager.step_optimizers(step)
+model.load_state_dict(initial_state)
+for step in range(train_steps + 1):
+    if step == train_steps:
+        torch.save(model.state_dict(), "final.pt")
+        break
+    loss = model(x, y).sum() * scale
+    loss.backward()
+    manager.step_optimizers(step)
+"""
+
+
+def test_a_kernel_warm_up_loop_is_not_the_training_step(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": WARM_UP_FIRST})
+    a = analyze_script(root / "train.py", root)
+    got = {x.role: f"{x.file}:{x.line}" for x in a.anchors}
+    assert got["loss"] == got["forward"] == at(WARM_UP_FIRST, "loss = model(x, y).sum() * scale")
+    assert got["backward"] == f"train.py:{WARM_UP_FIRST.splitlines().index('    loss.backward()', 5) + 1}"
+    # a trainer's own method that steps its optimizers is the optimizer step (the wrapper counts what it steps)
+    assert got["optimizer_step"] == f"train.py:{len(WARM_UP_FIRST.splitlines())}"
+    assert a.train_loop is not None and a.train_loop.start == 7

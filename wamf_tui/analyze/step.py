@@ -22,6 +22,8 @@ NO_GRAD = ("no_grad", "inference_mode", "enable_grad=False")
 BACKWARD_BY_ARG = ("backward", "manual_backward")  # accelerator.backward(loss), fabric.backward(loss), ...
 CLIPS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grad_norm_fp32")
 ROLES = ("loss", "forward", "batch", "backward", "optimizer_step", "grad_clip")
+WARM_UP = re.compile(r"warm_?up", re.I)  # `for step in warmup_steps:`: a kernel warm-up before the real loop
+OPTIMIZER_METHODS = re.compile(r"^(step_optimizers?|optimizer_step|optimizers_step)$")  # a trainer's own step
 
 
 def name_of(node: ast.AST, calls: bool = False) -> str:
@@ -90,12 +92,16 @@ def find_step(tree: ast.Module, rel: str) -> list[Anchor] | None:
         assigns = sorted((n for n in nodes if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
                          key=lambda n: n.lineno)
         calls = sorted((n for n in nodes if isinstance(n, ast.Call)), key=lambda n: n.lineno)
-        for call in calls:
-            loss = _backward_loss(call)
-            if loss is None:
-                continue
-            ifs = [n for n in nodes if isinstance(n, ast.If)]
-            return _anchored(rel, call, loss, assigns, calls, ifs)
+        backwards = [(call, loss) for call in calls if (loss := _backward_loss(call)) is not None]
+        if not backwards:
+            continue
+        # a warm-up loop that runs the step a few times before the real loop (and resets the state) is not it
+        warm = [n for n in nodes if isinstance(n, ast.For | ast.AsyncFor | ast.While)
+                and WARM_UP.search(ast.unparse(n.test if isinstance(n, ast.While) else n.iter))]
+        call, loss = next(((c, x) for c, x in backwards if not any(
+            w.lineno <= c.lineno <= (w.end_lineno or w.lineno) for w in warm)), backwards[0])
+        ifs = [n for n in nodes if isinstance(n, ast.If)]
+        return _anchored(rel, call, loss, assigns, calls, ifs)
     return None
 
 
@@ -210,8 +216,9 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
         elif batch is not None:
             add("batch", node, ast.unparse(batch))
     after = [c for c in calls if c.lineno >= backward.lineno]
-    opt = next((c for c in after if isinstance(c.func, ast.Attribute) and c.func.attr == "step"
-                and re.search(r"opt|scaler", name_of(c.func.value), re.I)), None)
+    opt = next((c for c in after if isinstance(c.func, ast.Attribute) and (
+        c.func.attr == "step" and re.search(r"opt|scaler", name_of(c.func.value), re.I)
+        or OPTIMIZER_METHODS.match(c.func.attr))), None)
     if opt is not None:
         add("optimizer_step", opt, ast.unparse(opt))
     else:  # weights updated by hand (`p -= lr * p.grad`): the step has no optimizer to count
