@@ -66,7 +66,7 @@ def main() -> None:
     subprocess.run([PY, "-m", "compileall", "-q", str(HERE.parent / "wamf_tui")], check=True)
     work = Path(tempfile.mkdtemp())
     (work / "sitecustomize.py").write_text(STOP_AT_FIRST_FRAME)  # PYTHONPATH makes Python load it first
-    demo = subprocess.run([PY, "-c", "from wamf_tui import session; print(session.make_demo())"],
+    demo = subprocess.run([PY, "-c", "from wamf_tui import demo_repo; print(demo_repo.make_demo())"],
                           capture_output=True, text=True, check=True).stdout.strip()
     keep = f"keep{os.getpid()}"
     subprocess.run(["tmux", "new-session", "-d", "-s", keep, "sleep 3600"], check=True)

@@ -155,7 +155,7 @@ def main() -> None:
     # PYTHONDONTWRITEBYTECODE=1 would recompile the package at every start instead.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(__file__).resolve().parent.parent / "wamf_tui")],
                    check=True)
-    demo = subprocess.run([PY, "-c", "from wamf_tui import session; print(session.make_demo())"],
+    demo = subprocess.run([PY, "-c", "from wamf_tui import demo_repo; print(demo_repo.make_demo())"],
                           capture_output=True, text=True).stdout.strip()
     hello = [PY, str(HERE / "hello_app.py")]
     app_env = {**os.environ, "XDG_STATE_HOME": tempfile.mkdtemp(), "TERM": "xterm-256color"}

@@ -320,10 +320,10 @@ def test_wrapper_runs_a_package_module_and_a_console_entry(tmp_path, how):
 
 
 def test_demo_checkpoints_point_at_the_real_lines(tmp_path):
-    from wamf_tui import proposals, session
+    from wamf_tui import demo_repo, proposals
     from wamf_tui.model import InitState
 
-    root = session.make_demo(str(tmp_path))
+    root = demo_repo.make_demo(str(tmp_path))
     state = InitState(repo_path=str(root), script="train.py", analysis=analyze_script(root / "train.py", root))
     src = (root / "train.py").read_text().splitlines()
     where = {c.name: int(c.where.split(":")[1]) for c in proposals.checkpoints(state)}
@@ -445,9 +445,9 @@ def test_switched_off_checkpoints_and_evals_are_priced_with_the_scripts_numbers(
                      "at 0) in every benchmark run, so it is timed; price: 200 eval batches (eval_iters) x 1/3 train "
                      "step / 2000 steps (eval_interval) = about 3.3% of train time"]
 
-    from wamf_tui import session
+    from wamf_tui import demo_repo
 
-    demo = session.make_demo(str(tmp_path))
+    demo = demo_repo.make_demo(str(tmp_path))
     saves = [c.exclusion for c in propose(analyze_script(demo / "train.py")) if c.exclusion]
     assert saves == ["checkpoint at train.py:64 still runs once, at step 0 (step % args.save_every == 0 is true at "
                      "0) in every benchmark run, so it is timed; price: one save every 500 steps (--save-every "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wamf_tui import contract, session
+from wamf_tui import contract, demo_repo
 
 
 def run(*args: str, home: Path) -> subprocess.CompletedProcess:
@@ -20,7 +20,7 @@ def run(*args: str, home: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("fmt", ["json", "toml"])
 def test_answers_file_writes_a_passing_contract(tmp_path, state_home, fmt):
-    repo = session.make_demo(str(tmp_path))
+    repo = demo_repo.make_demo(str(tmp_path))
     answers = tmp_path / f"answers.{fmt}"
     if fmt == "json":
         answers.write_text('{"reader": "MLSys engineer, could do this myself", "steps": "40",'
@@ -39,7 +39,7 @@ def test_answers_file_writes_a_passing_contract(tmp_path, state_home, fmt):
 
 
 def test_answers_refusals_are_one_line(tmp_path, state_home):
-    repo = session.make_demo(str(tmp_path))
+    repo = demo_repo.make_demo(str(tmp_path))
     bad = tmp_path / "bad.json"
     bad.write_text('{"run": "python <script>"}')
     out = run(str(repo), "--answers", str(bad), "--yes", home=state_home)
@@ -57,7 +57,7 @@ def test_answers_refusals_are_one_line(tmp_path, state_home):
 
 
 def test_yes_keeps_the_old_contract_as_backup(tmp_path, state_home):
-    repo = session.make_demo(str(tmp_path))
+    repo = demo_repo.make_demo(str(tmp_path))
     (repo / "contract.md").write_text("# old\n")
     answers = tmp_path / "a.json"
     answers.write_text("{}")
@@ -69,7 +69,7 @@ def test_yes_keeps_the_old_contract_as_backup(tmp_path, state_home):
 
 def test_accuracy_mode_and_the_whole_job(tmp_path, state_home):
     """`steps = "all"` keeps the whole job; accuracy mode turns deterministic algorithms on and makes checks exact."""
-    repo = session.make_demo(str(tmp_path))
+    repo = demo_repo.make_demo(str(tmp_path))
     answers = tmp_path / "answers.toml"
     answers.write_text('reader = "MLSys"\nsteps = "all"\nmode = "accuracy"\n')
     out = run(str(repo), "--answers", str(answers), "--yes", home=state_home)

@@ -9,14 +9,14 @@ import pytest
 from conftest import git, make_repo
 from helpers import enter_until_done, settle, written
 
-from wamf_tui import contract, session
+from wamf_tui import contract, demo_repo, session
 from wamf_tui.model import Step
 from wamf_tui.ui.app import WamfApp
 from wamf_tui.ui.screens import ConfirmScreen, StepScreen
 
 
 def demo_app(tmp_path: Path, **kw) -> WamfApp:
-    root = session.make_demo(str(tmp_path))
+    root = demo_repo.make_demo(str(tmp_path))
     state = session.new_state(root, kw.pop("contract_path", None))
     return WamfApp(state, **kw)
 

@@ -80,9 +80,9 @@ def enter_and_wait_for_save(session: str, state_home: Path, timeout: float = 10)
 def test_kill_9_then_resume_keeps_every_answer(tmp_path, state_home, kill_at):
     import signal
 
-    from wamf_tui import session as sessions
+    from wamf_tui import demo_repo
 
-    repo = sessions.make_demo(str(tmp_path))
+    repo = demo_repo.make_demo(str(tmp_path))
     out = tmp_path / "contract.md"
     name = f"wamf-kill-{os.getpid()}-{kill_at}"
     start(name, state_home, f"{repo} --contract {out}")
@@ -112,9 +112,9 @@ def test_kill_9_then_resume_keeps_every_answer(tmp_path, state_home, kill_at):
 
 
 def test_hangup_saves_and_exits(tmp_path, state_home):
-    from wamf_tui import session as sessions
+    from wamf_tui import demo_repo, session
 
-    repo = sessions.make_demo(str(tmp_path))
+    repo = demo_repo.make_demo(str(tmp_path))
     name = f"wamf-hup-{os.getpid()}"
     start(name, state_home, str(repo))
     wait_for(name, "How well do you know ML systems?")
@@ -129,16 +129,16 @@ def test_hangup_saves_and_exits(tmp_path, state_home):
     else:
         os.kill(pid, 9)
         raise AssertionError("the app did not exit on SIGHUP")
-    saved = sessions.load(repo)
+    saved = session.load(repo)
     assert saved is not None and saved.reader.startswith("I am an algorithm engineer")
 
 
 def test_copy_key_emits_osc52_wrapped_for_tmux(tmp_path, state_home):
     import base64
 
-    from wamf_tui import session as sessions
+    from wamf_tui import demo_repo
 
-    repo = sessions.make_demo(str(tmp_path))
+    repo = demo_repo.make_demo(str(tmp_path))
     answers = tmp_path / "a.json"
     answers.write_text("{}")
     raw = tmp_path / "pane.bytes"
@@ -168,9 +168,9 @@ def test_quitting_never_waits_for_a_hung_nvml(tmp_path, state_home):
     """NVML can hang on a broken node. The app's GPU refresh thread cannot be stopped, so quitting
     must not wait for it: asyncio joins its executor's threads at exit, the app's are daemons.
     The detection child gets its answer; the refresh that follows in the app hangs."""
-    from wamf_tui import session as sessions
+    from wamf_tui import demo_repo
 
-    repo = sessions.make_demo(str(tmp_path))
+    repo = demo_repo.make_demo(str(tmp_path))
     fake = tmp_path / "fake-nvml"
     fake.mkdir()
     answered, entered = tmp_path / "nvml-answered", tmp_path / "nvml-entered"
@@ -233,9 +233,9 @@ def test_the_guarantee_question_names_what_is_wrong_here(tmp_path, state_home):
 
 def test_two_instances_in_two_panes_never_overwrite_each_others_answers(tmp_path, state_home):
     """The second instance on a repo says who holds it and saves nothing; the first one's answers stay."""
-    from wamf_tui import session as sessions
+    from wamf_tui import demo_repo
 
-    repo = sessions.make_demo(str(tmp_path))
+    repo = demo_repo.make_demo(str(tmp_path))
     first, second = f"wamf-a-{os.getpid()}", f"wamf-b-{os.getpid()}"
     start(first, state_home, str(repo))
     try:

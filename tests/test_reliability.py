@@ -11,7 +11,7 @@ import pytest
 from conftest import git, make_repo
 from helpers import enter_until_done, settle
 
-from wamf_tui import contract, session
+from wamf_tui import contract, git_exclude, session
 from wamf_tui.detect.scripts import tracked_files
 from wamf_tui.model import Step
 from wamf_tui.ui.app import WamfApp
@@ -216,7 +216,7 @@ def test_hiding_our_files_works_in_a_linked_worktree(tmp_path):
     (tree / "contract.md").write_text("# c\n")
     state = session.new_state(tree)
     assert git(tree, "status", "--porcelain") == "?? contract.md\n"
-    assert session.add_to_exclude(state).startswith("listed in .git/info/exclude: /contract.md")
+    assert git_exclude.add_to_exclude(state).startswith("listed in .git/info/exclude: /contract.md")
     assert git(tree, "status", "--porcelain") == ""
     assert "/contract.md" in (main / ".git" / "info" / "exclude").read_text()
 

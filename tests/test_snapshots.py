@@ -9,6 +9,7 @@ from textual.widgets import Input
 
 from wamf_tui.contract import WriteResult
 from wamf_tui.model import Step
+from wamf_tui.ui.messages import ContractWritten
 from wamf_tui.ui.screens import ConfirmScreen
 
 pytestmark = pytest.mark.slow
@@ -66,7 +67,7 @@ def test_step_4_after_the_write(snap_compare, phase, size):
         await no_blink(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, ConfirmScreen)
-        screen.post_message(ConfirmScreen.Written(OUTCOMES[phase], pilot.app.render_contract(), None))
+        screen.post_message(ContractWritten(OUTCOMES[phase], pilot.app.render_contract(), None))
         await pilot.pause()
         assert screen.phase == phase
         await no_blink(pilot)

@@ -233,9 +233,9 @@ def trial_result(activate: str, run_line: str):
 @pytest.fixture
 def demo_contract(tmp_path, activate):
     """The demo job, its contract written by `--yes`, with this interpreter as its environment."""
-    from wamf_tui import session
+    from wamf_tui import demo_repo
 
-    repo = session.make_demo(str(tmp_path))
+    repo = demo_repo.make_demo(str(tmp_path))
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps({"activate": activate, "steps": 20}))
     cmd = [sys.executable, "-m", "wamf_tui", str(repo), "--answers", str(answers), "--yes"]
@@ -276,11 +276,11 @@ def test_try_exit_codes(tmp_path, demo_contract):
 
 @pytest.mark.slow
 async def test_t_at_the_run_question_says_what_runs_and_runs_only_after_a_second_key(tmp_path, activate):
-    from wamf_tui import session
+    from wamf_tui import demo_repo, session
     from wamf_tui.ui.app import WamfApp
     from wamf_tui.ui.trial_screen import TrialScreen
 
-    root = session.make_demo(str(tmp_path))
+    root = demo_repo.make_demo(str(tmp_path))
     app = WamfApp(session.new_state(root))
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(60):  # Enter through the proposals, with this interpreter as the environment

@@ -225,8 +225,8 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
 
 def _write_without_ui(state) -> int:
     from . import contract, finish
-    from .ui_text import done_lines
     from .visible import visible
+    from .wording import done_lines
 
     text = contract.render(state, contract.load_template(state.template_path))
     verdict = finish.run_verdict(state)
@@ -268,7 +268,7 @@ def _main(argv: list[str] | None) -> int:
         return args.func(args)
     args = app_parser().parse_args(argv)
 
-    from . import checkout, contract, session
+    from . import checkout, contract, demo_repo
 
     if args.template:
         try:
@@ -276,7 +276,7 @@ def _main(argv: list[str] | None) -> int:
         except (OSError, UnicodeDecodeError, ValueError) as e:
             return _err(f"cannot use template {args.template}: {getattr(e, 'strerror', None) or e}")
     if args.demo:
-        path = session.make_demo()
+        path = demo_repo.make_demo()
     else:
         path = Path(args.path).expanduser()
         if not path.exists():

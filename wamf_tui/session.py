@@ -10,17 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 
 from .contract import write_atomic
-from .model import Detected, HardwareFacts, InitState, RepoFacts
+from .model import InitState
 
 
 def state_dir() -> Path:
@@ -156,100 +152,3 @@ def new_state(repo_path: str | Path, contract: str | None = None, template: str 
         contract_path=str(Path(contract).expanduser().resolve()) if contract else str(root / "contract.md"),
         template_path=str(Path(template).expanduser().resolve()) if template else None,
     )
-
-
-def make_demo(parent: str | None = None) -> Path:
-    """Copy the shipped demo job into a new temporary git repository with one commit."""
-    root = Path(tempfile.mkdtemp(prefix="wamf-demo-", dir=parent))
-    src = resources.files("wamf_tui") / "demo"
-    for name in ("train.py", "README.md"):
-        (root / name).write_bytes((src / name).read_bytes())
-    (root / ".gitignore").write_text("runs/\n__pycache__/\n")
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "wamf demo", "GIT_AUTHOR_EMAIL": "demo@localhost",
-        "GIT_COMMITTER_NAME": "wamf demo", "GIT_COMMITTER_EMAIL": "demo@localhost",
-    }
-    git = shutil.which("git") or "git"
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "demo training job"]):
-        subprocess.run([git, *args], cwd=root, env=env, check=True, capture_output=True)
-    return root
-
-
-def what_changed(old: Detected, subject: str, new: object) -> list[str]:
-    """Facts that moved since a saved session, in one line each, for the user resuming it."""
-    lines: list[str] = []
-    if subject == "repo" and old.repo is not None and isinstance(new, RepoFacts):
-        if old.repo.sha and new.sha and old.repo.sha != new.sha:
-            lines.append(f"HEAD moved since last time: {old.repo.sha} -> {new.sha} ({new.subject or ''})".rstrip())
-        if old.repo.branch != new.branch and new.branch:
-            lines.append(f"branch is now {new.branch} (was {old.repo.branch or 'detached'})")
-        if new.dirty and not old.repo.dirty:
-            lines.append("the checkout became dirty: " + ", ".join((new.modified + new.staged + new.untracked)[:3]))
-        elif old.repo.dirty and not new.dirty:
-            lines.append("the checkout is clean now")
-    if subject == "hardware" and old.hardware is not None and isinstance(new, HardwareFacts):
-        was_free = {g.index for g in old.hardware.gpus if g.free}
-        now_busy = [g for g in new.gpus if not g.free and g.index in was_free]
-        if now_busy:
-            users = sorted({p.user or f"pid {p.pid}" for g in now_busy for p in g.processes}) or ["unknown"]
-            lines.append(f"GPU {','.join(str(g.index) for g in now_busy)} became busy ({', '.join(users)})")
-    return lines
-
-
-def own_files(state: InitState) -> list[str]:
-    """The app's files inside the checkout, relative to its root (for .git/info/exclude)."""
-    from .analyze.benchmark import needs_wrapper, wrapper_path
-
-    root = Path(state.repo_path)
-    paths = [Path(state.contract_path), Path(state.contract_path + ".bak")]
-    if needs_wrapper(state.changes):
-        paths.append(Path(wrapper_path(state)))
-    out = []
-    for p in paths:
-        try:
-            out.append(str(p.resolve().relative_to(root.resolve())))
-        except ValueError:
-            continue
-    return out
-
-
-def _common_git_dir(root: Path) -> Path | None:
-    """Where git reads `info/exclude` for this checkout: `.git`, or for a linked worktree (`.git` is a
-    file naming its own git dir) the repository's common dir, which every worktree shares. Read from
-    the files, as git itself does; git is not run."""
-    dot = root / ".git"
-    if dot.is_dir():
-        return dot
-    try:
-        line = dot.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not line.startswith("gitdir:"):
-        return None
-    own = Path(line[len("gitdir:"):].strip())
-    own = own if own.is_absolute() else (root / own).resolve()
-    try:
-        common = (own / "commondir").read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return own
-    return (own / common).resolve() if not Path(common).is_absolute() else Path(common)
-
-
-def add_to_exclude(state: InitState) -> str:
-    """Append the app's own files to .git/info/exclude, once each. Only on the user's say-so."""
-    git_dir = _common_git_dir(Path(state.repo_path))
-    if git_dir is None:
-        return "no .git folder here; nothing to exclude"
-    exclude = git_dir / "info" / "exclude"
-    try:
-        old = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-        lines = set(old.splitlines())
-        new = [f"/{p}" for p in own_files(state) if f"/{p}" not in lines]
-        if new:
-            exclude.parent.mkdir(parents=True, exist_ok=True)
-            sep = "" if not old or old.endswith("\n") else "\n"
-            write_atomic(exclude, old + sep + "# wamf-tui\n" + "\n".join(new) + "\n")
-    except OSError as e:
-        return f"could not update {exclude}: {e.strerror or e}"
-    return f"listed in .git/info/exclude: {', '.join(new) or 'already there'}"

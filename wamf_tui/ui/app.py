@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -22,13 +23,14 @@ from textual.timer import Timer
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
-from .. import checkout, children, clipboard, contract, finish, flow, lock, proposals, session, trial, ui_text
+from .. import checkout, children, clipboard, contract, finish, flow, lock, proposals, resume, session, trial, wording
 from ..analyze import isolated
 from ..detect import SUBJECTS
 from ..detect.isolated import ChildDetection, DetectionFailed
-from ..model import STEP_TITLES, Analysis, HardwareFacts, InitState, Step, TrialResult
+from ..model import STEP_TITLES, HardwareFacts, InitState, Step, TrialResult
 from ..model import Detected as DetectedFacts
 from ..visible import visible
+from .messages import AnalysisReady, ContractWritten, DetectionStarted, FactsArrived, GpusRefreshed, SaveFailed
 from .screens import SCREENS, ConfirmScreen, StepScreen
 from .trial_screen import TrialScreen
 
@@ -55,24 +57,6 @@ class DaemonThreads(ThreadPoolExecutor):
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         pass
-
-
-class Detected(Message):
-    """Posted from a detection worker thread; the only thing a worker does to the app."""
-
-    def __init__(self, subject: str, facts: object, run: int = 0) -> None:
-        super().__init__()
-        self.subject = subject
-        self.facts = facts
-        self.run = run  # which detection it came from: a re-scan drops what the previous one still sends
-
-
-class SaveFailed(Message):
-    """Posted from the saver thread when the session could not be written."""
-
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
 
 
 class ResumeScreen(ModalScreen[bool]):
@@ -248,58 +232,70 @@ class WamfApp(App):
                 detection = ChildDetection(root)
             except OSError as e:
                 for subject in SUBJECTS:
-                    self.post_message(Detected(subject, DetectionFailed(f"could not start: {e.strerror or e}"), run))
+                    failed = DetectionFailed(f"could not start: {e.strerror or e}")
+                    self.post_message(FactsArrived(subject, failed, run))
                 return
-            if run == self.detect_run:
-                self.detection = detection  # what the next re-scan stops
-            else:  # a re-scan came while this one was starting
-                detection.stop()
+            self.post_message(DetectionStarted(detection, run))
             for subject, facts in detection:
-                self.post_message(Detected(subject, facts, run))
+                self.post_message(FactsArrived(subject, facts, run))
 
         self.run_worker(work, thread=True, group="detect")
 
-    def _detect_one(self, name: str, job: Callable[[], object]) -> Callable[[], None]:
+    def on_detection_started(self, msg: DetectionStarted) -> None:
+        if msg.run == self.detect_run:
+            self.detection = msg.detection  # what the next re-scan stops
+        else:  # a re-scan came while this one was starting
+            msg.detection.stop()
+
+    def _off_loop(self, job: Callable[[], object], message: Callable[[Any], Message]) -> Callable[[], None]:
+        """A thread worker that runs `job` and posts its result (or the exception) as `message`."""
         def work() -> None:
             try:
-                facts = job()
+                result = job()
             except Exception as e:  # a detector bug must not take the app down
-                facts = e
-            self.post_message(Detected(name, facts))
+                result = e
+            self.post_message(message(result))
 
         return work
 
-    def on_detected(self, msg: Detected) -> None:
-        if msg.subject == "gpu-refresh":
-            self._gpu_refreshed(msg.facts)
+    def on_facts_arrived(self, msg: FactsArrived) -> None:
+        if msg.run != self.detect_run:
             return
-        if msg.subject in SUBJECTS and msg.run != self.detect_run:
-            return
-        told = ""
         if msg.subject in self.pending:
             self.pending.remove(msg.subject)
-        if msg.subject == "analysis" and isinstance(msg.facts, Exception):
-            flow.analysis_failed(self.state)  # the flow goes on; the run line is the user's to check
         if isinstance(msg.facts, Exception):
-            if msg.subject not in SUBJECTS or str(msg.facts) not in self.failures_told:
+            if str(msg.facts) not in self.failures_told:
                 self.notify(f"{msg.subject} failed: {msg.facts}", severity="warning")
             self.failures_told.add(str(msg.facts))  # a child that died fails every subject alike: say it once
-        elif msg.subject == "analysis" and self.reread and isinstance(msg.facts, Analysis):
-            said = flow.take_reread(self.state, msg.facts)
-            line = f"{', '.join(self.reread)} changed since your answers: flags and line numbers read again" + (
-                f"; {'; '.join(said)}" if said else "")
-            self.reread, told = [], line
-            self.change_log.append(line)
-            self.notify(line, title="since your last session", severity="warning", timeout=15)
-            self.save()
-        elif msg.subject == "analysis" and isinstance(msg.facts, Analysis):
-            flow.take_analysis(self.state, msg.facts)
-            self.save()
         else:
             self._tell_what_changed(msg.subject, msg.facts)
             setattr(self.state.detected, msg.subject, msg.facts)  # the place is a key: it survives new questions
             if isinstance(msg.facts, HardwareFacts) and msg.facts.nvml and self.gpu_timer is None:
                 self.gpu_timer = self.set_interval(GPU_REFRESH_S, self._refresh_gpu)
+        self._facts_changed()
+
+    def on_analysis_ready(self, msg: AnalysisReady) -> None:
+        told = ""
+        if "analysis" in self.pending:
+            self.pending.remove("analysis")
+        if isinstance(msg.analysis, Exception):
+            flow.analysis_failed(self.state)  # the flow goes on; the run line is the user's to check
+            self.notify(f"analysis failed: {msg.analysis}", severity="warning")
+        elif self.reread:
+            said = flow.take_reread(self.state, msg.analysis)
+            told = f"{', '.join(self.reread)} changed since your answers: flags and line numbers read again" + (
+                f"; {'; '.join(said)}" if said else "")
+            self.reread = []
+            self.change_log.append(told)
+            self.notify(told, title="since your last session", severity="warning", timeout=15)
+            self.save()
+        else:
+            flow.take_analysis(self.state, msg.analysis)
+            self.save()
+        self._facts_changed(told)
+
+    def _facts_changed(self, told: str = "") -> None:
+        """Repaint the detected pane, and the question unless step 4 is past its confirm phase."""
         if isinstance(self.screen, StepScreen):
             self.screen.redraw_detected()
             if isinstance(self.screen, ConfirmScreen) and self.screen.phase != "confirm":
@@ -311,7 +307,7 @@ class WamfApp(App):
     def _tell_what_changed(self, subject: str, facts: object) -> None:
         if self.resumed_facts is None:
             return
-        changes = session.what_changed(self.resumed_facts, subject, facts)
+        changes = resume.what_changed(self.resumed_facts, subject, facts)
         if subject == "repo" and changes and self.state.repo == proposals.repo_line(self.state):
             self.state.detected.repo = facts  # type: ignore[assignment]
             self.state.repo = proposals.repo_line(self.state)  # the answer was the proposal: follow HEAD
@@ -329,9 +325,10 @@ class WamfApp(App):
             return
         from ..detect.hardware import read_gpus
 
-        self.run_worker(self._detect_one("gpu-refresh", lambda: read_gpus(hw)), thread=True, group="gpu")
+        self.run_worker(self._off_loop(lambda: read_gpus(hw), GpusRefreshed), thread=True, group="gpu")
 
-    def _gpu_refreshed(self, facts) -> None:
+    def on_gpus_refreshed(self, msg: GpusRefreshed) -> None:
+        facts = msg.hardware
         if isinstance(facts, Exception) or facts == self.state.detected.hardware:
             return  # unchanged: no repaint, no bytes to the terminal
         self.state.detected.hardware = facts
@@ -347,7 +344,7 @@ class WamfApp(App):
         self.pending.append("analysis")
         self.state.reading = True
         root = self.state.repo_path
-        self.run_worker(self._detect_one("analysis", lambda: isolated.analyze_in_child(script, root)), thread=True,
+        self.run_worker(self._off_loop(lambda: isolated.analyze_in_child(script, root), AnalysisReady), thread=True,
                         group="analysis", exclusive=True)
 
     # --- moving between steps ------------------------------------------------
@@ -389,14 +386,14 @@ class WamfApp(App):
 
     def write_contract(self, text: str, overwrite: bool) -> None:
         """Write the contract (and the wrapper) in a thread, so a slow or network home directory
-        never holds a frame; the confirm screen gets the outcome as `ConfirmScreen.Written`."""
+        never holds a frame; the confirm screen gets the outcome as `ContractWritten`."""
         screen = self.screen
         state = self.state.model_copy()  # what was confirmed, whatever the screen reassigns meanwhile (no deep
         # copy of the reading on the event loop: the write reads only the paths and the benchmark rows)
 
         def work() -> None:
             result, error = finish.write(state, text, overwrite)
-            screen.post_message(ConfirmScreen.Written(result, text, error))
+            screen.post_message(ContractWritten(result, text, error))
 
         self.run_worker(work, thread=True, group="write-contract")
 
@@ -429,7 +426,7 @@ class WamfApp(App):
             yield SystemCommand("Try the benchmark now", "runs the run line once, after a second key",
                                 screen.action_try_it)
         if isinstance(screen, ConfirmScreen) and screen.phase == "done":  # the same path as `c` / `p`
-            yield SystemCommand("Copy the optimize command", ui_text.CLAUDE, lambda: screen.action_copy("command"))
+            yield SystemCommand("Copy the optimize command", wording.CLAUDE, lambda: screen.action_copy("command"))
             yield SystemCommand("Copy the contract path", visible(self.state.contract_path),
                                 lambda: screen.action_copy("path"))
 
@@ -488,7 +485,7 @@ class WamfApp(App):
             self._driver.write(clipboard.osc52(text, os.environ))
 
     def done_message(self) -> str:
-        return ui_text.done_message(self.state)
+        return wording.done_message(self.state)
 
     # --- layout ------------------------------------------------------------------
 
@@ -533,7 +530,7 @@ def run_app(path: Path, contract: str | None = None, template: str | None = None
     finally:
         lock.release(root)
     if app.state.written:
-        print("\n".join(ui_text.done_lines(app.state)))
+        print("\n".join(wording.done_lines(app.state)))
     return 0
 
 
@@ -542,5 +539,5 @@ def run_prefilled(state: InitState) -> int:
     app = WamfApp(state)
     app.run()
     if app.state.written:
-        print("\n".join(ui_text.done_lines(app.state)))
+        print("\n".join(wording.done_lines(app.state)))
     return 0

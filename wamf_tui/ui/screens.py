@@ -8,17 +8,17 @@ from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList, Static
 
-from .. import contract, finish, flow, session, ui_text
+from .. import contract, finish, flow, git_exclude, wording
 from ..detect import describe
 from ..flow import Option, Question
 from ..model import Analysis, Step
 from ..validate import Verdict
 from ..visible import visible
 from ..wording import say
+from .messages import ContractWritten
 from .widgets import AnswerInput, DetectedPane, KeysFooter, PreviewPane, QuestionView, StepsBar
 
 if TYPE_CHECKING:
@@ -241,7 +241,7 @@ class KeysScreen(ModalScreen[None]):
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
-        for key, what in ui_text.KEYS:
+        for key, what in wording.KEYS:
             table.add_row(key, what)
         yield Static(table, id="keys")
 
@@ -276,13 +276,6 @@ class ConfirmScreen(StepScreen):
         Binding("p", "copy('path')", "copy path"),
     ]
 
-    class Written(Message):
-        """The outcome of the contract write, posted from the writing thread."""
-
-        def __init__(self, result: contract.WriteResult, text: str, wrapper_error: str | None) -> None:
-            super().__init__()
-            self.result, self.text, self.wrapper_error = result, text, wrapper_error
-
     def __init__(self) -> None:
         super().__init__()
         self.phase = "confirm"  # confirm, writing, overwrite, path, done
@@ -292,7 +285,7 @@ class ConfirmScreen(StepScreen):
         self.submit(value)
 
     def action_copy(self, what: str) -> None:
-        text = ui_text.CLAUDE if what == "command" else visible(self.app.state.contract_path)
+        text = wording.CLAUDE if what == "command" else visible(self.app.state.contract_path)
         self.app.copy_osc52(text)
         self.qview.say(f"Sent to your clipboard (OSC 52): {text} · if nothing arrived, copy it from here.")
 
@@ -343,7 +336,7 @@ class ConfirmScreen(StepScreen):
                 self.redraw()
         elif self.phase == "done":
             if text == "yes":
-                self.qview.say(session.add_to_exclude(st) + " · ctrl+q quits.")
+                self.qview.say(git_exclude.add_to_exclude(st) + " · ctrl+q quits.")
             else:
                 self.qview.say(".git/info/exclude left alone · ctrl+q quits.")
         elif self.phase == "path":
@@ -370,7 +363,7 @@ class ConfirmScreen(StepScreen):
         self.qview.say(f"writing {visible(st.contract_path)} …")
         self.app.write_contract(text, overwrite=overwrite)
 
-    def on_confirm_screen_written(self, msg: Written) -> None:
+    def on_contract_written(self, msg: ContractWritten) -> None:
         st = self.app.state
         r = st.reader_register
         result, text = msg.result, msg.text
@@ -388,7 +381,7 @@ class ConfirmScreen(StepScreen):
         else:
             self.phase = "done"
             self.query_one(PreviewPane).show(text, f"written: {visible(st.contract_path)}")
-            own = session.own_files(st)
+            own = git_exclude.own_files(st)
             options = [Option(say("exclude_no", r), "no"), Option(say("exclude_yes", r, files=", ".join(own)), "yes")]
             self.qview.ask(Question("done", "choice", self.app.done_message(), "", options if own else [],
                                     default="no", free_text=False))

@@ -1,0 +1,63 @@
+"""What crosses from a worker thread to the app: one typed message per kind of news.
+
+A thread touches no widget and no app attribute; it posts one of these, and the handler on the
+event loop does the rest.
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from ..contract import WriteResult
+from ..detect.isolated import ChildDetection
+from ..model import Analysis, HardwareFacts
+
+
+class DetectionStarted(Message):
+    """The detection child is running: the app keeps it, to stop it on a re-scan."""
+
+    def __init__(self, detection: ChildDetection, run: int) -> None:
+        super().__init__()
+        self.detection, self.run = detection, run
+
+
+class FactsArrived(Message):
+    """One subject's facts from the detection child (or why it failed)."""
+
+    def __init__(self, subject: str, facts: object, run: int) -> None:
+        super().__init__()
+        self.subject = subject
+        self.facts = facts
+        self.run = run  # which detection it came from: a re-scan drops what the previous one still sends
+
+
+class GpusRefreshed(Message):
+    """NVML read again while the detected pane is on screen."""
+
+    def __init__(self, hardware: HardwareFacts | Exception) -> None:
+        super().__init__()
+        self.hardware = hardware
+
+
+class AnalysisReady(Message):
+    """The script's reading, from the analysis child (or why it failed)."""
+
+    def __init__(self, analysis: Analysis | Exception) -> None:
+        super().__init__()
+        self.analysis = analysis
+
+
+class SaveFailed(Message):
+    """The saver thread could not write the session."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class ContractWritten(Message):
+    """The outcome of the contract write, posted from the writing thread to the confirm screen."""
+
+    def __init__(self, result: WriteResult, text: str, wrapper_error: str | None) -> None:
+        super().__init__()
+        self.result, self.text, self.wrapper_error = result, text, wrapper_error
