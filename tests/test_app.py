@@ -11,7 +11,7 @@ from helpers import enter_until_done, settle, written
 
 from wamf_tui import contract, demo_repo, session
 from wamf_tui.model import Step
-from wamf_tui.ui.app import WamfApp
+from wamf_tui.ui.app import WamfApp, make_app
 from wamf_tui.ui.screens import ConfirmScreen, StepScreen
 
 
@@ -258,7 +258,7 @@ async def test_resume_says_what_moved_and_follows_head(tmp_path):
     git(root, "add", "notes.txt")
     git(root, "commit", "-qm", "moved on")
     (root / "train.py").write_text((root / "train.py").read_text() + "# dirty\n")
-    again = WamfApp(session.new_state(root), saved=session.load(root))
+    again = make_app(root)  # as the command line starts it: the saved session offered
     async with again.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await pilot.press("1")
@@ -524,7 +524,7 @@ async def test_a_rescan_that_drops_a_question_keeps_the_users_place(tmp_path):
 async def test_a_word_typed_at_the_command_filters_the_candidates(tmp_path):
     root = make_repo(tmp_path / "job", {f"{n}.py": "import torch\nloss.backward()\nopt.step()\n"
                                         for n in ("train", "train_sft", "train_dpo", "finetune")})
-    app = WamfApp(session.new_state(root))
+    app = make_app(root)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         while app.screen.qview.question.key != "command":

@@ -272,7 +272,7 @@ async def test_a_second_instance_never_overwrites_the_first_ones_answers(tmp_pat
     """Two instances on one repo: the second is read-only (it saves nothing) until taken over; a lock
     whose process is gone is simply taken."""
     from wamf_tui import lock, session
-    from wamf_tui.ui.app import WamfApp, open_session
+    from wamf_tui.ui.app import make_app, open_session
 
     root = make_repo(tmp_path / "job")
     other = subprocess.Popen(["sleep", "60"])  # a live process holding the session
@@ -284,11 +284,13 @@ async def test_a_second_instance_never_overwrites_the_first_ones_answers(tmp_pat
         first = session.new_state(root)
         first.reader = "the first instance's answer"
         session.state_file(root).write_text(first.to_json())
-        held = open_session(root)
+        app = make_app(root, detect=False)  # as the command line starts it: the lock read first
+        held = app.read_only
         assert held is not None and held.pid == other.pid and held.tty == "/dev/pts/9"
-        app = WamfApp(session.new_state(root), detect=False)
-        app.read_only = held
         async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            assert app.saved is not None  # the first one's answers are offered; this one starts over
+            await pilot.press("2")
             await pilot.pause()
             await pilot.press(*"second", "enter")
             app.saver.flush()

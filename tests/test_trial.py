@@ -276,12 +276,12 @@ def test_try_exit_codes(tmp_path, demo_contract):
 
 @pytest.mark.slow
 async def test_t_at_the_run_question_says_what_runs_and_runs_only_after_a_second_key(tmp_path, activate):
-    from wamf_tui import demo_repo, session
-    from wamf_tui.ui.app import WamfApp
+    from wamf_tui import demo_repo
+    from wamf_tui.ui.app import make_app
     from wamf_tui.ui.trial_screen import TrialScreen
 
     root = demo_repo.make_demo(str(tmp_path))
-    app = WamfApp(session.new_state(root))
+    app = make_app(root)
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(60):  # Enter through the proposals, with this interpreter as the environment
             await pilot.pause(0.05)

@@ -513,7 +513,11 @@ def open_session(root: Path) -> lock.Holder | None:
     return held_by
 
 
-def run_app(path: Path, contract: str | None = None, template: str | None = None, fresh: bool = False) -> int:
+def make_app(path: Path, contract: str | None = None, template: str | None = None, fresh: bool = False,
+             detect: bool = True) -> WamfApp:
+    """The app on a repo as the command line starts it (and the tests): a new state, the saved session
+    offered unless `fresh` or finished, a damaged one said, and the repo's session taken, or read-only
+    when another instance holds it."""
     root = checkout.find_root(path)
     state = session.new_state(root, contract, template)
     held_by = open_session(root)
@@ -522,13 +526,18 @@ def run_app(path: Path, contract: str | None = None, template: str | None = None
         session.forget(root)
     if saved is not None and saved.written and saved.step == Step.CONFIRM:
         saved = None  # a finished session: start a new one
-    app = WamfApp(state, saved=saved)
+    app = WamfApp(state, saved=saved, detect=detect)
     app.startup_notes = [damage] if damage else []
     app.read_only = held_by
+    return app
+
+
+def run_app(path: Path, contract: str | None = None, template: str | None = None, fresh: bool = False) -> int:
+    app = make_app(path, contract, template, fresh)
     try:
         app.run()
     finally:
-        lock.release(root)
+        lock.release(checkout.find_root(path))
     if app.state.written:
         print("\n".join(wording.done_lines(app.state)))
     return 0
