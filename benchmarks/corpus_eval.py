@@ -43,7 +43,7 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
         return {**got, **{f: False for f in FACTS[2:]}, "why": f"not a candidate; top: {paths[:3]}"}
     launch = cand.launch
     command = launch.command if launch else f"python {job['entry']}"
-    analysis = analyze_script(root / job["entry"], root)
+    analysis = analyze_script(root / job["entry"], root, launch.args if launch else [])
     got["needs"] = sorted(n.code for n in analysis.needs) == sorted(job.get("needs", []))
     state = InitState(repo_path=str(root), script=job["entry"], command=command, launch=launch, analysis=analysis,
                       contract_path=str(root / "contract.md"))

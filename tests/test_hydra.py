@@ -202,3 +202,30 @@ def test_a_config_hydra_cannot_compose_says_why(tmp_path):
     root = make_repo(tmp_path / "job", {**CONFIGS, "configs/train.yaml": "defaults:\n  - model: missing\n"})
     tree = compose(root / "configs", "train", "1.3", "configs/train.yaml")
     assert not tree.composed and tree.note.startswith("Hydra config not composed: ") and "missing" in tree.note
+
+
+def test_the_commands_group_choices_are_composed_in(app):
+    """`logger=csv callbacks=none` on the job's command change what the config holds: the logger it adds is
+    a tracker to switch off, the callbacks it drops need no override, and Hydra takes the whole run line."""
+    command = ["logger=csv", "callbacks=none", "trainer.max_epochs=3"]
+    a = analyze_script(app / "src/train.py", app, command)
+    assert a.hydra.overrides == ["logger=csv", "callbacks=none"]  # a value override changes no group
+    assert a.hydra.choices["logger"] == "csv" and "callbacks.model_checkpoint" not in a.hydra.nodes
+    assert [t.name for t in a.trackers] == ["CSVLogger"]
+    on = [f for c in propose(a, steps=30, args=command) if c.enabled for f in c.flags]
+    assert "~callbacks.model_checkpoint" not in on and "~logger" in on  # a chosen group is dropped, never =null
+    run = "python src/train.py " + " ".join([*command, *on])
+    assert check_run(run, app, a).problems == []
+    cfg = _compose_with_hydra(app, shlex.split(run)[2:])
+    assert cfg.trainer.max_steps == 30 and list(cfg.callbacks) == []
+    # the analysis child gets the command too (what the app runs)
+    from wamf_tui.analyze.isolated import analyze_in_child
+
+    assert [t.name for t in analyze_in_child(app / "src/train.py", app, command).trackers] == ["CSVLogger"]
+    assert analyze_script(app / "src/train.py", app).trackers == []  # without the command: no logger
+
+
+def test_a_group_choice_that_does_not_compose_is_said_and_the_defaults_read(app):
+    a = analyze_script(app / "src/train.py", app, ["experiment=nope"])
+    assert a.hydra.composed and a.hydra.overrides == [] and a.hydra.choices["experiment"] == "null"
+    assert "composed without the command's experiment=nope" in a.hydra.note

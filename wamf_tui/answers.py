@@ -101,5 +101,6 @@ def fill(state: InitState, answers: dict[str, object]) -> list[str]:
 
             script = Path(state.repo_path) / state.script
             if script.is_file():
-                flow.take_analysis(state, analyze_script(script, state.repo_path))
+                command = state.launch.args if state.launch else []
+                flow.take_analysis(state, analyze_script(script, state.repo_path, command))
     return ["the flow did not reach step 4"]

@@ -94,7 +94,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     script = Path(args.script)
     if not script.is_file():
         return _err(f"no such file: {args.script}")
-    analysis = analyze_script(script, Path(args.repo) if args.repo else None)
+    analysis = analyze_script(script, Path(args.repo) if args.repo else None, args.arg)
     if args.json:
         print(json.dumps(analysis.model_dump(), indent=2))
         return 0
@@ -178,6 +178,9 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
         p.description = "Read a job script (never run it) and report its training facts at file:line."
         p.add_argument("script")
         p.add_argument("--repo", help="repo root (default: the script's git root)")
+        p.add_argument("--arg", action="append", default=[], metavar="WORD",
+                       help="one of the job's own arguments, as its command gives them (a Hydra app is composed "
+                            "with its group choices, e.g. --arg=experiment=example); repeatable")
         p.add_argument("--json", action="store_true")
         p.set_defaults(func=cmd_analyze)
     return p

@@ -268,6 +268,7 @@ class HydraTree(BaseModel):
     nodes: list[RepoText] = []  # dotted keys that hold a mapping
     groups: dict[RepoText, list[RepoText]] = {}  # config group -> its options (`callbacks` -> default, none)
     choices: dict[RepoText, RepoText] = {}  # group -> the option the defaults list picks (`null`: none)
+    overrides: list[RepoText] = []  # the command's group choices it was composed with (`experiment=x`)
     note: RepoText = ""
 
 

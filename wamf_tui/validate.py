@@ -74,7 +74,7 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
             return v
         from .analyze import analyze_script
 
-        analysis = analyze_script(root / launch.path, root)
+        analysis = analyze_script(root / launch.path, root, args)
     v.problems += _needs(launch, analysis)
     missing = missing_inputs(analysis.required, args, {n for n, d in analysis.flags.items() if d == "False"})
     if missing:

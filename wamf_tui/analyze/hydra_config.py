@@ -14,7 +14,9 @@ import importlib.util
 import os
 import re
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..files import read_regular
 from ..model import Analysis, Fact, HydraTree, StepControl
@@ -29,9 +31,12 @@ LOGGER = re.compile(r"^(lightning|pytorch_lightning)(\.pytorch)?\.loggers(\.\w+)
 ENV = re.compile(r"^[A-Z][A-Z0-9_]*=")  # `WANDB_MODE=disabled`: a variable, never an override
 
 
-def compose(conf_dir: Path, name: str, version_base: str | None, rel: str) -> HydraTree:
+def compose(conf_dir: Path, name: str, version_base: str | None, rel: str,
+            command: Sequence[str] = ()) -> HydraTree:
     """The primary config `name` of `conf_dir`, composed; `version_base` as the app's `@hydra.main` gives
-    it ("" when it gives none). Never raises: a config Hydra cannot compose says why in `note`."""
+    it ("" when it gives none). `command`: the job's own arguments, whose group choices (`experiment=x`,
+    `trainer=gpu`, `~logger`) change what the config holds, so it is composed with them. Never raises:
+    a config Hydra cannot compose says why in `note`."""
     tree = HydraTree(config=rel)
     refused = _refused(conf_dir)
     if refused:
@@ -44,29 +49,54 @@ def compose(conf_dir: Path, name: str, version_base: str | None, rel: str) -> Hy
     try:
         with warnings.catch_warnings():  # Hydra warns about versions and deprecations: nothing for the user
             warnings.simplefilter("ignore")
-            _compose_into(tree, conf_dir, name, kw)
+            _compose_into(tree, conf_dir, name, kw, group_choices(conf_dir, command))
     except Exception as e:  # Hydra's errors are many types; any of them means the same to the user
         return HydraTree(config=rel, note=f"Hydra config not composed: {_first_line(e)}")
     tree.composed = True
     return tree
 
 
-def _compose_into(tree: HydraTree, conf_dir: Path, name: str, kw: dict) -> None:
+def group_choices(conf_dir: Path, command: Sequence[str]) -> list[str]:
+    """The command's overrides that pick or drop a config group (a folder of the config dir): the ones
+    that change the composed tree. A value override (`trainer.max_epochs=5`) is left to `check`."""
+    return [w for w in command if is_override(w) and not key_of(w).startswith("hydra")
+            and (conf_dir / key_of(w).replace(".", "/")).is_dir()][:20]
+
+
+def _note(tree: HydraTree, line: str) -> None:
+    tree.note = f"{tree.note}; {line}" if tree.note else line
+
+
+def _compose_cfg(tree: HydraTree, name: str, overrides: list[str]) -> object:
     from hydra import compose as hydra_compose
+
+    try:
+        return hydra_compose(name, overrides=overrides, return_hydra_config=True)
+    except Exception as e:  # a Hydra plugin this install lacks (colorlog): compose without Hydra's own
+        if "'hydra/" not in str(e):
+            raise
+        cfg = hydra_compose(name, overrides=[*overrides, "~hydra"], return_hydra_config=True)
+        missing = re.search(r"Could not find '([^']+)'", str(e))
+        _note(tree, "Hydra's own settings (hydra: in the defaults list) left out: "
+              + (f"{missing.group(1)} is a plugin not installed here" if missing else _first_line(e)))
+        return cfg
+
+
+def _compose_into(tree: HydraTree, conf_dir: Path, name: str, kw: dict, chosen: list[str]) -> None:
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
     with initialize_config_dir(config_dir=str(conf_dir.resolve()), **kw):
-        try:
-            cfg = hydra_compose(name, return_hydra_config=True)
-        except Exception as e:  # a Hydra plugin this install lacks (colorlog): compose without Hydra's own
-            if "'hydra/" not in str(e):
-                raise
-            cfg = hydra_compose(name, overrides=["~hydra"], return_hydra_config=True)
-            missing = re.search(r"Could not find '([^']+)'", str(e))
-            tree.note = ("Hydra's own settings (hydra: in the defaults list) left out: "
-                         + (f"{missing.group(1)} is a plugin not installed here" if missing else _first_line(e)))
+        cfg: Any = None
+        if chosen:
+            try:
+                cfg = _compose_cfg(tree, name, chosen)
+                tree.overrides = chosen
+            except Exception as e:  # the command's choice does not compose: say so, and read the defaults
+                _note(tree, f"composed without the command's {' '.join(chosen)}: {_first_line(e)}")
+        if cfg is None:
+            cfg = _compose_cfg(tree, name, [])
         choices = cfg.hydra.runtime.choices
         tree.choices = {str(k): "null" if v is None else str(v) for k, v in choices.items()}
         body = OmegaConf.to_container(cfg, resolve=False)
@@ -170,7 +200,7 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
             saves = []
         elif LOGGER.match(target):
             group = node.split(".")[0]
-            off = f"{group}=null" if tree.choices.get(group, "null") != "null" else f"~{node}"
+            off = f"~{group}" if tree.choices.get(group, "null") != "null" else f"~{node}"  # Hydra takes no group=null
             a.trackers.append(Fact(name=target.rsplit(".", 1)[1], off_switch=off, file=rel, line=line))
     for s in saves:
         a.checkpoints.append(Fact(name=f"ModelCheckpoint ({s})", off_switch=f"~{s}", file=rel, line=line))

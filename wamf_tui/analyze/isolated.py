@@ -9,6 +9,7 @@ never count against the app's memory, and quitting can stop it at once.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from .. import children
@@ -21,10 +22,13 @@ class AnalysisFailed(RuntimeError):
     """The child could not read the script; the message is one short line for the user."""
 
 
-def analyze_in_child(script: Path, repo_root: str | Path, timeout: float = TIMEOUT_S) -> Analysis:
+def analyze_in_child(script: Path, repo_root: str | Path, command: Sequence[str] = (),
+                     timeout: float = TIMEOUT_S) -> Analysis:
+    """`command`: the job's own arguments (see `analyze_script`)."""
     try:
-        proc = children.run(timeout=timeout, **children.wamf_tui("analyze", str(script.resolve()), "--repo",
-                                                                  str(Path(repo_root).resolve()), "--json"))
+        proc = children.run(timeout=timeout, **children.wamf_tui(
+            "analyze", str(script.resolve()), "--repo", str(Path(repo_root).resolve()), "--json",
+            *(f"--arg={w}" for w in command)))
     except OSError as e:
         raise AnalysisFailed(f"could not start the reader: {e.strerror or e}") from None
     except subprocess.TimeoutExpired:

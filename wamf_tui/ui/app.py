@@ -343,9 +343,9 @@ class WamfApp(App):
             return
         self.pending.append("analysis")
         self.state.reading = True
-        root = self.state.repo_path
-        self.run_worker(self._off_loop(lambda: isolated.analyze_in_child(script, root), AnalysisReady), thread=True,
-                        group="analysis", exclusive=True)
+        root, command = self.state.repo_path, list(self.state.launch.args) if self.state.launch else []
+        self.run_worker(self._off_loop(lambda: isolated.analyze_in_child(script, root, command), AnalysisReady),
+                        thread=True, group="analysis", exclusive=True)
 
     # --- moving between steps ------------------------------------------------
 
