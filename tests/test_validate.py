@@ -207,3 +207,34 @@ def test_a_tyro_config_is_read_as_nested_groups(tmp_path, call, group):
     said = check_run(f"python train.py --{group}optim.decay 0.05", root, a).problems
     assert said == [f"--{group}optim.decay is not among the parameters (or dataclass fields) train.py's tyro is "
                     "made from"]
+
+
+@pytest.mark.parametrize("importing", ["from pkg.args import EvalArgs, TrainArgs",
+                                       "from .args import EvalArgs, TrainArgs"])
+def test_a_functions_dataclass_groups_are_read_from_the_module_it_imports_them_from(tmp_path, importing):
+    """jsonargparse's `CLI(setup)` with `train: TrainArgs = TrainArgs(save_interval=1000)`, the class in another
+    module of the repo: `--train.*` and `--eval.*` are the flags, the instance's keywords their defaults."""
+    from wamf_tui.analyze import analyze_script
+    from wamf_tui.analyze.benchmark import propose
+
+    args = ("from dataclasses import dataclass\n\n@dataclass\nclass TrainArgs:\n    save_interval: int = 5\n"
+            "    max_steps: int | None = None\n\n@dataclass\nclass EvalArgs:\n    interval: int = 600\n")
+    entry = (f"{importing}\nfrom jsonargparse import CLI\nimport torch\n\n"
+             "def setup(out_dir: str = 'out', train: TrainArgs = TrainArgs(save_interval=1000, max_steps=600),\n"
+             "          eval: EvalArgs = EvalArgs()):\n    for step in range(train.max_steps):\n"
+             "        loss = model(x)\n        loss.backward()\n        opt.step()\n"
+             "        if step % train.save_interval == 0:\n            torch.save(model, 'ckpt.pt')\n\n"
+             "if __name__ == '__main__':\n    CLI(setup)\n")
+    root = make_repo(tmp_path / "job", {"pkg/__init__.py": "", "pkg/args.py": args, "pkg/pretrain.py": entry})
+    a = analyze_script(root / "pkg/pretrain.py", root)
+    assert {f: a.flags.get(f) for f in ("--train.save_interval", "--train.max_steps", "--eval.interval")} == {
+        "--train.save_interval": "1000", "--train.max_steps": "600", "--eval.interval": "600"}
+    rows = {c.what: c.how for c in propose(a)}
+    assert rows["total steps cut to 30 (was 600)"] == "--train.max_steps=30"
+    # the save's interval is the group's flag; `step % n == 0` still fires at step 0
+    assert rows["torch.save (pkg/pretrain.py:12) still runs once, at step 0 (step % train.save_interval == 0 is true "
+                "at 0)"] == "--train.save_interval=1000000000"
+    assert check_run("python -m pkg.pretrain --train.max_steps=30 --eval.interval=9", root, a).problems == []
+    assert check_run("python -m pkg.pretrain --train.max_step=30", root, a).problems == [
+        "--train.max_step is not among the parameters (or dataclass fields) pretrain.py's jsonargparse CLI is made "
+        "from"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -69,22 +70,39 @@ _STEPS = re.compile(r"^(max_steps|max_iters|num_steps|steps|total_steps|train_st
 _OUT = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint)_?(dir|path)?$")
 
 
-def signature_flags(tree: ast.Module, function: str, line: int, rel: str, a: Analysis) -> None:
+def signature_flags(tree: ast.Module, function: str, line: int, rel: str, a: Analysis,
+                    imported: Callable[[str], ast.ClassDef | None] = lambda name: None) -> None:
     """The flags of a CLI made from `function`'s parameters (jsonargparse's `CLI`, fire, typer, tyro), or
     from a dataclass's fields (`tyro.cli(Config)`), with the step, output-folder and seed ones among them.
-    A parameter or field typed with a dataclass of this file is a nested group: `--opt.lr` (tyro,
-    jsonargparse)."""
+    A parameter or field typed with a dataclass, of this file or one it imports (`imported`), is a nested
+    group: `--train.lr` (tyro, jsonargparse), its defaults those of the instance given as the default
+    (`train: TrainArgs = TrainArgs(save_interval=1000)`)."""
     made = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name == function), None)
     if made is None:
         a.notes.append(f"{rel}:{line}: its flags are the parameters of {function}, which is not in this file")
         return
-    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    own = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    classes: Callable[[str], ast.ClassDef | None] = lambda name: own.get(name) or imported(name)  # noqa: E731
     hyphens = a.config_system in HYPHENATED
     for name, annotation, default, lineno in _members(made):
         _parameter(name, annotation, default, lineno, "", classes, hyphens, rel, a, 0)
     if a.config_system == "jsonargparse CLI":
         a.flags.setdefault("--config", None)  # what jsonargparse adds to every CLI
         a.flags.setdefault("--print_config", None)
+    _guarded_by_groups(a, hyphens)
+
+
+def _guarded_by_groups(a: Analysis, hyphens: bool) -> None:
+    """A save or eval under `step % train.save_interval == 0`: its switch is the group's flag
+    `--train.save_interval`, known only now that the function's parameters are read."""
+    for fact in (*a.checkpoints, *a.evals, *a.trackers, *a.uploads):
+        if not fact.guard or fact.off_switch in a.flags:
+            continue
+        for dotted in re.findall(r"[A-Za-z_]\w*(?:\.\w+)+", fact.guard):
+            flag = "--" + (dotted.replace("_", "-") if hyphens else dotted)
+            if flag in a.flags:
+                fact.off_switch = flag
+                break
 
 
 def _members(made: ast.FunctionDef | ast.ClassDef) -> list[tuple[str, ast.expr | None, ast.expr | None, int]]:
@@ -100,13 +118,17 @@ def _members(made: ast.FunctionDef | ast.ClassDef) -> list[tuple[str, ast.expr |
 
 
 def _parameter(name: str, annotation: ast.expr | None, default: ast.expr | None, lineno: int, prefix: str,
-               classes: dict[str, ast.ClassDef], hyphens: bool, rel: str, a: Analysis, depth: int) -> None:
+               classes: Callable[[str], ast.ClassDef | None], hyphens: bool, rel: str, a: Analysis,
+               depth: int) -> None:
     """One flag, or the group of a dataclass-typed one (`--optimizer.lr`), at most three levels deep."""
     typed = name_of(annotation) if annotation is not None else ""
-    nested = classes.get(typed.split(".")[-1])
+    nested = classes(typed.split(".")[-1]) if typed else None
     if nested is not None and depth < 3:
+        given = {k.arg: k.value for k in default.keywords if k.arg} if isinstance(default, ast.Call) and \
+            name_of(default.func).split(".")[-1] == nested.name else {}
         for field, ann, value, line in _members(nested):
-            _parameter(field, ann, value, line, f"{prefix}{name}.", classes, hyphens, rel, a, depth + 1)
+            _parameter(field, ann, given.get(field, value), line, f"{prefix}{name}.", classes, hyphens, rel, a,
+                       depth + 1)
         return
     flag = "--" + prefix + (name.replace("_", "-") if hyphens else name)
     a.flags[flag] = _default(default)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import gc
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -805,6 +805,35 @@ def _as_module(path: Path, root: Path) -> tuple[str | None, str]:
     return ".".join(parts), _rel(folder, root) if folder != root else ""
 
 
+def _class_finder(tree: ast.Module, path: Path, root: Path) -> Callable[[str], ast.ClassDef | None]:
+    """A class this file imports by name (`from pkg.args import TrainArgs`, `from .args import X`), read from
+    its module's source when asked for; None when it is not the repo's."""
+    where: dict[str, tuple[Path | None, str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = path.parents[node.level - 1] if node.level <= len(path.parents) else None
+                file = base / ((node.module or "__init__").replace(".", "/") + ".py") if base else None
+            else:
+                file = _module_path(root, node.module or "")
+            where.update({a.asname or a.name: (file, a.name) for a in node.names})
+    read: dict[Path, ast.Module] = {}
+
+    def find(name: str) -> ast.ClassDef | None:
+        file, real = where.get(name, (None, ""))
+        if file is None or not file.is_file():
+            return None
+        if file not in read:
+            text, _ = _read(file)
+            try:
+                read[file] = ast.parse(text or "")
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                read[file] = ast.Module(body=[], type_ignores=[])
+        return next((n for n in read[file].body if isinstance(n, ast.ClassDef) and n.name == real), None)
+
+    return find
+
+
 def _module_path(root: Path, module: str) -> Path | None:
     parts = module.split(".")
     for base in (root, root / "src"):
@@ -898,7 +927,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str])
             if reader.hf_classes:
                 hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
             if reader.cli_function is not None:
-                signature_flags(tree, *reader.cli_function, rel, result)
+                signature_flags(tree, *reader.cli_function, rel, result, _class_finder(tree, path, root))
             if reader.lightning_cli:
                 lightning_cli(rel, reader.lightning_cli, result)
         if reader.hydra_file is not None and depth == 0:
