@@ -4,6 +4,7 @@ the disk, errors are told), and a damaged file kept beside with what still valid
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -44,7 +45,7 @@ def test_a_failed_write_is_reported_and_nothing_half_written(tmp_path, state_hom
     saver = session.Saver(on_error=errors.append)
     saver.submit(state)
     assert saver.flush()
-    assert errors and errors[0].startswith("could not save the session to ")
+    assert errors == [f"could not save the session to {session.state_file(state.repo_path)}: File exists"]
     assert session.state_dir().read_text() == "a file where the folder should be\n"
 
 
@@ -54,6 +55,7 @@ def test_the_state_file_is_keyed_by_the_resolved_repo_path(tmp_path, monkeypatch
     assert session.state_file(tmp_path / "link") == session.state_file(root)
     assert session.state_file(make_repo(tmp_path / "other")) != session.state_file(root)
     assert session.state_file(root).parent == session.state_dir() and session.state_file(root).suffix == ".json"
+    assert len(session.state_file(root).stem) == 16
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     assert session.state_dir() == tmp_path / "xdg" / "wamf-tui"
     monkeypatch.delenv("XDG_STATE_HOME")
@@ -72,8 +74,9 @@ def test_a_new_state_resolves_its_paths(tmp_path, monkeypatch):
     assert state.template_path == str(tmp_path / "home" / "t.md")
 
 
-def test_saved_loaded_and_forgotten(tmp_path):
+def test_saved_loaded_and_forgotten(tmp_path, monkeypatch):
     root = make_repo(tmp_path / "r")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "not" / "there" / "yet"))  # its folders are made
     assert session.load(root) is None and session.load_saved(root) == (None, None)
     session.forget(root)  # nothing saved: nothing to do, no error
     state = InitState(repo_path=str(root), reader="r1", step=Step.JOB, activate="source a")
@@ -113,15 +116,18 @@ def test_what_validates_is_kept_and_what_does_not_is_named(tmp_path):
     _damaged(root, json.dumps(data))
     state, said = session.load_saved(root)
     assert state is not None and (state.reader, state.activate, state.step) == ("kept", "source a", Step.READER)
-    assert said is not None and said.startswith("the saved session was damaged; it is kept as ")
-    assert said.endswith("; not kept: mode, step")
+    assert said is not None and re.fullmatch(r"the saved session was damaged; it is kept as \S+\.json\.corrupt-"
+                                             r"\d{8}-\d{6}; not kept: mode, step", said)
     _damaged(root, json.dumps({"reader": "k", "step": "nine"}).encode() + b"\xff")  # not UTF-8 and not JSON
     state, said = session.load_saved(root)
     assert state is None and said is not None and said.startswith("the saved session could not be read; it is kept as")
     _damaged(root, b'{"reader": "caf\xe9", "activate": "source b"}')  # one bad byte: the rest resumes
     state, said = session.load_saved(root)
     assert state is not None and state.activate == "source b" and state.reader == "caf\ufffd"
-    assert said is not None and "not kept" not in said
+    assert said is not None and re.fullmatch(r"the saved session was damaged; it is kept as \S+\.corrupt-\S+", said)
+    _damaged(root, '{"step": "nine"}')  # its one field is bad: a fresh state, and the field named
+    state, said = session.load_saved(root)
+    assert state == InitState() and said is not None and said.endswith("; not kept: step")
 
 
 def test_a_state_file_that_is_a_folder_is_no_session(tmp_path):
