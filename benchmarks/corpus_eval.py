@@ -23,6 +23,7 @@ from wamf_tui import proposals
 from wamf_tui.analyze import analyze_script
 from wamf_tui.analyze.benchmark import default_steps, job_args, needs_wrapper, propose, wrapper_path
 from wamf_tui.analyze.needs import missing_inputs, say_missing
+from wamf_tui.analyze.subcommands import called
 from wamf_tui.detect.launch import parse_launch
 from wamf_tui.detect.scripts import scan_scripts
 from wamf_tui.model import InitState
@@ -43,7 +44,7 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
         return {**got, **{f: False for f in FACTS[2:]}, "why": f"not a candidate; top: {paths[:3]}"}
     launch = cand.launch
     command = launch.command if launch else f"python {job['entry']}"
-    analysis = analyze_script(root / job["entry"], root, launch.args if launch else [])
+    analysis = analyze_script(root / job["entry"], root, launch.args if launch else [], called(launch))
     got["needs"] = sorted(n.code for n in analysis.needs) == sorted(job.get("needs", []))
     state = InitState(repo_path=str(root), script=job["entry"], command=command, launch=launch, analysis=analysis,
                       contract_path=str(root / "contract.md"))

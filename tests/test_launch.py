@@ -435,3 +435,39 @@ def test_a_readme_template_and_a_cpu_example_are_not_the_proposed_command(tmp_pa
     root = make_repo(tmp_path / "r", {"README.md": readme, "src/train.py": "import torch\nloss.backward()\n"})
     top = scan_scripts(root).candidates[0]
     assert top.launch is not None and top.launch.command == "python src/train.py trainer=gpu"
+
+
+def test_a_dispatchers_function_cli_gives_the_subcommands_flags(tmp_path):
+    """`tool pretrain` where the dispatcher is jsonargparse's `CLI({"pretrain": setup})`: the flags are the
+    parameters of `setup` in tool/pretrain.py (a dataclass group from tool/args.py), though the module has no
+    parser of its own; a helper of the package that wraps another CLI does not change that."""
+    setup = ("import torch\nfrom tool.args import TrainArgs\nfrom tool.util import CLI\n\n"
+             "def setup(data: str = 'x', out_dir: str = 'out', train: TrainArgs = TrainArgs(save_interval=100)):\n"
+             "    for step in range(10):\n        loss = model(x)\n        loss.backward()\n        optimizer.step()\n"
+             "        if step % train.save_interval == 0:\n            torch.save(model, out_dir)\n")
+    root, state, refused = walk(tmp_path, {
+        "pyproject.toml": '[project]\nname = "tool"\nscripts.tool = "tool.cli:main"\n',
+        "README.md": "```\ntool pretrain --data x\n```\n",
+        "src/tool/__init__.py": "",
+        "src/tool/cli.py": DISPATCHERS["dict"],
+        "src/tool/args.py": "from dataclasses import dataclass\n@dataclass\nclass TrainArgs:\n"
+                            "    save_interval: int = 5\n",
+        "src/tool/util.py": "import lightning\ndef CLI(*args, **kwargs):\n    from jsonargparse import CLI\n"
+                            "    return CLI(*args, **kwargs)\n",
+        "src/tool/generate.py": "import torch\ndef main():\n    model.generate()\n",
+        "src/tool/pretrain.py": setup,
+    })
+    assert (state.launch.function, state.launch.function_cli) == ("setup", "jsonargparse CLI")
+    a = state.analysis
+    assert a.config_system == "jsonargparse CLI" and a.flags["--train.save_interval"] == "100"
+    on = [f for c in state.changes if c.enabled for f in c.flags]
+    assert "--train.save_interval=1000000000" in on and "--out_dir=runs/wamf-bench" in on
+    consoles, writing = state.detected.scripts.consoles, wrapper_path(state)
+    assert check_run(state.run, root, a, consoles, writing=writing).problems == []
+    assert check_run(state.run + " --train.save_every=3", root, a, consoles, writing=writing).problems == [
+        "--train.save_every is not among the parameters (or dataclass fields) pretrain.py's jsonargparse CLI is "
+        "made from"]
+    # read again from the run line alone (as `check --repo` does): the same flags
+    assert check_run(state.run + " --train.save_every=3", root, None, consoles, writing=writing).problems == [
+        "--train.save_every is not among the parameters (or dataclass fields) pretrain.py's jsonargparse CLI is "
+        "made from"]

@@ -101,6 +101,8 @@ def fill(state: InitState, answers: dict[str, object]) -> list[str]:
 
             script = Path(state.repo_path) / state.script
             if script.is_file():
+                from .analyze.subcommands import called
+
                 command = state.launch.args if state.launch else []
-                flow.take_analysis(state, analyze_script(script, state.repo_path, command))
+                flow.take_analysis(state, analyze_script(script, state.repo_path, command, called(state.launch)))
     return ["the flow did not reach step 4"]

@@ -94,7 +94,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     script = Path(args.script)
     if not script.is_file():
         return _err(f"no such file: {args.script}")
-    analysis = analyze_script(script, Path(args.repo) if args.repo else None, args.arg)
+    system, _, function = (args.called or "").rpartition(":")
+    analysis = analyze_script(script, Path(args.repo) if args.repo else None, args.arg,
+                              (system, function) if system and function else None)
     if args.json:
         print(json.dumps(analysis.model_dump(), indent=2))
         return 0
@@ -181,6 +183,8 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
         p.add_argument("--arg", action="append", default=[], metavar="WORD",
                        help="one of the job's own arguments, as its command gives them (a Hydra app is composed "
                             "with its group choices, e.g. --arg=experiment=example); repeatable")
+        p.add_argument("--called", metavar="CLI:FUNCTION", help="the function of SCRIPT a console script's "
+                       "dispatcher makes the flags from, and how (--called='jsonargparse CLI:setup')")
         p.add_argument("--json", action="store_true")
         p.set_defaults(func=cmd_analyze)
     return p

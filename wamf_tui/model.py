@@ -166,6 +166,8 @@ class LaunchCommand(BaseModel):
     script: RepoText | None = None  # the script word as written
     module: RepoText | None = None  # python -m / torchrun -m
     entry: RepoText | None = None  # a console script's module:function
+    function: RepoText | None = None  # the function of `path` its dispatcher's CLI makes the flags from (`setup`)
+    function_cli: RepoText = ""  # that CLI: `jsonargparse CLI` or `fire`
     path: RepoText | None = None  # the entry's file, from the repo root
     cwd: RepoText = ""  # the folder the command runs in, from the repo root
     env: list[RepoText] = []  # VAR=value words before the launcher

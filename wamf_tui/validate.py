@@ -18,7 +18,7 @@ from pathlib import Path
 from .analyze.benchmark import is_wrapper
 from .analyze.hydra_config import hydra_overrides
 from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, say_missing
-from .analyze.subcommands import dispatch, reader, refine_console
+from .analyze.subcommands import called, dispatch, reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, LaunchCommand
 
@@ -74,7 +74,7 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
             return v
         from .analyze import analyze_script
 
-        analysis = analyze_script(root / launch.path, root, args)
+        analysis = analyze_script(root / launch.path, root, args, called(launch))
     v.problems += _needs(launch, analysis)
     missing = missing_inputs(analysis.required, args, {n for n, d in analysis.flags.items() if d == "False"})
     if missing:

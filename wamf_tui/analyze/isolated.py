@@ -23,12 +23,12 @@ class AnalysisFailed(RuntimeError):
 
 
 def analyze_in_child(script: Path, repo_root: str | Path, command: Sequence[str] = (),
-                     timeout: float = TIMEOUT_S) -> Analysis:
-    """`command`: the job's own arguments (see `analyze_script`)."""
+                     called: tuple[str, str] | None = None, timeout: float = TIMEOUT_S) -> Analysis:
+    """`command`, `called`: as `analyze_script` takes them."""
     try:
         proc = children.run(timeout=timeout, **children.wamf_tui(
             "analyze", str(script.resolve()), "--repo", str(Path(repo_root).resolve()), "--json",
-            *(f"--arg={w}" for w in command)))
+            *(f"--arg={w}" for w in command), *([f"--called={called[0]}:{called[1]}"] if called else [])))
     except OSError as e:
         raise AnalysisFailed(f"could not start the reader: {e.strerror or e}") from None
     except subprocess.TimeoutExpired:

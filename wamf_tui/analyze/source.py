@@ -539,7 +539,8 @@ class _Reader(ast.NodeVisitor):
             self.hf_classes.update(n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name))
         elif last in SIGNATURE_CLIS and self._signature_cli(node, name, last):
             pass
-        elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower():
+        elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower() \
+                and not (last == "CLI" and "jsonargparse" in self.imports):  # a helper wrapping jsonargparse's CLI
             self.r.config_system = "LightningCLI"
             self.lightning_cli = self.lightning_cli or node.lineno
         elif name == "fire.Fire":
@@ -852,21 +853,25 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
-def analyze_script(script: str | Path, repo_root: str | Path | None = None, command: Sequence[str] = ()) -> Analysis:
+def analyze_script(script: str | Path, repo_root: str | Path | None = None, command: Sequence[str] = (),
+                   called: tuple[str, str] | None = None) -> Analysis:
     """Read `script` (and the repo modules it imports) and return its facts; never raises on bad input.
-    `command`: the job's arguments as its command gives them (a Hydra app's group choices count)."""
+    `command`: the job's arguments as its command gives them (a Hydra app's group choices count);
+    `called`: (the CLI, the function) when a console script's dispatcher makes the flags from a function
+    of `script` (`("jsonargparse CLI", "setup")`)."""
     # A syntax tree is millions of objects with no cycles; the cyclic collector rescanning them while
     # they are built made a 40,000-line parse 2.5 times slower. Plain reference counting frees them.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return gated(_analyze(Path(script), repo_root, command))
+        return gated(_analyze(Path(script), repo_root, command, called))
     finally:
         if paused:
             gc.enable()
 
 
-def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str]) -> Analysis:
+def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
+             called: tuple[str, str] | None) -> Analysis:
     root = Path(repo_root) if repo_root else find_root(script.parent)
     result = Analysis(script=_rel(script, root))
     queue = [(script, 0)]
@@ -875,6 +880,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str])
     submitter: Need | None = None  # where the entry, or a module it calls, queues the job on a cluster
     mains: list[Path] = []  # modules it reaches that train and run as `__main__`: what a submitter queues
     hydra_line = ("", 0)  # where the entry's `@hydra.main` is
+    dispatched = ""  # the CLI a console script's dispatcher reads the entry's function with
     while queue:
         path, depth = queue.pop(0)
         if path.resolve() in done:
@@ -926,6 +932,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str])
             result.required += dataclass_required(tree, reader.hf_classes, rel)
             if reader.hf_classes:
                 hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
+            if reader.cli_function is None and called and result.config_system == "unknown":
+                line = next((n.lineno for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == called[1]), 0)
+                result.config_system, reader.cli_function, dispatched = called[0], (called[1], line), called[0]
             if reader.cli_function is not None:
                 signature_flags(tree, *reader.cli_function, rel, result, _class_finder(tree, path, root))
             if reader.lightning_cli:
@@ -958,6 +967,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str])
         result.anchors = [a for a in result.anchors if a.role not in ROLES] + step
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
         result.kind = "inference"
+    if dispatched:  # what the modules it imports use (a helper wrapping another CLI) is not its own
+        result.config_system = dispatched
     if result.config_system == "unknown" and result.step_controls:
         result.config_system = "constants"
     return result

@@ -40,11 +40,19 @@ def refine_console(launch: LaunchCommand, read: Callable[[str], str | None], exi
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return
-    target = _target(tree, words[0], exists, launch.path)
+    target, function = _target(tree, words[0], exists, launch.path)
     if target is None and len(words) > 1 and words[0] in _RUNS:  # `tune run RECIPE`: a script of the repo
         target = _script_named(words[1], scripts)
     if target and target != launch.path:
         launch.path = target
+        # jsonargparse's `CLI({...})` and fire's `Fire({...})` make the subcommand's flags from its parameters
+        cli = _signature_cli(tree) if function else ""
+        launch.function, launch.function_cli = (function, cli) if cli else (None, "")
+
+
+def called(launch: LaunchCommand | None) -> tuple[str, str] | None:
+    """(the CLI, the function) a console script's dispatcher makes the entry's flags from, for the reader."""
+    return (launch.function_cli, launch.function) if launch and launch.function and launch.function_cli else None
 
 
 def dispatch(launch: LaunchCommand) -> list[str]:
@@ -82,31 +90,49 @@ def _script_named(word: str, scripts: Iterable[str]) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _target(tree: ast.Module, sub: str, exists: Callable[[str], bool], here: str) -> str | None:
-    """The repo module the subcommand `sub` runs, from the syntax tree of the dispatcher at `here`."""
+def _signature_cli(tree: ast.Module) -> str:
+    """`jsonargparse CLI` or `fire` when the dispatcher hands its table to jsonargparse's `CLI` or fire's
+    `Fire` (they make a function's flags from its parameters); "" otherwise."""
+    imported = {m for m, _ in _imports(tree).values()}
+    for n in ast.walk(tree):
+        last = name_of(n.func).split(".")[-1] if isinstance(n, ast.Call) else ""
+        if last == "CLI" and "jsonargparse" in imported:
+            return "jsonargparse CLI"
+        if last == "Fire" and "fire" in imported:
+            return "fire"
+    return ""
+
+
+def _target(tree: ast.Module, sub: str, exists: Callable[[str], bool], here: str) -> tuple[str | None, str | None]:
+    """The repo module the subcommand `sub` runs, from the syntax tree of the dispatcher at `here`, and the
+    function of it the table names (None when the table names a module or a function of the dispatcher)."""
     def find(module: str) -> str | None:
         return module_file(module, exists)
     imports = _imports(tree)
     names = {sub, sub.replace("-", "_"), sub.replace("_", "-")}
     node = _table_value(tree, names)
     if node is None:
-        return None
+        return None, None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):  # `{"train": "pkg.train"}`
-        return find(node.value.split(":")[0])
+        return find(node.value.split(":")[0]), None
     name = name_of(node)
     head = name.split(".")[0]
     if head in imports:
         module, attr = imports[head]
-        return _longest(find, ".".join([module, *([attr] if attr else []), *name.split(".")[1:]]))
+        dotted = [module, *([attr] if attr else []), *name.split(".")[1:]]
+        path = _longest(find, ".".join(dotted))
+        # `from pkg.pretrain import setup`: the module is pkg/pretrain.py, the function `setup`
+        rest = next((dotted[n:] for n in range(len(dotted), 0, -1) if find(".".join(dotted[:n]))), [])
+        return path, rest[0] if len(rest) == 1 else None
     local = _functions(tree).get(name)
     if local is None:
-        return None
+        return None, None
     # a function of the dispatcher: the module it calls named for the subcommand, one named so beside
     # the dispatcher, or the first repo module it calls
     called = _called_modules(local, imports, find)
     beside = posixpath.join(posixpath.dirname(here), f"{sub.replace('-', '_')}.py")
     named = [m for m in called if posixpath.basename(m).removesuffix(".py") in names]
-    return next(iter(named or ([beside] if exists(beside) else []) or called), None)
+    return next(iter(named or ([beside] if exists(beside) else []) or called), None), None
 
 
 def _table_value(tree: ast.Module, names: set[str]) -> ast.AST | None:

@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option as ListOption
 
 from .. import checkout, children, clipboard, contract, finish, flow, lock, proposals, resume, session, trial, wording
 from ..analyze import isolated
+from ..analyze.subcommands import called
 from ..detect import SUBJECTS
 from ..detect.isolated import ChildDetection, DetectionFailed
 from ..model import STEP_TITLES, HardwareFacts, InitState, Step, TrialResult
@@ -343,8 +344,9 @@ class WamfApp(App):
             return
         self.pending.append("analysis")
         self.state.reading = True
-        root, command = self.state.repo_path, list(self.state.launch.args) if self.state.launch else []
-        self.run_worker(self._off_loop(lambda: isolated.analyze_in_child(script, root, command), AnalysisReady),
+        launch = self.state.launch
+        root, command, by = self.state.repo_path, list(launch.args) if launch else [], called(launch)
+        self.run_worker(self._off_loop(lambda: isolated.analyze_in_child(script, root, command, by), AnalysisReady),
                         thread=True, group="analysis", exclusive=True)
 
     # --- moving between steps ------------------------------------------------
