@@ -460,3 +460,26 @@ def test_a_save_in_a_later_loop_is_not_after_the_training_loop(tmp_path):
     assert (a.train_loop.end, a.train_scope.end) == (5, 5)
     save = next(c for c in rows if "train.py:11" in c.what)
     assert save.what == "torch.save (train.py:11) has no switch: it runs whenever the job reaches it"
+
+
+def test_uploads_in_imported_modules_no_switch_reaches_are_one_row(tmp_path):
+    """A library's own `upload_folder` and `create_repo` run only if the job calls them: one priced row, never
+    'it uploads in every run'; the job's own upload keeps its switch."""
+    lib = ("from huggingface_hub import create_repo, upload_folder\ndef push(folder):\n"
+           "    create_repo('me/x')\n    upload_folder(folder_path=folder, repo_id='me/x')\n"
+           "def end(cfg):\n    if cfg.hub_model_id:\n        upload_folder(folder_path='o', repo_id='me/y')\n")
+    body = ("import argparse\nimport torch\nimport mylib\nfrom huggingface_hub import upload_folder\n"
+            "p = argparse.ArgumentParser()\np.add_argument('--push_to_hub', action='store_true')\n"
+            "args = p.parse_args()\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n"
+            "    opt.step()\nif args.push_to_hub:\n    upload_folder(folder_path='out', repo_id='me/x')\n")
+    _, a, rows = changes(tmp_path, {"train.py": body, "mylib.py": lib})
+    assert sorted((u.file, u.name) for u in a.uploads) == [
+        ("mylib.py", "create_repo"), ("mylib.py", "upload_folder"), ("mylib.py", "upload_folder"),
+        ("train.py", "upload_folder")]
+    uploads = [c for c in rows if "upload" in c.what or "create_repo" in c.what]
+    assert [(c.what, c.enabled) for c in uploads] == [
+        ("upload_folder off (train.py:13)", True),
+        # the job's config decides this one (`if cfg.hub_model_id:`): its own row
+        ("upload_folder (mylib.py:7) has no switch: it runs whenever the job reaches it", False),
+        ("2 upload call(s) in imported modules (mylib.py)", False)]
+    assert "every run" not in uploads[2].why and uploads[2].exclusion.startswith("2 upload call(s)")

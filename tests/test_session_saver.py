@@ -125,7 +125,8 @@ def test_what_validates_is_kept_and_what_does_not_is_named(tmp_path):
     _damaged(root, b'{"reader": "caf\xe9", "activate": "source b"}')  # one bad byte: the rest resumes
     state, said = session.load_saved(root)
     assert state is not None and state.activate == "source b" and state.reader == "caf\ufffd"
-    assert said is not None and re.fullmatch(r"the saved session was damaged; it is kept as \S+\.corrupt-\d{8}-\d{6}(-\d+)?", said)
+    kept = r"the saved session was damaged; it is kept as \S+\.corrupt-\d{8}-\d{6}(-\d+)?"
+    assert said is not None and re.fullmatch(kept, said)
     _damaged(root, '{"step": "nine"}')  # its one field is bad: a fresh state, and the field named
     state, said = session.load_saved(root)
     assert state == InitState() and said is not None and said.endswith("; not kept: step")

@@ -278,7 +278,13 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             how=how, flags=flags, env=env, why=f"it is {TIMED}" if still else "evals are priced, not timed",
             exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
                                                                if still else "excluded") + f"; {eval_price(a)}"))
+    # unguarded uploads in the modules it imports (a library helper's own `upload_folder`): one row; one the
+    # job's config decides (`elif cfg.hub_model_id:`) keeps its own
+    far = [u for u in a.uploads if u.file not in own_files and not u.guard and not _switch_off(
+        u.off_switch if u.off_switch and u.off_switch.startswith("--") else None, a.flags, a.off_values)]
     for u in a.uploads:  # HF_HUB_OFFLINE would also block the model and data downloads the job needs
+        if u in far:
+            continue
         own = u.off_switch if u.off_switch and u.off_switch.startswith("--") else None
         off = _switch_off(own, a.flags, a.off_values)
         how, flags, env = off or (f"{u.name} stays on (limitation: only a code edit stops it)", [], [])
@@ -287,6 +293,14 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env,
                                        drop=_dropped(how), why="no uploads" if off else "it uploads in every run",
                                        enabled=off is not None))
+    if far:
+        files = sorted({u.file for u in far})
+        what = (f"{len(far)} upload call(s) in imported modules ({', '.join(files[:3])}"
+                + (f" and {len(files) - 3} more" if len(files) > 3 else "") + ")")
+        changes.append(BenchmarkChange(
+            what=what, how="no switch: they run only if the job calls them", why="the job's own uploads are above",
+            enabled=False, exclusion=f"{what} not switched off: they run whenever the job calls them; "
+                      "price: bytes uploaded / upload bandwidth per call (to measure)"))
     out = next((o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)), None)
     if out:
         flag = out.split("=")[0]
