@@ -86,6 +86,9 @@ def test_saved_loaded_and_forgotten(tmp_path, monkeypatch):
     assert saver.flush()
     loaded, said = session.load_saved(root)
     assert said is None and loaded == state
+    state.reader = "r2"  # the folder is there now: saved again, not refused
+    saver.submit(state)
+    assert saver.flush() and session.load(root).reader == "r2"
     session.forget(root)
     assert session.load(root) is None and not session.state_file(root).exists()
 
