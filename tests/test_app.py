@@ -389,9 +389,9 @@ async def test_the_run_question_waits_for_the_scripts_reading(tmp_path, monkeypa
     release = th.Event()
     real = isolated.analyze_in_child
 
-    def slow(script, root, timeout=isolated.TIMEOUT_S):
+    def slow(*args, **kwargs):
         release.wait(10)
-        return real(script, root, timeout)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(isolated, "analyze_in_child", slow)
     app = demo_app(tmp_path)

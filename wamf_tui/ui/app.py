@@ -31,7 +31,21 @@ from ..detect.isolated import ChildDetection, DetectionFailed
 from ..model import STEP_TITLES, HardwareFacts, InitState, Step, TrialResult
 from ..model import Detected as DetectedFacts
 from ..visible import visible
-from .messages import AnalysisReady, ContractWritten, DetectionStarted, FactsArrived, GpusRefreshed, SaveFailed
+from .messages import (
+    AnalysisReady,
+    AnswerGiven,
+    ContractKept,
+    ContractWritten,
+    CopyRequested,
+    DetectionStarted,
+    FactsArrived,
+    GpusRefreshed,
+    RescanRequested,
+    SaveFailed,
+    SaveRequested,
+    TrialRequested,
+    WriteRequested,
+)
 from .screens import SCREENS, ConfirmScreen, StepScreen
 from .trial_screen import TrialScreen
 
@@ -386,10 +400,10 @@ class WamfApp(App):
     def render_contract(self) -> str:
         return contract.render(self.state, self.template)
 
-    def write_contract(self, text: str, overwrite: bool) -> None:
+    def on_write_requested(self, msg: WriteRequested) -> None:
         """Write the contract (and the wrapper) in a thread, so a slow or network home directory
         never holds a frame; the confirm screen gets the outcome as `ContractWritten`."""
-        screen = self.screen
+        screen, text, overwrite = self.screen, msg.text, msg.overwrite
         state = self.state.model_copy()  # what was confirmed, whatever the screen reassigns meanwhile (no deep
         # copy of the reading on the event loop: the write reads only the paths and the benchmark rows)
 
@@ -399,10 +413,19 @@ class WamfApp(App):
 
         self.run_worker(work, thread=True, group="write-contract")
 
-    def contract_written(self, path: str, wrapper_error: str | None) -> None:
-        if wrapper_error:
-            self.notify(wrapper_error, severity="error")
-        self.state.written = path
+    def on_contract_kept(self, msg: ContractKept) -> None:
+        if msg.wrapper_error:
+            self.notify(msg.wrapper_error, severity="error")
+        self.state.written = msg.path
+        self.save()
+
+    def on_answer_given(self, msg: AnswerGiven) -> None:
+        self.after_answer(msg.outcome)
+
+    def on_rescan_requested(self, _: RescanRequested) -> None:
+        self.start_detection()
+
+    def on_save_requested(self, _: SaveRequested) -> None:
         self.save()
 
     def resolve_contract_path(self, text: str) -> str:
@@ -432,9 +455,9 @@ class WamfApp(App):
             yield SystemCommand("Copy the contract path", visible(self.state.contract_path),
                                 lambda: screen.action_copy("path"))
 
-    def try_benchmark(self, run: str) -> None:
+    def on_trial_requested(self, msg: TrialRequested) -> None:
         """`t`: say what would run and wait for a second key (`TrialScreen`); nothing runs before it."""
-        st = self.state
+        st, run = self.state, msg.run
         hw = st.detected.hardware or HardwareFacts(host="")
         gpus = trial.gpus_in_use(hw, os.environ)
         busy = [str(g.index) for g in hw.gpus if g.index in gpus and not g.free]
@@ -480,9 +503,9 @@ class WamfApp(App):
         flow.go(self.state, step)
         self.after_answer(flow.Outcome(action="stay"))
 
-    def copy_osc52(self, text: str) -> None:
+    def on_copy_requested(self, msg: CopyRequested) -> None:
         """Like App.copy_to_clipboard, but wrapped for tmux when $TMUX is set."""
-        self._clipboard = text
+        text = self._clipboard = msg.text
         if self._driver is not None:
             self._driver.write(clipboard.osc52(text, os.environ))
 

@@ -10,6 +10,7 @@ from textual.message import Message
 
 from ..contract import WriteResult
 from ..detect.isolated import ChildDetection
+from ..flow import Outcome
 from ..model import Analysis, HardwareFacts
 
 
@@ -61,3 +62,54 @@ class ContractWritten(Message):
     def __init__(self, result: WriteResult, text: str, wrapper_error: str | None) -> None:
         super().__init__()
         self.result, self.text, self.wrapper_error = result, text, wrapper_error
+
+
+# --- what a screen asks of the app (a screen posts; it never calls the app) ---------------------------------
+
+
+class AnswerGiven(Message):
+    """The flow took an answer (or a key moved the place): save, and show the step the outcome says."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__()
+        self.outcome = outcome
+
+
+class WriteRequested(Message):
+    """The user confirmed: write this contract (and the wrapper) off the event loop."""
+
+    def __init__(self, text: str, overwrite: bool) -> None:
+        super().__init__()
+        self.text, self.overwrite = text, overwrite
+
+
+class ContractKept(Message):
+    """The contract is on disk at `path`: record it, and say a wrapper that could not be written."""
+
+    def __init__(self, path: str, wrapper_error: str | None) -> None:
+        super().__init__()
+        self.path, self.wrapper_error = path, wrapper_error
+
+
+class TrialRequested(Message):
+    """`t`: show what this run line would run, and run it on a second key."""
+
+    def __init__(self, run: str) -> None:
+        super().__init__()
+        self.run = run
+
+
+class RescanRequested(Message):
+    """ctrl+r: detect again (a commit or a stash in another pane)."""
+
+
+class SaveRequested(Message):
+    """An answer changed outside the flow (a new contract path): save it now."""
+
+
+class CopyRequested(Message):
+    """Send `text` to the terminal's clipboard (OSC 52)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text

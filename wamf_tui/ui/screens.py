@@ -18,7 +18,16 @@ from ..model import Analysis, Step
 from ..validate import Verdict
 from ..visible import visible
 from ..wording import say
-from .messages import ContractWritten
+from .messages import (
+    AnswerGiven,
+    ContractKept,
+    ContractWritten,
+    CopyRequested,
+    RescanRequested,
+    SaveRequested,
+    TrialRequested,
+    WriteRequested,
+)
 from .widgets import AnswerInput, DetectedPane, KeysFooter, PreviewPane, QuestionView, StepsBar
 
 if TYPE_CHECKING:
@@ -143,7 +152,7 @@ class StepScreen(Screen):
         if outcome.error:
             self.qview.say(outcome.error, error=True)
             return
-        self.app.after_answer(outcome)
+        self.post_message(AnswerGiven(outcome))
 
     # --- actions ---------------------------------------------------------------
 
@@ -181,7 +190,7 @@ class StepScreen(Screen):
         q = self.qview.question
         default = q.default if q is not None else ""
         run = self.app.state.run if self.STEP == Step.CONFIRM else (self.qview.typed().strip() or default)
-        self.app.try_benchmark(run)
+        self.post_message(TrialRequested(run))
 
     def action_digit(self, n: int) -> None:
         q = self.qview.question
@@ -207,15 +216,15 @@ class StepScreen(Screen):
 
     def action_back(self) -> None:
         flow.back(self.app.state)
-        self.app.after_answer(flow.Outcome(action="stay"))
+        self.post_message(AnswerGiven(flow.Outcome(action="stay")))
 
     def action_switch_register(self) -> None:
         st = self.app.state
         st.reader_register = "mlsys" if st.reader_register == "algo" else "algo"
-        self.app.after_answer(flow.Outcome(action="stay"))
+        self.post_message(AnswerGiven(flow.Outcome(action="stay")))
 
     def action_rescan(self) -> None:
-        self.app.start_detection()
+        self.post_message(RescanRequested())
 
     def action_toggle_preview(self) -> None:
         self.toggle_class("-show-preview")
@@ -286,7 +295,7 @@ class ConfirmScreen(StepScreen):
 
     def action_copy(self, what: str) -> None:
         text = wording.CLAUDE if what == "command" else visible(self.app.state.contract_path)
-        self.app.copy_osc52(text)
+        self.post_message(CopyRequested(text))
         self.qview.say(f"Sent to your clipboard (OSC 52): {text} · if nothing arrived, copy it from here.")
 
     def redraw(self, keep_typed: bool = True) -> None:
@@ -348,7 +357,7 @@ class ConfirmScreen(StepScreen):
                 self.qview.say(say("empty", r), error=True)
                 return
             st.contract_path = self.app.resolve_contract_path(text.strip())
-            self.app.save()
+            self.post_message(SaveRequested())
             self.write()
 
     def write(self, overwrite: bool = False) -> None:
@@ -361,14 +370,14 @@ class ConfirmScreen(StepScreen):
             return
         self.phase = "writing"
         self.qview.say(f"writing {visible(st.contract_path)} …")
-        self.app.write_contract(text, overwrite=overwrite)
+        self.post_message(WriteRequested(text, overwrite))
 
     def on_contract_written(self, msg: ContractWritten) -> None:
         st = self.app.state
         r = st.reader_register
         result, text = msg.result, msg.text
         if result.written:
-            self.app.contract_written(st.contract_path, msg.wrapper_error)
+            self.post_message(ContractKept(st.contract_path, msg.wrapper_error))
         if result.diff is not None:
             self.phase = "overwrite"
             self.query_one(PreviewPane).show(result.diff or "(no difference)", "difference with the file on disk")
