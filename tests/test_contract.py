@@ -166,3 +166,92 @@ def test_model_json_round_trip():
     state.hints = ["memory"]
     again = InitState.from_json(state.to_json())
     assert again == state
+
+
+def test_everything_else_says_each_answer_and_a_default_for_each_left_empty():
+    """The section's rows, word for word: each answer, and for each one left empty what the optimizer reads."""
+    from wamf_tui.model import BenchmarkChange, Checkpoint, TrialResult
+    from wamf_tui.trial import command_hash
+
+    empty = InitState()
+    assert contract.everything_else_rows(empty) == [
+        ("Allowed changes", "none agreed yet"), ("Your own tests", "none"), ("Hands off", "nothing named"),
+        ("When to stop", "not set"), ("Hints", "none"),
+        ("Anything else", "Benchmark mode: speed (deterministic algorithms off, checks within tolerance)")]
+    st = InitState(
+        allowed_changes=["system configs", "installing faster backends"], own_tests="pytest tests/",
+        hands_off="the `data/` loader",
+        memory_trade="up to 10 GB", when_to_stop="2x or 6 hours", hints=["bf16", "compile"], must_not_change="the loss",
+        mode="accuracy", dirty_decision="diff saved to dirty.patch", guarantees="same tokens seen", anything_else="  ",
+        activate="source .venv/bin/activate", run="python train.py --steps=30",
+        changes=[BenchmarkChange(what="a", how="b", why="c", exclusion="eval at train.py:9 excluded"),
+                 BenchmarkChange(what="d", how="e", why="f", exclusion="save off", enabled=False)],
+        checks=[Checkpoint(name="loss", where="train.py:4", what="loss", steps="1-30", tolerance="rtol 1e-5"),
+                Checkpoint(name="grad", where="train.py:5", what="g|n", steps="1", tolerance="0", enabled=False)],
+        recorder="parity (record: PARITY=1)", extra_checks="eval accuracy at the end")
+    trial = TrialResult(command_hash=command_hash(st.activate, st.run), started="2026-12-01 10:00", ended="exited",
+                        exit_status=0, wall_s=61.0, steps=30)
+    st.trial = trial
+    rows = contract.everything_else_rows(st)
+    assert rows[:6] == [
+        ("Allowed changes", "system configs · installing faster backends"), ("Your own tests", "pytest tests/"),
+        ("Hands off", "the `data/` loader; memory for speed: up to 10 GB"), ("When to stop", "2x or 6 hours"),
+        ("Hints", "bf16, compile"), ("What must not change", "the loss")]
+    assert rows[6][0] == "Trial run" and rows[6][1].startswith("2026-12-01 10:00, command ")
+    assert rows[7] == ("Anything else", "Benchmark mode: accuracy (deterministic algorithms on, bit-exact checks) · "
+                                        "diff saved to dirty.patch · eval at train.py:9 excluded · same tokens seen")
+    st.run += " --lr=1"  # the trial ran another command: its row goes
+    assert [r[0] for r in contract.everything_else_rows(st)] == [
+        "Allowed changes", "Your own tests", "Hands off", "When to stop", "Hints", "What must not change",
+        "Anything else"]
+    assert contract.plan_body(st).splitlines() == [
+        "Recorder: parity (record: PARITY=1).", "", "| checkpoint | where | what | steps | tolerance |",
+        "|---|---|---|---|---|", "| loss | train.py:4 | loss | 1-30 | rtol 1e-5 |", "",
+        "Also check: eval accuracy at the end"]
+    assert contract.plan_body(empty).splitlines() == ["Recorder: parity.", "", "No checkpoint agreed yet."]
+    assert contract.else_body(empty).splitlines()[:3] == [
+        "| topic | agreed |", "|---|---|", "| **Allowed changes** | none agreed yet |"]
+
+
+GOOD = contract.render(full_state(), contract.bundled_template())
+
+
+def _edit(lines: dict[int, str | None]) -> str:
+    """The good contract with lines replaced (a string) or removed (None), 1-based as `check` counts."""
+    out = GOOD.splitlines()
+    for n in sorted(lines, reverse=True):
+        if lines[n] is None:
+            del out[n - 1]
+        else:
+            out[n - 1] = lines[n]  # type: ignore[assignment]
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    ({1: "Campaign contract"}, [(0, "no title line ('# ...')")]),
+    ({1: "<!-- # Campaign contract -->"}, [(0, "no title line ('# ...')")]),  # a comment is no title
+    ({21: "", 23: "", 24: "", 25: ""}, [(19, "section '## Correctness Instrumentation Plan' is empty")]),
+    ({19: "## Plan"}, [(0, "missing section '## Correctness Instrumentation Plan'")]),
+    ({9: "", 15: ""}, [(7, "'## Required' has no fenced block of key lines")]),
+    ({10: "owner  me"}, [(9, "key 'reader' is missing from the Required block"),
+                         (10, "unknown key 'owner' in the Required block")]),
+    ({12: "repo            /elsewhere"}, [(9, "key 'activate' is missing from the Required block"),
+                                           (12, "key 'repo' appears twice")]),
+    ({11: "repo"}, [(11, "key 'repo' has no value")]),
+    ({13: "run             TBD"}, [(13, "key 'run' is still TBD")]),
+    ({14: None}, [(9, "key 'node' is missing from the Required block")]),
+    ({10: GOOD.splitlines()[10], 11: GOOD.splitlines()[9]},
+     [(9, "keys are out of order: expected reader, repo, activate, run, node")]),
+    ({32: None, 33: None, 34: None, 35: None, 36: None, 37: None},
+     [(29, "'## Everything else' needs a two-column table with at least one row")]),
+    ({32: "|===|===|"}, [(32, "table separator row should be |---|---|")]),
+    ({34: "| **Your own tests** | none | more |"}, [(34, "table row has 3 cells, expected 2")]),
+    ({34: "| Your own tests | none |"}, [(34, "first cell should be the topic in bold (**Topic**)")]),
+    ({34: "| **Your own tests** |  |"}, [(34, "row **Your own tests** has no value")]),
+    ({3: "Copy the settled contract here.", 36: "TBD", 21: "Recorder: <name>."},
+     [(3, 'stub text "Copy the settled contract here."'), (21, "placeholder <name>"), (36, "line is only TBD")]),
+])
+def test_each_rule_names_its_line_and_says_what_is_wrong(edit, said):
+    """Every rule of `check`, one at a time, with the exact line and words; the rest of the contract passes."""
+    assert contract.check(GOOD) == []
+    assert [(p.line, p.message) for p in contract.check(_edit(edit))] == said
