@@ -255,3 +255,44 @@ def test_each_rule_names_its_line_and_says_what_is_wrong(edit, said):
     """Every rule of `check`, one at a time, with the exact line and words; the rest of the contract passes."""
     assert contract.check(GOOD) == []
     assert [(p.line, p.message) for p in contract.check(_edit(edit))] == said
+
+
+def test_backups_are_numbered_and_never_overwritten(tmp_path):
+    path = tmp_path / "contract.md"
+    assert contract.backup_path(path) == tmp_path / "contract.md.bak"
+    path.write_text("v1\n")
+    assert contract.save_contract(path, "v2\n", overwrite=True).backup == tmp_path / "contract.md.bak"
+    (tmp_path / "contract.md.bak.1").symlink_to(tmp_path / "gone")  # a dangling link is taken too
+    assert contract.save_contract(path, "v3\n", overwrite=True).backup == tmp_path / "contract.md.bak.2"
+    assert contract.save_contract(path, "v4\n", overwrite=True).backup == tmp_path / "contract.md.bak.3"
+    assert [(tmp_path / f"contract.md.bak{s}").read_text() for s in ("", ".2", ".3")] == ["v1\n", "v2\n", "v3\n"]
+    assert path.read_text() == "v4\n"
+
+
+def test_a_path_that_cannot_take_the_contract_says_why(tmp_path):
+    (tmp_path / "folder").mkdir()
+    assert contract.save_contract(tmp_path / "folder", "x\n").error == "that path is a folder"
+    (tmp_path / "link.md").symlink_to(tmp_path / "elsewhere.md")
+    assert contract.save_contract(tmp_path / "link.md", "x\n").error == "link.md is a symlink; name another path"
+    old = tmp_path / "old.md"
+    old.write_bytes(b"caf\xe9\n")  # not UTF-8: the difference is still shown, the file left as it is
+    got = contract.save_contract(old, "cafe\n")
+    assert got.diff is not None and "-caf\ufffd" in got.diff and "+cafe" in got.diff and not got.written
+    assert old.read_bytes() == b"caf\xe9\n"
+
+
+def test_a_template_is_filled_in_place_and_only_in_place():
+    """What `render` does to a template, line by line: comments go, key lines inside the Required fence get
+    their values in one column, other lines there stay, a section's `TBD` line becomes its body and what
+    follows it up to the next `---` or heading goes, and runs of blank lines close up."""
+    template = ("<!-- the team's notes -->\n# Our contract\n\nIntro.\n\n## Required\n\nrun TBD outside the fence\n"
+                "```\nreader TBD\n\nour own line\nrun TBD\n```\n\n---\n\n## Correctness Instrumentation Plan\n\n"
+                "TBD\nan old example the body replaces\n\n---\n\n\n\n## Everything else\nTBD\nmore example\n"
+                "## Notes\nTBD\n\n\n")
+    state = full_state()
+    assert contract.render(state, template).splitlines() == [
+        "", "# Our contract", "", "Intro.", "", "## Required", "", "run TBD outside the fence", "```",
+        f"{'reader':<16}{state.reader}", "", "our own line", f"{'run':<16}{state.run}", "```", "", "---", "",
+        "## Correctness Instrumentation Plan", "", *contract.plan_body(state).splitlines(), "", "---", "",
+        "## Everything else", *contract.else_body(state).splitlines(), "## Notes", "TBD"]
+    assert contract.render(state, template).endswith("TBD\n")
