@@ -296,3 +296,23 @@ def test_a_template_is_filled_in_place_and_only_in_place():
         "## Correctness Instrumentation Plan", "", *contract.plan_body(state).splitlines(), "", "---", "",
         "## Everything else", *contract.else_body(state).splitlines(), "## Notes", "TBD"]
     assert contract.render(state, template).endswith("TBD\n")
+
+
+def test_small_tables_diff_headers_and_symlinks_exactly():
+    one_row = GOOD.split("| **Your own tests**")[0].rsplit("| **Allowed changes**", 1)[0] + "| **Hints** | none |\n"
+    assert contract.check(one_row) == []  # a header, its separator and one row: a table
+    two_bad = _edit({34: "| **a** | b | c |", 35: "| **d** | e | f |"})
+    assert [(p.line, p.message) for p in contract.check(two_bad)] == [
+        (34, "table row has 3 cells, expected 2"), (35, "table row has 3 cells, expected 2")]
+    assert contract.diff("a\nb\n", "a\nc\n", "c.md").splitlines() == [
+        "--- c.md (on disk)", "+++ c.md (new)", "@@ -1,2 +1,2 @@", " a", "-b", "+c"]
+
+
+def test_write_atomic_refuses_a_symlink_with_its_own_errno(tmp_path):
+    import errno
+
+    (tmp_path / "l.md").symlink_to(tmp_path / "t.md")
+    with pytest.raises(OSError) as e:
+        contract.write_atomic(tmp_path / "l.md", "x")
+    assert (e.value.errno, e.value.strerror) == (errno.ELOOP, "l.md is a symlink; name another path")
+    assert not (tmp_path / "t.md").exists() and [p.name for p in tmp_path.iterdir()] == ["l.md"]
