@@ -162,3 +162,60 @@ def test_a_reread_keeps_the_users_step_count_and_toggles(tmp_path):
     said = flow.take_reread(state, analyze_script(root / "train.py", root))
     assert "--iters=50" in state.run and "--max-steps" not in state.run and "--seed" not in state.run
     assert said[0] == "the run line follows it" and state.changes[-1].enabled is False
+
+
+def _shape(q: flow.Question) -> tuple:
+    return (q.key, q.kind, q.default, q.free_text, q.allow_empty, q.filterable,
+            [(o.value, o.checked) for o in q.options])
+
+
+@pytest.mark.parametrize("register", ["algo", "mlsys"])
+def test_every_question_of_every_step_as_declared(register):
+    """Each question's key, kind, default, whether it takes typed text or an empty answer, and its options,
+    for a dirty checkout with a benchmark table; every prompt and every option label is its own wording."""
+    from wamf_tui.wording import READER_OPTIONS, explain, say
+
+    st = InitState(reader_register=register, detected=Detected(repo=RepoFacts(
+        path="/r", is_git=True, root="/r", branch="main", sha="abc1234", modified=["train.py"])), changes=[
+        BenchmarkChange(what="total steps cut to 30", how="--steps=30", why="w", flags=["--steps=30"]),
+        BenchmarkChange(what="eval off", how="--eval=0", why="x", flags=["--eval=0"], enabled=False)])
+    asked = {step: flow.questions(st, step) for step in Step}
+    yes_no = [("yes", False), ("no", False)]
+    assert [_shape(q) for q in asked[Step.READER]] == [
+        ("reader", "choice", READER_OPTIONS[1], True, False, False, [(o, False) for o in READER_OPTIONS])]
+    assert [_shape(q) for q in asked[Step.JOB]] == [
+        ("repo", "text", "/r (main @ abc1234)", True, False, False, []),
+        ("dirty", "choice", "continue", False, False, False, [("continue", False), ("recheck", False)]),
+        ("activate", "text", "", True, False, False, []),
+        ("command", "choice", "", True, False, True, []),
+        ("changes", "multi", "", False, False, False, [("0", True), ("1", False)]),
+        ("steps", "text", "30", True, False, False, []),
+        ("mode", "choice", "speed", False, False, False, [("speed", False), ("accuracy", False)]),
+        ("run", "text", "", True, False, False, []),
+        ("node", "text", "", True, False, False, []),
+        ("guarantees", "choice", "yes", False, False, False, yes_no)]
+    assert [_shape(q)[:6] for q in asked[Step.CHECKS]] == [
+        ("checks", "multi", "", False, False, False), ("extra_checks", "text", "", True, True, False),
+        ("recorder", "text", asked[Step.CHECKS][2].default, True, False, False)]
+    assert asked[Step.CHECKS][2].default.startswith("parity (record: PARITY=1")
+    assert [_shape(q) for q in asked[Step.RULES]] == [
+        ("allowed", "multi", "", False, False, False, [(c, i < 4) for i, c in enumerate(flow.ALLOWED_CHANGES)]),
+        ("own_tests", "text", "", True, True, False, []),
+        ("hands_off", "multi", "", True, False, False, []),
+        ("memory_trade", "text", "no more than today", True, True, False, []),
+        ("when_to_stop", "text", "-15% step time would do; then hand back", True, True, False, []),
+        ("hints", "multi", "", True, False, False, [(h, False) for h in flow.HINTS]),
+        ("anything_else", "text", "", True, True, False, [])]
+    assert [_shape(q) for q in asked[Step.CONFIRM]] == [("confirm", "choice", "yes", False, False, False, yes_no)]
+    for q in (q for qs in asked.values() for q in qs):
+        assert q.prompt and q.help == explain(q.key, register), q.key
+    labels = {q.key: [o.label for o in q.options] for qs in asked.values() for q in qs}
+    worded = {"dirty": ("dirty_continue", "dirty_recheck"), "mode": ("mode_speed", "mode_accuracy"),
+              "guarantees": ("guarantee_yes", "guarantee_no"), "confirm": ("confirm_yes", "confirm_no")}
+    for key, options in worded.items():
+        assert labels[key] == [say(k, register) for k in options]
+    notes = [o.note for o in asked[Step.RULES][0].options]
+    assert all(notes) if register == "algo" else not any(notes)  # what each level means, for the algo reader
+    folder = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=False)))
+    assert _shape(flow.questions(folder, Step.JOB)[0]) == (
+        "not_git", "choice", "continue", False, False, False, [("continue", False), ("quit", False)])
