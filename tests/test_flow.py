@@ -219,3 +219,25 @@ def test_every_question_of_every_step_as_declared(register):
     folder = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=False)))
     assert _shape(flow.questions(folder, Step.JOB)[0]) == (
         "not_git", "choice", "continue", False, False, False, [("continue", False), ("quit", False)])
+
+
+def test_the_questions_say_what_they_are_about():
+    """Prompts carry the facts they ask about; a given answer is the next default; the reader's options are
+    the two self-descriptions; a folder outside git can be used or left."""
+    from wamf_tui.wording import READER_OPTIONS, explain
+
+    repo = RepoFacts(path="/r/job", is_git=True, root="/r/job", modified=["train.py"])
+    st = InitState(detected=Detected(repo=repo), activate="source my/env", script="train.py", reading=True)
+    job = {q.key: q for q in flow.questions(st, Step.JOB)}
+    assert "(1 modified)" in job["dirty"].prompt and job["activate"].default == "source my/env"
+    assert list(job)[-1] == "reading" and _shape(job["reading"]) == ("reading", "choice", "", False, False, False, [])
+    assert "train.py" in job["reading"].prompt and job["reading"].help == explain("reading", "algo")
+    assert [(o.label, o.value) for o in flow.questions(st, Step.READER)[0].options] == [
+        (t, t) for t in READER_OPTIONS]
+    st.reader = "my own words"
+    assert flow.questions(st, Step.READER)[0].default == "my own words"
+    folder = InitState(detected=Detected(repo=RepoFacts(path="/srv/data/job", is_git=False)))
+    not_git = flow.questions(folder, Step.JOB)[0]
+    assert "/srv/data/job" in not_git.prompt
+    assert [(o.label, o.value) for o in not_git.options] == [("Continue with this folder", "continue"),
+                                                            ("Quit", "quit")]
