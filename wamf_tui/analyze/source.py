@@ -120,7 +120,8 @@ class _Reader(ast.NodeVisitor):
         self.blocks: list[set[str]] = []  # per statement list on the path: counters `+=`'d in it so far
         self.given: list[set[tuple[str, str]]] = []  # per statement list: (condition, counter) an `if` counted
         self.loops: list[int] = []  # where each enclosing loop's body starts in `blocks`
-        self.counters: list[set[str]] = []  # per enclosing loop: every counter `+=`'d anywhere in its body
+        self.counters: list[ast.stmt | set[str]] = []  # per enclosing loop: the loop, then (once asked for)
+        # every counter `+=`'d anywhere in its body
         self.roles: set[str] = {a.role for a in result.anchors}
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
@@ -194,8 +195,7 @@ class _Reader(ast.NodeVisitor):
         """An enclosing `x % n == 0` whose setting `n`, set past the benchmark's steps, leaves only `x == 0`,
         where this statement never runs: `x` was counted up before the test, or an enclosing `x > 0` holds.
         The `if` and the setting's flag."""
-        above = {ast.unparse(t.left) for g in self.guards for t in _conjuncts(g)
-                 if self.counters and _above_zero(t, self.counters[-1])}
+        above = {x for g in self.guards for t in _conjuncts(g) if (x := _above_zero(t)) and x in self.loop_counters()}
         for test, counted in zip(reversed(self.guards), reversed(self.counted), strict=True):
             for x, n in _interval(test):
                 name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
@@ -265,8 +265,7 @@ class _Reader(ast.NodeVisitor):
             if not isinstance(child, _LEAVES):
                 self.visit(child)
         self.loops.append(len(self.blocks))
-        self.counters.append({ast.unparse(n.target) for stmt in node.body for n in ast.walk(stmt)
-                              if isinstance(n, ast.AugAssign) and _counts_up(n)})
+        self.counters.append(node)
         self.block(node.body)
         self.counters.pop()
         self.loops.pop()
@@ -277,13 +276,24 @@ class _Reader(ast.NodeVisitor):
             self.blocks[-1].add(ast.unparse(node.target))
         self.generic_visit(node)
 
+    def loop_counters(self) -> set[str]:
+        """What the innermost loop counts up (`x += 1`) anywhere in its body, before or after the statement
+        being read; walked only when a guard asks (`iter_num > 0`)."""
+        if not self.counters:
+            return set()
+        loop = self.counters[-1]
+        if not isinstance(loop, set):
+            loop = self.counters[-1] = {ast.unparse(n.target) for stmt in loop.body for n in ast.walk(stmt)
+                                        if isinstance(n, ast.AugAssign) and _counts_up(n)}
+        return loop
+
     def past_first_step(self, test: ast.expr) -> bool:
         """`x % n == 0` that is never true on the loop's first pass: `x` was counted up (`x += 1`) before
         the test on every path through the loop body that reaches it, or the test reads `(x + 1) % n`."""
         if not self.loops:
             return False
         start, conditions = self.loops[-1], _conjuncts(test)
-        if any(_above_zero(t, self.counters[-1]) for t in conditions):
+        if any((x := _above_zero(t)) and x in self.loop_counters() for t in conditions):
             return True  # `iter_num > 0` on a counter of this loop: false on the first pass
         said = {ast.unparse(t) for t in conditions}  # counted under one of these conditions: counted here
         counted = set().union(*self.blocks[start:]) | {x for given in self.given[start:] for (t, x) in given
@@ -758,12 +768,13 @@ def _counts_up(node: ast.AugAssign) -> bool:
         and isinstance(node.value.value, int) and node.value.value > 0
 
 
-def _above_zero(test: ast.expr, counters: set[str]) -> bool:
-    """`x > 0`, `x != 0` or `x >= 1` on a counter the loop counts up from 0: false on its first pass."""
-    return isinstance(test, ast.Compare) and len(test.ops) == 1 and ast.unparse(test.left) in counters \
-        and isinstance(test.comparators[0], ast.Constant) and (
+def _above_zero(test: ast.expr) -> str | None:
+    """The `x` of `x > 0`, `x != 0` or `x >= 1`: false on a loop's first pass when the loop counts `x` up from 0."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) and (
             isinstance(test.ops[0], (ast.Gt, ast.NotEq)) and test.comparators[0].value == 0
-            or isinstance(test.ops[0], ast.GtE) and test.comparators[0].value == 1)
+            or isinstance(test.ops[0], ast.GtE) and test.comparators[0].value == 1):
+        return ast.unparse(test.left)
+    return None
 
 
 def _interval(test: ast.expr) -> list[tuple[ast.expr, ast.expr]]:

@@ -119,10 +119,8 @@ def _target(tree: ast.Module, sub: str, exists: Callable[[str], bool], here: str
     head = name.split(".")[0]
     if head in imports:
         module, attr = imports[head]
-        dotted = [module, *([attr] if attr else []), *name.split(".")[1:]]
-        path = _longest(find, ".".join(dotted))
         # `from pkg.pretrain import setup`: the module is pkg/pretrain.py, the function `setup`
-        rest = next((dotted[n:] for n in range(len(dotted), 0, -1) if find(".".join(dotted[:n]))), [])
+        path, rest = _longest(find, ".".join([module, *([attr] if attr else []), *name.split(".")[1:]]))
         return path, rest[0] if len(rest) == 1 else None
     local = _functions(tree).get(name)
     if local is None:
@@ -177,10 +175,12 @@ def _table_value(tree: ast.Module, names: set[str]) -> ast.AST | None:
     return None
 
 
-def _longest(find: Callable[[str], str | None], dotted: str) -> str | None:
-    """The file of the longest leading part of `pkg.mod.func` that is a module of the repo."""
+def _longest(find: Callable[[str], str | None], dotted: str) -> tuple[str | None, list[str]]:
+    """The file of the longest leading part of `pkg.mod.func` that is a module of the repo, and the names
+    after it (`["func"]`)."""
     parts = dotted.split(".")
-    return next((f for n in range(len(parts), 0, -1) if (f := find(".".join(parts[:n])))), None)
+    return next(((f, parts[n:]) for n in range(len(parts), 0, -1) if (f := find(".".join(parts[:n])))),
+                (None, []))
 
 
 def _first_str(call: ast.Call | None, index: int = 0) -> str | None:
@@ -223,7 +223,7 @@ def _called_modules(fn: ast.FunctionDef | ast.AsyncFunctionDef, imports: dict[st
         head = name_of(node.func).split(".")[0]
         if head in known:
             module, attr = known[head]
-            path = _longest(find, ".".join([module, *([attr] if attr else []), *name_of(node.func).split(".")[1:]]))
+            path = _longest(find, ".".join([module, *([attr] if attr else []), *name_of(node.func).split(".")[1:]]))[0]
             if path and path not in found:
                 found.append(path)
     return found

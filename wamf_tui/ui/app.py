@@ -562,7 +562,7 @@ def run_app(path: Path, contract: str | None = None, template: str | None = None
     try:
         app.run()
     finally:
-        lock.release(checkout.find_root(path))
+        lock.release(app.state.repo_path)  # the root make_app took the session for
     if app.state.written:
         print("\n".join(wording.done_lines(app.state)))
     return 0
