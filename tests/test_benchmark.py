@@ -483,3 +483,22 @@ def test_uploads_in_imported_modules_no_switch_reaches_are_one_row(tmp_path):
         ("upload_folder (mylib.py:7) has no switch: it runs whenever the job reaches it", False),
         ("2 upload call(s) in imported modules (mylib.py)", False)]
     assert "every run" not in uploads[2].why and uploads[2].exclusion.startswith("2 upload call(s)")
+
+
+def test_a_setting_two_rows_switch_off_is_given_once(tmp_path):
+    """nanoGPT's save sits under its eval (`iter_num > 0` inside `iter_num % eval_interval == 0`): both rows
+    switch off through `--eval_interval`, and the run line says it once."""
+    from wamf_tui import answers, session
+    from wamf_tui.detect import detect_all
+
+    nested = "        losses = estimate_loss()\n        if iter_num > 0:\n            torch.save(model, out_dir)\n"
+    guard = "iter_num % eval_interval == 0"
+    body = CONFIGURATOR.replace("        losses = estimate_loss()\n", nested).format(guard=guard)
+    root = make_repo(tmp_path / "job", {"train.py": body, "configurator.py": "#\n",
+                                        "README.md": "```\npython train.py\n```\n"})
+    state = session.new_state(root)
+    state.detected = detect_all(root)
+    assert answers.fill(state, {}) == []
+    on = [f for c in state.changes if c.enabled for f in c.flags]
+    assert on.count("--eval_interval=1000000000") == 2  # the eval's row and the save's
+    assert state.run.split().count("--eval_interval=1000000000") == 1

@@ -469,7 +469,8 @@ def run_command(state: InitState) -> str:
     launch, _ = _fixed(state)
     enabled = [c for c in state.changes if c.enabled]
     env = sorted({e for c in enabled for e in c.env})
-    flags = [f for c in enabled for f in c.flags]
+    # two rows switched off through one setting give it once (a row's flags are words: `--save_strategy no`)
+    flags = [f for words in dict.fromkeys(tuple(c.flags) for c in enabled) for f in words]
     overridden = {f.split("=")[0] for f in flags}
     dropped = {d for c in enabled for d in c.drop}
     args: list[str] = []
