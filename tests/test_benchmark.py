@@ -310,7 +310,7 @@ def test_a_save_after_the_loop_runs_once_at_the_end_unless_the_cap_stops_the_job
     cap stops the job inside the loop, so it never comes. Not "whenever the job reaches it"."""
     loop = "def main():\n    for step in range(args.max_steps if 0 else 100):\n        loss = model(x)\n" \
            "        loss.backward()\n        opt.step()\n    torch.save(model.state_dict(), 'final.pt')\n" \
-           "def save_config():\n    torch.save(cfg, 'cfg.pt')\nmain()\n"
+           "def save_config():\n    torch.save(cfg, 'cfg.pt')\nmain()\nsave_config()\n"
     head = STEPS_FLAG if own_flag else "import torch\n"
     _, a, rows = changes(tmp_path, {"train.py": head + loop})
     line = head.count("\n") + 6
@@ -330,7 +330,7 @@ def test_saves_in_imported_modules_are_one_row(tmp_path):
     lib = "import torch\ndef save_a(m):\n    torch.save(m, 'a')\ndef save_b(m, cfg):\n    if cfg.keep:\n" \
           "        torch.save(m, 'b')\n"
     body = "import torch\nimport mylib\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n" \
-           "    opt.step()\n"
+           "    opt.step()\nmylib.save_a(model)\nmylib.save_b(model, cfg)\n"
     _, a, rows = changes(tmp_path, {"train.py": body, "mylib.py": lib})
     assert [c.file for c in a.checkpoints] == ["mylib.py", "mylib.py"]
     saves = [c for c in rows if "save" in c.what]
@@ -471,7 +471,8 @@ def test_uploads_in_imported_modules_no_switch_reaches_are_one_row(tmp_path):
     body = ("import argparse\nimport torch\nimport mylib\nfrom huggingface_hub import upload_folder\n"
             "p = argparse.ArgumentParser()\np.add_argument('--push_to_hub', action='store_true')\n"
             "args = p.parse_args()\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n"
-            "    opt.step()\nif args.push_to_hub:\n    upload_folder(folder_path='out', repo_id='me/x')\n")
+            "    opt.step()\nif args.push_to_hub:\n    upload_folder(folder_path='out', repo_id='me/x')\n"
+            "mylib.push('o')\nmylib.end(cfg)\n")
     _, a, rows = changes(tmp_path, {"train.py": body, "mylib.py": lib})
     assert sorted((u.file, u.name) for u in a.uploads) == [
         ("mylib.py", "create_repo"), ("mylib.py", "upload_folder"), ("mylib.py", "upload_folder"),

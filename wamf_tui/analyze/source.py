@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import os
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -22,6 +23,7 @@ from ..visible import gated
 from .frameworks import hf_arguments, lightning_cli, signature_flags
 from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
+from .reach import ModuleDefs, drop_unreached, summarize
 from .step import QUIET_FUNCTIONS, ROLES, find_step, loop_of, name_of
 
 MAX_BYTES = 2 * 1024 * 1024
@@ -29,6 +31,8 @@ MAX_BYTES = 2 * 1024 * 1024
 HF_HOOK = "TrainerCallback.on_log (logging_steps=1: loss and grad_norm every step)"
 PL_HOOK = "on_before_optimizer_step hook (grad norm before each step)"
 FOLLOW_DEPTH = 2
+REACH_BYTES = 64 * 1024 * 1024  # code read as text past FOLLOW_DEPTH (what it calls) before no fact is dropped
+_WORD = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else 32 for c in range(256))  # rest: space
 
 TRACKERS = {  # call suffix -> (name, environment switch)
     "wandb.init": ("wandb", "WANDB_MODE=disabled"),
@@ -308,17 +312,11 @@ class _Reader(ast.NodeVisitor):
         return found
 
     def visit_Import(self, node: ast.Import) -> None:
-        self.imports += [a.name for a in node.names]
+        self.imports += _imported(node, self.rel)
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.module and node.level == 0:
-            self.imports.append(node.module)
-            self.imports += [f"{node.module}.{a.name}" for a in node.names]
-        elif node.level:
-            base = ".".join(Path(self.rel).parent.parts[: len(Path(self.rel).parent.parts) - node.level + 1])
-            mod = ".".join(x for x in (base, node.module or "") if x)
-            self.imports += [mod] + [f"{mod}.{a.name}" for a in node.names]
+        self.imports += _imported(node, self.rel)
         if node.module and ("hydra" in node.module or "omegaconf" in node.module) and self.r.config_system != "hydra":
             self.r.config_system = "hydra" if "hydra" in node.module else "omegaconf"
         self.generic_visit(node)
@@ -738,8 +736,8 @@ def _hydra_defaults(result: Analysis, conf: Path, root: Path, entry: bool) -> No
 
 
 def _hydra_targets(conf: Path, limit: int = 200) -> list[str]:
-    """The modules a Hydra app's configs instantiate (`_target_: src.models.lit.LitModule`): a Lightning
-    module or a trainer reached only through the config, never through an import."""
+    """What a Hydra app's configs instantiate (`_target_: src.models.lit.LitModule`): a Lightning module or
+    a trainer reached only through the config, never through an import or a name in code."""
     found: list[str] = []
     try:
         files = sorted(conf.parent.rglob("*.yaml"))[:limit]
@@ -751,10 +749,56 @@ def _hydra_targets(conf: Path, limit: int = 200) -> list[str]:
         except OSError:
             continue
         for m in re.finditer(r"^\s*_target_:\s*['\"]?([A-Za-z_][\w.]*)", text, re.M):
-            module = m.group(1).rsplit(".", 1)[0]
-            if module not in found:
-                found.append(module)
+            if m.group(1) not in found:
+                found.append(m.group(1))
     return found
+
+
+def _imported(node: ast.Import | ast.ImportFrom, rel: str) -> list[str]:
+    """The modules an import names, a relative one made absolute from the importing file `rel`; for
+    `from m import x`, `m.x` too (x may be a module)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.level:
+        parts = Path(rel).parent.parts
+        base = ".".join(parts[: len(parts) - node.level + 1])
+        mod = ".".join(x for x in (base, node.module or "") if x)
+    elif node.module:
+        mod = node.module
+    else:
+        return []
+    return [mod] + [f"{mod}.{a.name}" for a in node.names]
+
+
+def _mentioned(paths: list[Path], done: set[Path], root: Path) -> set[str] | None:
+    """Every name in the repo code the job imports past FOLLOW_DEPTH, read as text, not parsed: the whole
+    package each such module sits in (a module outside a package: its folder), since it imports further.
+    A function named there may be called from there. None when that is more than REACH_BYTES."""
+    folders: dict[Path, bool] = {}  # folder -> whether its subfolders count
+    for p in paths:
+        top, deep = p.parent, (p.parent / "__init__.py").is_file()
+        while deep and (top.parent / "__init__.py").is_file() and root in top.parent.parents:
+            top = top.parent
+        folders[top] = folders.get(top, False) or deep
+    words: set[bytes] = set()
+    left = REACH_BYTES
+    for folder, deep in folders.items():
+        for here, subdirs, files in os.walk(folder):
+            if not deep:
+                subdirs.clear()
+            for f in files:
+                path = Path(here, f)
+                if not f.endswith(".py") or path.resolve() in done:
+                    continue
+                try:
+                    data = read_regular(path, left + 1)
+                except OSError:
+                    continue
+                left -= len(data)
+                if left < 0:
+                    return None
+                words.update(data.translate(_WORD).split())  # four times faster than a regex's findall
+    return {w.decode() for w in words}
 
 
 def _conjuncts(test: ast.expr) -> list[ast.expr]:
@@ -892,6 +936,10 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     mains: list[Path] = []  # modules it reaches that train and run as `__main__`: what a submitter queues
     hydra_line = ("", 0)  # where the entry's `@hydra.main` is
     dispatched = ""  # the CLI a console script's dispatcher reads the entry's function with
+    modules: list[ModuleDefs] = []  # each parsed module's functions: which of them the job reaches
+    beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
+    whole = True  # every module read parsed: the walk can tell what is never reached
+    roots = {called[1]} if called else set()  # what calls in from outside the code (a dispatcher, a config)
     while queue:
         path, depth = queue.pop(0)
         if path.resolve() in done:
@@ -913,10 +961,12 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 result.partial = True
             line = getattr(e, "lineno", None)
             result.notes.append(f"{rel}: does not parse{f' (line {line})' if line else ''}; text scan only")
+            whole = False
             _text_scan(result, text, rel)
             continue
         if why and depth == 0 and "not UTF-8" not in why:
             result.partial = True
+        modules.append(summarize(tree, rel, depth == 0))
         reader = _Reader(result, rel)
         try:
             reader.hydra_main(tree)
@@ -961,12 +1011,12 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 hydra_line = (rel, reader.hydra_line)
             else:
                 _hydra_defaults(result, conf, root, True)
-        if depth < FOLLOW_DEPTH:
-            targets = _hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
-            for mod in [*reader.imports, *targets]:
-                p = _module_path(root, mod)
-                if p is not None and p.resolve() not in done:
-                    queue.append((p, depth + 1))
+        targets = _hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
+        roots.update(t.rsplit(".", 1)[-1] for t in targets)
+        for mod in [*reader.imports, *dict.fromkeys(t.rsplit(".", 1)[0] for t in targets)]:
+            p = _module_path(root, mod)
+            if p is not None and p.resolve() not in done:
+                (queue.append((p, depth + 1)) if depth < FOLLOW_DEPTH else beyond.append(p))
     if result.hydra is not None and result.hydra.composed:
         add_switches(result, result.hydra, *hydra_line)
     if submitter is not None and step is not None:
@@ -976,6 +1026,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     if step is not None:  # data flow beats names: an eval function computes `loss = ...` too
         result.kind = "training"
         result.anchors = [a for a in result.anchors if a.role not in ROLES] + step
+    mentioned = _mentioned(beyond, done, root) if whole else None
+    if mentioned is not None:
+        drop_unreached(result, modules, roots | mentioned)
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
         result.kind = "inference"
     if dispatched:  # what the modules it imports use (a helper wrapping another CLI) is not its own

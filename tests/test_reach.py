@@ -1,0 +1,143 @@
+"""Only what the job reaches: saves, evals and uploads in functions nothing on the job's path calls are
+left out; anything that may be called (from code read as text only, by a framework, from a module that
+does not parse) is kept. Each case is a small repo written here, read by the real analyzer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.benchmark import propose
+
+TRAIN = """\
+import torch
+from pkg import util
+
+def train(model, loader, optimizer):
+    for step, batch in enumerate(loader):
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+        if step % 100 == 0:
+            util.save_ckpt(model)
+
+if __name__ == "__main__":
+    train(model, loader, optimizer)
+"""
+
+UTIL = """\
+import torch
+
+def save_ckpt(model):
+    torch.save(model.state_dict(), "ckpt.pt")
+
+def export_all(model):
+    torch.save(model, "all.pt")
+
+def prepare():
+    torch.save([], "data.pt")
+
+if __name__ == "__main__":
+    prepare()
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def saves(root: Path, entry: str = "train.py") -> list[str]:
+    a = analyze_script(root / entry, root)
+    return sorted(f"{f.file}:{f.line}" for f in a.checkpoints)
+
+
+def test_a_function_nothing_calls_and_an_imported_modules_main_block_are_left_out(tmp_path):
+    root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "", "pkg/util.py": UTIL})
+    assert saves(root) == ["pkg/util.py:4"]  # not export_all (never called), not prepare (its __main__ only)
+
+
+def test_the_rows_and_the_imported_modules_row_count_only_what_is_reached(tmp_path):
+    root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "", "pkg/util.py": UTIL})
+    a = analyze_script(root / "train.py", root)
+    rows = [c.what for c in propose(a, 30)]
+    assert "1 save call(s) in imported modules (pkg/util.py)" in rows
+    assert not any("3 save" in r or "2 save" in r for r in rows)
+
+
+def test_a_module_calling_its_own_function_does_not_reach_anothers_of_the_same_name(tmp_path):
+    entry = TRAIN.replace("util.save_ckpt(model)", "export_all(model)") + \
+        "\ndef export_all(model):\n    print('mine')\n"
+    root = write(tmp_path, {"train.py": entry, "pkg/__init__.py": "", "pkg/util.py": UTIL})
+    assert saves(root) == []
+    imported = entry.replace("from pkg import util", "from pkg.util import export_all").replace(
+        "\ndef export_all(model):\n    print('mine')\n", "")
+    write(tmp_path, {"train.py": imported})
+    assert saves(root) == ["pkg/util.py:7"]  # the bare name now means the imported function
+
+
+def test_a_function_called_only_from_a_module_read_as_text_is_kept(tmp_path):
+    """train -> a (read) -> b (past the depth read for facts) -> a.write_optimizer: b calls back into a."""
+    root = write(tmp_path, {
+        "train.py": TRAIN.replace("util.save_ckpt(model)", "util.checkpoint(model)"),
+        "pkg/__init__.py": "",
+        "pkg/util.py": "from pkg import io\nfrom pkg.opt import write_optimizer\n\ndef checkpoint(m):\n"
+                       "    io.save(m)\n",
+        "pkg/io.py": "from pkg import deep\n\ndef save(m):\n    deep.save(m)\n",
+        "pkg/deep.py": "from pkg.opt import write_optimizer\n\ndef save(m):\n    write_optimizer(m)\n",
+        "pkg/opt.py": "import torch\n\ndef write_optimizer(m):\n    torch.save(m, 'opt.pt')\n\n"
+                      "def unused(m):\n    torch.save(m, 'never.pt')\n",
+    })
+    assert saves(root) == ["pkg/opt.py:4"]
+
+
+def test_methods_a_framework_calls_are_kept_and_a_plain_classs_uncalled_method_is_not(tmp_path):
+    root = write(tmp_path, {"train.py": """\
+import torch
+from transformers import Trainer
+
+class MyTrainer(Trainer):
+    def _save_checkpoint(self, model, trial):
+        torch.save(model, "hf.pt")
+
+class Loop:
+    def run(self):
+        for batch in loader:
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()
+
+    def validation_step(self):
+        torch.save(model, "never.pt")
+
+    def __del__(self):
+        torch.save(model, "at-exit.pt")
+
+MyTrainer(model=model)
+Loop().run()
+"""})
+    assert saves(root) == ["train.py:19", "train.py:6"]
+
+
+def test_nothing_is_left_out_when_a_module_does_not_parse_or_the_step_is_not_reached(tmp_path):
+    root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "", "pkg/util.py": UTIL,
+                            "pkg/broken.py": "def (:\n"})
+    write(tmp_path, {"train.py": TRAIN.replace("from pkg import util", "from pkg import util, broken")})
+    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:4", "pkg/util.py:7"]
+    write(tmp_path, {"train.py": TRAIN.split("if __name__")[0]})  # run by something the code does not show
+    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:4", "pkg/util.py:7"]
+
+
+def test_a_class_named_only_in_a_hydra_config_is_reached(tmp_path):
+    root = write(tmp_path, {
+        "train.py": 'import hydra\nfrom pkg import lit\n\n@hydra.main(config_path="configs", config_name="train")\n'
+                    "def main(cfg):\n    for b in loader:\n        loss = model(b)\n        loss.backward()\n"
+                    "        optimizer.step()\n\nif __name__ == '__main__':\n    main()\n",
+        "configs/train.yaml": "model:\n  _target_: pkg.lit.Saver\n",
+        "pkg/__init__.py": "",
+        "pkg/lit.py": "import torch\n\nclass Saver:\n    def __init__(self):\n        torch.save(1, 'x.pt')\n\n"
+                      "class Unused:\n    def __init__(self):\n        torch.save(2, 'y.pt')\n",
+    })
+    assert saves(root) == ["pkg/lit.py:5"]

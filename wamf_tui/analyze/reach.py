@@ -1,0 +1,157 @@
+"""Which of the repo's functions the job can reach, read from source: a save or an eval in a function
+nothing on the job's path calls is not the benchmark's to switch off, and listing it is noise.
+
+The walk is by name, and errs toward reaching: module-level code runs at import; a function is reached
+when its name is used (called, passed, looked up) by reached code: a bare name means the module's own
+function of that name when it has one, else any module's; `x.name` and a string reach every function and
+method so named, whatever `x` is (a class built from a config is never named in code). A reached class
+whose bases are not all the repo's own hands every method to its base (a framework calls its hooks); one
+built only on the repo's classes reaches its dunders and what is called by name.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from ..model import Analysis, Fact
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
+_PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple", "Enum", "IntEnum", "TypedDict"})
+
+
+@dataclass
+class Def:
+    file: str
+    name: str
+    start: int
+    end: int
+    refs: set[str]
+    owner: str | None = None  # the class a method belongs to
+
+
+@dataclass
+class ClassDef_:
+    file: str
+    name: str
+    bases: list[str]
+    refs: set[str]  # its bases, decorators and body outside its methods: what building it uses
+
+
+@dataclass
+class ModuleDefs:
+    file: str
+    top: set[str] = field(default_factory=set)  # names its module-level code uses: run at import
+    defs: list[Def] = field(default_factory=list)
+    classes: list[ClassDef_] = field(default_factory=list)
+
+
+def summarize(tree: ast.Module, file: str, entry: bool) -> ModuleDefs:
+    """The module's functions and classes, each with the names its own code uses. An imported module's
+    `if __name__ == "__main__":` block does not run: the names it uses are not the job's."""
+    out = ModuleDefs(file)
+    body = tree.body if entry else [s for s in tree.body if not _main_guard(s)]
+    out.top = _body_refs(body, out, None)
+    own = {d.name for d in out.defs if d.owner is None} | {c.name for c in out.classes}
+    for refs in (out.top, *(d.refs for d in out.defs), *(c.refs for c in out.classes)):
+        local = {n for n in refs if n in own}
+        refs -= local
+        refs |= {f"{file}:{n}" for n in local}
+    return out
+
+
+def _main_guard(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Compare) \
+        and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__" \
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in node.test.comparators)
+
+
+def _body_refs(body: list[ast.stmt], out: ModuleDefs, owner: str | None) -> set[str]:
+    """Names `body` uses when it runs; the functions and classes it defines are recorded, not entered."""
+    refs: set[str] = set()
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _DEFS):
+            stack += [*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)]
+            out.defs.append(Def(out.file, node.name, node.lineno, node.end_lineno or node.lineno,
+                                _body_refs(node.body, out, None), owner))
+            continue
+        if isinstance(node, ast.ClassDef):
+            stack += [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+            inner = _body_refs(node.body, out, node.name)
+            bases = [b.attr if isinstance(b, ast.Attribute) else b.id for b in node.bases
+                     if isinstance(b, (ast.Name, ast.Attribute))]
+            out.classes.append(ClassDef_(out.file, node.name, bases, inner | {"." + b for b in bases}))
+            continue
+        if isinstance(node, ast.Name):
+            refs.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            refs.add("." + node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _IDENTIFIER.match(node.value):
+            refs.add("." + node.value)  # getattr(self, "save"), a hook named in a string
+        stack.extend(ast.iter_child_nodes(node))
+    return refs
+
+
+def reached(modules: list[ModuleDefs], roots: set[str]) -> set[tuple[str, int]]:
+    """(file, first line) of every function the job can reach from module-level code and `roots`."""
+    names = {"." + r for r in roots}.union(*(m.top for m in modules))
+    defs = [d for m in modules for d in m.defs]
+    classes = {c.name: c for m in modules for c in m.classes}
+    open_ = {name for name in classes if _open(name, classes, set())}
+    live: set[str] = set()  # classes reached
+    done: set[tuple[str, int]] = set()
+    grew = True
+    while grew:
+        grew = False
+        for c in classes.values():
+            if c.name not in live and _named(c.file, c.name, names):
+                live.add(c.name)
+                names |= c.refs
+                grew = True
+        for d in defs:
+            if (d.file, d.start) in done:
+                continue
+            if "." + d.name in names or d.owner is None and _named(d.file, d.name, names) \
+                    or d.owner in live and (d.owner in open_ or d.name.startswith("__")):
+                done.add((d.file, d.start))
+                names |= d.refs
+                grew = True
+    return done
+
+
+def _named(file: str, name: str, names: set[str]) -> bool:
+    """Used by reached code: bare in its own module or in one that imports it, or as `x.name`."""
+    return f"{file}:{name}" in names or name in names or "." + name in names
+
+
+def _open(name: str, classes: dict[str, ClassDef_], seen: set[str]) -> bool:
+    """A base outside the repo (a framework's) may call any method; the repo's own bases are looked into."""
+    seen.add(name)
+    for base in classes[name].bases:
+        if base in _PLAIN_BASES or base in seen:
+            continue
+        if base not in classes or _open(base, classes, seen):
+            return True
+    return False
+
+
+def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str]) -> None:
+    """Leave out the saves, evals, uploads and trackers in functions the job never reaches. None is left out
+    when the walk does not reach the training step itself (its loss, backward or optimizer step): then the
+    walk missed a way in (a framework, a caller it cannot see)."""
+    live = reached(modules, roots)
+    spans = {m.file: sorted(((d.start, d.end) for d in m.defs), key=lambda s: s[1] - s[0]) for m in modules}
+
+    def inside(file: str, line: int) -> bool:
+        innermost = next(((s, e) for s, e in spans.get(file, []) if s <= line <= e), None)
+        return innermost is None or (file, innermost[0]) in live
+
+    if any(not inside(a.file, a.line) for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")):
+        return
+    for kind in ("checkpoints", "evals", "uploads", "trackers"):
+        facts: list[Fact] = getattr(result, kind)
+        setattr(result, kind, [f for f in facts if inside(f.file, f.line)])
