@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wamf_tui.model import ALLOWED_CHANGES, Checkpoint, InitState
 from wamf_tui.ui.app import WamfApp
 from wamf_tui.ui.screens import ConfirmScreen
@@ -30,6 +32,15 @@ async def settle(pilot, app: WamfApp, timeout: float = 60) -> None:
     else:
         raise AssertionError(f"still waiting for {app.pending} after {timeout} s")
     await pilot.pause()
+
+
+async def until(pilot, condition: Callable[[], object], what: str, timeout: float = 10) -> None:
+    """Wait for `condition` (bounded: it failing to come true fails the test, with `what`)."""
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"{what}: not within {timeout} s")
 
 
 async def written(pilot, app: WamfApp) -> None:

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 from conftest import git, make_repo
-from helpers import enter_until_done, settle, written
+from helpers import enter_until_done, settle, until, written
 
 from wamf_tui import contract, demo_repo, session
 from wamf_tui.model import Step
+from wamf_tui.ui import app as ui_app
 from wamf_tui.ui.app import WamfApp, make_app
 from wamf_tui.ui.screens import ConfirmScreen, StepScreen
 
@@ -86,6 +87,7 @@ async def test_placeholder_answer_is_refused_and_kept_editable(tmp_path):
         assert app.state.activate == "source .venv/bin/activate"
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 async def test_existing_contract_shows_diff_and_keeps_backup(tmp_path):
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -111,6 +113,7 @@ async def test_existing_contract_shows_diff_and_keeps_backup(tmp_path):
     assert contract.check(path.read_text()) == []
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 async def test_unwritable_contract_path_keeps_answers_and_asks_again(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
@@ -133,6 +136,7 @@ async def test_unwritable_contract_path_keeps_answers_and_asks_again(tmp_path):
     assert contract.check((tmp_path / "elsewhere.md").read_text()) == []
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 @pytest.mark.parametrize("size", [(60, 30), (40, 12)])
 async def test_narrow_terminal_still_walks_the_flow(tmp_path, size):
     app = demo_app(tmp_path)
@@ -169,18 +173,18 @@ async def test_gpu_pane_refreshes_while_visible_and_not_when_hidden(tmp_path, mo
     in_children(tmp_path, monkeypatch, "[gpu(), gpu()]")  # what the detection child finds
     fake = FakeNvml([gpu(), gpu()])  # what the app's own refresh reads
     monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setattr(ui_app, "GPU_REFRESH_S", 0.1)
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         assert app.gpu_timer is not None
         fake.gpus[1] = gpu(used=50000, util=99, pids=[1])
-        await pilot.pause(2.5)
-        assert not app.state.detected.hardware.gpus[1].free
+        await until(pilot, lambda: not app.state.detected.hardware.gpus[1].free, "the busy GPU never showed")
         assert "busy" in app.export_screenshot()
         await pilot.resize_terminal(40, 12)  # the detected pane is hidden in a tiny pane
         await pilot.pause(0.3)
         calls = fake.calls
-        await pilot.pause(2.5)
+        await pilot.pause(0.6)  # six refresh intervals: none may read NVML
         assert fake.calls == calls
 
 
@@ -222,6 +226,7 @@ def dirty_demo(tmp_path: Path) -> tuple[WamfApp, Path]:
     return app, root
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 async def test_dirty_checkout_recheck_then_continue(tmp_path):
     app, root = dirty_demo(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -289,8 +294,7 @@ async def test_keys_screen_palette_jump_and_ascii(tmp_path):
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"Go to step 0", "enter")
-        await pilot.pause(0.5)
-        assert app.state.step == Step.READER
+        await until(pilot, lambda: app.state.step == Step.READER, "the palette never went to step 0")
         assert "* 0 Reader" not in str(app.screen.query_one("#steps").render())
         assert "> 0 Reader" in str(app.screen.query_one("#steps").render())
 
@@ -483,6 +487,7 @@ async def test_a_command_pasted_over_several_lines_is_kept_whole(tmp_path):
         assert answer.value == "one line"
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 async def test_the_app_writes_no_contract_whose_run_line_fails_the_code(tmp_path):
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -550,6 +555,7 @@ def test_ascii_marks_follow_the_terminals_locale(environ, encoding, ascii_):
     assert wants_ascii(environ, encoding) is ascii_
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 async def test_resume_reads_a_script_that_changed_and_the_run_line_follows_it(tmp_path):
     """The flag was renamed between sessions: the contract must not keep the old flag or old line numbers."""
     app = demo_app(tmp_path)

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 from conftest import git, make_repo
-from helpers import enter_until_done, settle
+from helpers import enter_until_done, settle, until
 
 from wamf_tui import contract, git_exclude, session
 from wamf_tui.detect.scripts import tracked_files
 from wamf_tui.model import Step
+from wamf_tui.ui import app as ui_app
 from wamf_tui.ui.app import WamfApp
 from wamf_tui.ui.screens import ConfirmScreen
 
@@ -50,6 +51,7 @@ async def test_not_a_git_repo(tmp_path):
         assert app.screen.qview.question.key == "repo"
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 async def test_repo_without_commits_and_detached_head(tmp_path):
     empty = make_repo(tmp_path / "empty", {"train.py": "import torch\n"}, commit=False)
     app = app_on(empty)
@@ -70,6 +72,7 @@ def test_bare_repo_is_a_one_line_message(tmp_path):
                          "run wamf-tui in a checkout of it\n"
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 async def test_path_with_spaces_and_non_ascii(tmp_path):
     root = make_repo(tmp_path / "my jöb dir")
     text = await walk(app_on(root))
@@ -98,6 +101,7 @@ def test_symlink_loop_does_not_hang(tmp_path):
 
 
 # Not UTF-8, empty and 5 MB scripts are covered at the analyzer level (test_analyze.py).
+@pytest.mark.slow  # walks the whole flow to a written contract
 @pytest.mark.parametrize("body", [b"import torch\nloss.backward(\n", b"\x00\x01ELF"], ids=["syntax", "binary"])
 async def test_odd_scripts_still_end_in_a_contract(tmp_path, body):
     root = make_repo(tmp_path / "r", {"train.py": "import torch\n"})
@@ -125,15 +129,17 @@ async def test_nvml_failing_mid_session(tmp_path, monkeypatch):
 
     in_children(tmp_path, monkeypatch, "[gpu()]")  # the detection child finds the GPU
     monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([gpu()], fail_after=0))  # then the refresh fails
+    monkeypatch.setattr(ui_app, "GPU_REFRESH_S", 0.1)
     app = app_on(make_repo(tmp_path / "r"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        await pilot.pause(2.5)
-        assert "NVML stopped answering" in app.state.detected.hardware.nvml_error
+        await until(pilot, lambda: "NVML stopped answering" in (app.state.detected.hardware.nvml_error or ""),
+                    "the NVML failure never showed")
         await pilot.press("enter")
         assert app.state.step == Step.JOB  # still answering
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 async def test_long_and_control_character_answers(tmp_path):
     app = app_on(make_repo(tmp_path / "r"))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -167,6 +173,7 @@ async def test_resize_to_40x12_and_back_mid_question(tmp_path):
 MARKER_CODE = "import pathlib; pathlib.Path({marker!r}).write_text('executed')\n"
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 async def test_user_code_never_runs_and_the_repo_only_gains_accepted_files(tmp_path, monkeypatch):
     """Also from inside the repo, as users start it: the app's children (detection, the script
     reader) must not pick up the repo's own `json.py` or `decimal.py` in place of the real ones."""
@@ -194,6 +201,7 @@ async def test_user_code_never_runs_and_the_repo_only_gains_accepted_files(tmp_p
     assert "train.py" in text
 
 
+@pytest.mark.slow  # walks the whole flow to a written contract
 async def test_exclude_is_touched_only_when_the_user_agrees(tmp_path):
     root = make_repo(tmp_path / "r")
     app = app_on(root)
