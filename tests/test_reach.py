@@ -39,6 +39,7 @@ def prepare():
 
 if __name__ == "__main__":
     prepare()
+    torch.save([], "main.pt")
 """
 
 
@@ -56,7 +57,7 @@ def saves(root: Path, entry: str = "train.py") -> list[str]:
 
 def test_a_function_nothing_calls_and_an_imported_modules_main_block_are_left_out(tmp_path):
     root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "", "pkg/util.py": UTIL})
-    assert saves(root) == ["pkg/util.py:4"]  # not export_all (never called), not prepare (its __main__ only)
+    assert saves(root) == ["pkg/util.py:4"]  # not export_all (never called), not its __main__ block's saves
 
 
 def test_the_rows_and_the_imported_modules_row_count_only_what_is_reached(tmp_path):
@@ -125,9 +126,9 @@ def test_nothing_is_left_out_when_a_module_does_not_parse_or_the_step_is_not_rea
     root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "", "pkg/util.py": UTIL,
                             "pkg/broken.py": "def (:\n"})
     write(tmp_path, {"train.py": TRAIN.replace("from pkg import util", "from pkg import util, broken")})
-    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:4", "pkg/util.py:7"]
+    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:14", "pkg/util.py:4", "pkg/util.py:7"]
     write(tmp_path, {"train.py": TRAIN.split("if __name__")[0]})  # run by something the code does not show
-    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:4", "pkg/util.py:7"]
+    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:14", "pkg/util.py:4", "pkg/util.py:7"]
 
 
 def test_a_class_named_only_in_a_hydra_config_is_reached(tmp_path):
@@ -141,3 +142,87 @@ def test_a_class_named_only_in_a_hydra_config_is_reached(tmp_path):
                       "class Unused:\n    def __init__(self):\n        torch.save(2, 'y.pt')\n",
     })
     assert saves(root) == ["pkg/lit.py:5"]
+
+
+HELPER = """\
+import argparse
+import torch
+p = argparse.ArgumentParser()
+p.add_argument("--save_every", type=int, default=100)
+args = p.parse_args()
+
+class Loop:
+    def run(self):
+        self.step = 0
+        while True:
+            loss = model(next(data))
+            loss.backward()
+            opt.step()
+            {site}
+            self.step += 1
+
+    def save(self):
+        torch.save(model.state_dict(), "ckpt.pt")
+        torch.save(opt.state_dict(), "opt.pt")
+
+Loop().run()
+"""
+
+
+def rows(tmp_path: Path, files: dict[str, str]) -> list[str]:
+    root = write(tmp_path, files)
+    return [c.what for c in propose(analyze_script(root / "train.py", root), 30) if "save" in c.what]
+
+
+def test_a_save_in_a_helper_is_read_where_the_helper_is_called(tmp_path):
+    """Two saves in `save()` are one row at its call, under the call's condition: true at step 0 here."""
+    site = "if self.step % args.save_every == 0:\n                self.save()"
+    assert rows(tmp_path, {"train.py": HELPER.format(site=site)}) == [
+        "save (train.py:15) still runs once, at step 0 (self.step % args.save_every == 0 is true at 0)"]
+
+
+def test_a_helper_called_past_the_first_step_is_switched_off_by_the_calls_setting(tmp_path):
+    site = "if self.step > 0 and self.step % args.save_every == 0:\n                self.save()"
+    assert rows(tmp_path, {"train.py": HELPER.format(site=site)}) == ["save off (train.py:15)"]
+
+
+def test_a_helper_stays_put_when_no_call_says_more_and_a_saving_helper_is_its_calls(tmp_path):
+    plain = rows(tmp_path / "a", {"train.py": HELPER.format(site="self.save()")})
+    assert plain == ["torch.save (train.py:18) has no switch: it runs whenever the job reaches it",
+                     "torch.save (train.py:19) has no switch: it runs whenever the job reaches it"]
+    named = HELPER.replace("def save(self):", "def save_checkpoint(self):").format(
+        site="if self.step % args.save_every == 0:\n                self.save_checkpoint()")
+    assert rows(tmp_path / "b", {"train.py": named}) == [
+        "save_checkpoint (train.py:15) still runs once, at step 0 (self.step % args.save_every == 0 is true at 0)"]
+
+
+def test_a_save_in_the_function_that_trains_is_never_moved_to_its_call(tmp_path):
+    job = """\
+import argparse
+import torch
+p = argparse.ArgumentParser()
+p.add_argument("--do_train", action="store_true")
+args = p.parse_args()
+
+def train():
+    for batch in data:
+        loss = model(batch)
+        loss.backward()
+        opt.step()
+    torch.save(model, "final.pt")
+
+if args.do_train:
+    train()
+"""
+    assert rows(tmp_path, {"train.py": job}) == [
+        "torch.save off (train.py:12): it runs after the training loop (ends at line 11), and the step cap stops "
+        "the job inside it"]
+
+
+def test_a_save_its_own_setting_switches_off_stays_in_its_helper(tmp_path):
+    flag = 'p.add_argument("--save_every", type=int, default=100)'
+    job = HELPER.replace(flag, flag + '\np.add_argument("--keep", action="store_true")')
+    job = job.replace('        torch.save(opt.state_dict(), "opt.pt")\n', "").replace(
+        '        torch.save(model', '        if args.keep:\n            torch.save(model')
+    site = "if self.step % args.save_every == 0:\n                self.save()"
+    assert rows(tmp_path, {"train.py": job.format(site=site)}) == ["torch.save off (train.py:21)"]

@@ -31,7 +31,7 @@ _EVAL_INTERVAL = re.compile(r"^-*(eval|val|validation)[-_]?(every|interval|steps
 _EVAL_BATCHES = re.compile(r"^-*(eval|val)[-_]?(iters|batches)$|^-*limit_val_batches$|^-*num_eval_batches$", re.I)
 
 
-def _switch_off(flag: str | None, defaults: dict[str, str | None],
+def switch_off(flag: str | None, defaults: dict[str, str | None],
                 off_values: dict[str, str] | None = None) -> tuple[str, list[str], list[str]] | None:
     """(how, flags, env) that switch a guarded feature off through its own flag or variable.
 
@@ -225,7 +225,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     for t in a.trackers:
         # a tracker's own variable only (WANDB_MODE for wandb, ...): never one that controls another tracker
         var = TRACKER_ENV.get(t.name)
-        off = _switch_off(t.off_switch, a.flags, a.off_values) or ((var, [], [var]) if var else None)
+        off = switch_off(t.off_switch, a.flags, a.off_values) or ((var, [], [var]) if var else None)
         how, flags, env = off or (f"{t.name} stays on (limitation: only a code edit stops {t.name}; it writes "
                                   "where the job tells it)", [], [])
         what = f"{t.name} tracker off ({t.file}:{t.line})" if off else \
@@ -237,11 +237,11 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     # saves in the modules it imports that no switch of the job reaches: one row, not one per library helper
     # (but one a guard fires at step 0 is timed in every run, and said on its own)
     elsewhere = [c for c in a.checkpoints if c.file not in own_files and not still_runs(c)
-                 and not _switch_off(c.off_switch, a.flags, a.off_values)]
+                 and not switch_off(c.off_switch, a.flags, a.off_values)]
     for c in a.checkpoints:
         if c in elsewhere:
             continue
-        off = _switch_off(c.off_switch, a.flags, a.off_values)
+        off = switch_off(c.off_switch, a.flags, a.off_values)
         how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
         end = _after_loop(a, c) if not off and not still_runs(c) else None
         if end and wrapper_cap:  # the cap stops the job inside the loop: the save after it never comes
@@ -270,7 +270,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             exclusion=f"{what} not switched off: they run whenever the job calls them; "
                       "price: bytes on disk / write bandwidth per call (to measure)"))
     for e in _job_evals(a):
-        off = _switch_off(_named_as_in(e.off_switch, args), a.flags, a.off_values)
+        off = switch_off(_named_as_in(e.off_switch, args), a.flags, a.off_values)
         how, flags, env = off or ("step count below the eval interval", [], [])
         still = still_runs(e)
         changes.append(BenchmarkChange(
@@ -280,13 +280,13 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                                                                if still else "excluded") + f"; {eval_price(a)}"))
     # unguarded uploads in the modules it imports (a library helper's own `upload_folder`): one row; one the
     # job's config decides (`elif cfg.hub_model_id:`) keeps its own
-    far = [u for u in a.uploads if u.file not in own_files and not u.guard and not _switch_off(
+    far = [u for u in a.uploads if u.file not in own_files and not u.guard and not switch_off(
         u.off_switch if u.off_switch and u.off_switch.startswith("--") else None, a.flags, a.off_values)]
     for u in a.uploads:  # HF_HUB_OFFLINE would also block the model and data downloads the job needs
         if u in far:
             continue
         own = u.off_switch if u.off_switch and u.off_switch.startswith("--") else None
-        off = _switch_off(own, a.flags, a.off_values)
+        off = switch_off(own, a.flags, a.off_values)
         how, flags, env = off or (f"{u.name} stays on (limitation: only a code edit stops it)", [], [])
         what = f"{u.name} off ({u.file}:{u.line})" if off is not None else \
             f"{u.name} ({u.file}:{u.line}) has no switch: it runs whenever the job reaches it"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Analysis, Fact
+from .benchmark import switch_off
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 _PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple", "Enum", "IntEnum", "TypedDict"})
@@ -44,6 +45,10 @@ class Klass:
 class ModuleDefs:
     file: str
     top: set[str] = field(default_factory=set)  # names its module-level code uses: run at import
+    main: tuple[int, int] | None = None  # an imported module's `if __name__ == "__main__":` block: never run
+
+    def unrun(self, line: int) -> bool:
+        return self.main is not None and self.main[0] <= line <= self.main[1]
     defs: list[Def] = field(default_factory=list)
     classes: list[Klass] = field(default_factory=list)
 
@@ -53,6 +58,9 @@ def summarize(tree: ast.Module, file: str, entry: bool) -> ModuleDefs:
     `if __name__ == "__main__":` block does not run: the names it uses are not the job's."""
     out = ModuleDefs(file)
     body = tree.body if entry else [s for s in tree.body if not _main_guard(s)]
+    guard = next((s for s in tree.body if _main_guard(s)), None) if not entry else None
+    if guard is not None:
+        out.main = (guard.lineno, guard.end_lineno or guard.lineno)
     out.top = _body_refs(body, out, None)
     own = {d.name for d in out.defs if d.owner is None} | {c.name for c in out.classes}
     for refs in (out.top, *(d.refs for d in out.defs), *(c.refs for c in out.classes)):
@@ -181,8 +189,11 @@ def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str])
     walk missed a way in (a framework, a caller it cannot see)."""
     live = reached(modules, roots)
     spans = {m.file: sorted(((d.start, d.end) for d in m.defs), key=lambda s: s[1] - s[0]) for m in modules}
+    unrun = {m.file: m.unrun for m in modules}
 
     def inside(file: str, line: int) -> bool:
+        if file in unrun and unrun[file](line):
+            return False
         innermost = next(((s, e) for s, e in spans.get(file, []) if s <= line <= e), None)
         return innermost is None or (file, innermost[0]) in live
 
@@ -191,3 +202,35 @@ def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str])
     for kind in ("checkpoints", "evals", "uploads", "trackers"):
         facts: list[Fact] = getattr(result, kind)
         setattr(result, kind, [f for f in facts if inside(f.file, f.line)])
+
+
+def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[Fact]]) -> None:
+    """A save, eval or upload no setting switches off inside a helper of the module's own (`def save(self): ...
+    torch.save(...)`) runs when, and only when, the helper is called: it is read at each call instead,
+    under that call's conditions (`if step % save_interval == 0: self.save()`). Where the call is itself a
+    fact (a helper named `save_checkpoint`), the calls stand for it and the inner one goes. Not out of a
+    function the training step or loop is in (`main()`), nor where no call says more than the inner one."""
+    spans = sorted(module.defs, key=lambda d: d.end - d.start)
+    trains = [(a.file, a.line) for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")]
+    if result.train_loop is not None:
+        trains.append((result.train_loop.file, result.train_loop.start))
+    for kind in ("checkpoints", "evals", "uploads"):
+        facts: list[Fact] = getattr(result, kind)
+        out: list[Fact] = []
+        seen: set[int] = set()
+        for f in facts:
+            helper = next((d for d in spans if d.start <= f.line <= d.end), None) \
+                if f.file == module.file and not switch_off(f.off_switch, result.flags, result.off_values) else None
+            calls = [s for s in sites.get(helper.name, []) if not helper.start <= s.line <= helper.end] \
+                if helper is not None and not any(file == module.file and helper.start <= line <= helper.end
+                                                   for file, line in trains) else []
+            if not any(switch_off(s.off_switch, result.flags, result.off_values)
+                       or s.guard and "__name__" not in s.guard and not module.unrun(s.line) for s in calls):
+                out.append(f)
+                continue
+            named = {(x.file, x.line) for x in facts if x is not f}
+            for s in calls:
+                if (s.file, s.line) not in named and s.line not in seen:
+                    seen.add(s.line)
+                    out.append(s)
+        setattr(result, kind, out)

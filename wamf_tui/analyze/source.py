@@ -23,7 +23,7 @@ from ..visible import gated
 from .frameworks import hf_arguments, lightning_cli, signature_flags
 from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
-from .reach import ModuleDefs, drop_unreached, summarize
+from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize
 from .step import QUIET_FUNCTIONS, ROLES, find_step, loop_of, name_of
 
 MAX_BYTES = 2 * 1024 * 1024
@@ -141,6 +141,8 @@ class _Reader(ast.NodeVisitor):
         self.depth = 0  # functions around the node being read: 0 at module level
         self.configured = False  # an exec-style configurator has run (module level, in reading order)
         self.quiet = 0  # inside an eval function, a no_grad block or a constructor: no loss anchor
+        self.local: set[str] = set()  # the module's own functions and methods
+        self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
 
         self._dispatch = {
             ast.If: self.visit_If, ast.Import: self.visit_Import, ast.ImportFrom: self.visit_ImportFrom,
@@ -186,14 +188,18 @@ class _Reader(ast.NodeVisitor):
         self.r.anchors.append(Anchor.model_construct(role=role, file=self.rel, line=node.lineno))
 
     def fact(self, kind: str, name: str, node: ast.AST, off: str | None = None) -> None:
+        getattr(self.r, kind).append(self.made(name, node, off))
+
+    def made(self, name: str, node: ast.AST, off: str | None = None) -> Fact:
+        """`name` at `node`, with the conditions it runs under here and the setting that switches it off."""
         guard = ast.unparse(self.guards[-1])[:120] if self.guards else None
         interval = None if off else self.interval_off()
         outer = interval[0] if interval else next((g for g in reversed(self.guards) if _interval(g)), None)
         if outer is not None and outer is not self.guards[-1]:  # the interval's `if` around it, then its own
             guard = f"{ast.unparse(outer)} ... {guard}"[:160]
-        getattr(self.r, kind).append(Fact.model_construct(
+        return Fact.model_construct(
             name=name, file=self.rel, line=node.lineno, off_switch=off or (interval and interval[1]) or self.guard(),
-            guard=guard, counted=any(self.counted)))
+            guard=guard, counted=any(self.counted))
 
     def interval_off(self) -> tuple[ast.expr, str] | None:
         """An enclosing `x % n == 0` whose setting `n`, set past the benchmark's steps, leaves only `x == 0`,
@@ -446,6 +452,8 @@ class _Reader(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
         last = name.rsplit(".", 1)[-1]
+        if last in self.local and (name == last or name == "self." + last):
+            self.sites.setdefault(last, []).append(self.made(last, node))
         if not _acts_on(last):
             self._walk_chain(node.func)
             visit = self.visit
@@ -938,6 +946,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     dispatched = ""  # the CLI a console script's dispatcher reads the entry's function with
     modules: list[ModuleDefs] = []  # each parsed module's functions: which of them the job reaches
     beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
+    helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]] = []  # each module's calls of its own functions
     whole = True  # every module read parsed: the walk can tell what is never reached
     roots = {called[1]} if called else set()  # what calls in from outside the code (a dispatcher, a config)
     while queue:
@@ -968,9 +977,11 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             result.partial = True
         modules.append(summarize(tree, rel, depth == 0))
         reader = _Reader(result, rel)
+        reader.local = {d.name for d in modules[-1].defs}
         try:
             reader.hydra_main(tree)
             reader.visit(tree)
+            helpers.append((modules[-1], reader.sites))
         except RecursionError:
             result.partial = True
             result.notes.append(f"{rel}: nested too deeply; facts may be missing")
@@ -1026,6 +1037,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     if step is not None:  # data flow beats names: an eval function computes `loss = ...` too
         result.kind = "training"
         result.anchors = [a for a in result.anchors if a.role not in ROLES] + step
+    for module, sites in helpers:
+        lift_to_callers(result, module, sites)
     mentioned = _mentioned(beyond, done, root) if whole else None
     if mentioned is not None:
         drop_unreached(result, modules, roots | mentioned)
