@@ -226,3 +226,28 @@ def test_a_save_its_own_setting_switches_off_stays_in_its_helper(tmp_path):
         '        torch.save(model', '        if args.keep:\n            torch.save(model')
     site = "if self.step % args.save_every == 0:\n                self.save()"
     assert rows(tmp_path, {"train.py": job.format(site=site)}) == ["torch.save off (train.py:21)"]
+
+
+CALLER = """\
+import torch
+
+def train(model):
+    for batch in data:
+        loss = model(batch)
+        loss.backward()
+        opt.step()
+
+def main():
+    torch.save(model, "init.pt")
+    train(model)
+    torch.save(model, "final.pt")
+
+main()
+"""
+
+
+def test_a_save_after_the_call_that_trains_runs_after_training_and_one_before_it_does_not(tmp_path):
+    assert rows(tmp_path, {"train.py": CALLER}) == [
+        "torch.save (train.py:10) has no switch: it runs whenever the job reaches it",
+        "torch.save off (train.py:12): it runs after training (the call at line 11 that runs the loop returns), "
+        "and the step cap stops the job inside it"]

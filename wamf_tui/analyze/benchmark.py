@@ -104,13 +104,17 @@ def _by_hand(a: Analysis) -> bool:
     return "manual_update" in roles and "optimizer_step" not in roles
 
 
-def _after_loop(a: Analysis, fact: Fact) -> int | None:
-    """The last line of the training loop when `fact` comes after it in the same function: it runs once,
-    when the loop is done. None otherwise (inside the loop, before it, or elsewhere)."""
+def _after_loop(a: Analysis, fact: Fact) -> str | None:
+    """Where training ends when `fact` comes after it: after the loop in the same function, or after a
+    call of that function in its caller (`train(...)`, then `save(...)`). It runs once, when training is
+    done. None otherwise (inside the loop, before it, or elsewhere)."""
     loop, scope = a.train_loop, a.train_scope
-    if loop is None or scope is None or fact.file != loop.file or not loop.end < fact.line <= scope.end:
+    if loop is None or scope is None:
         return None
-    return loop.end
+    if fact.file == loop.file and loop.end < fact.line <= scope.end:
+        return f"the training loop (ends at line {loop.end})"
+    call = next((c for c in a.train_calls if c.file == fact.file and c.start < fact.line <= c.end), None)
+    return f"training (the call at line {call.start} that runs the loop returns)" if call else None
 
 
 TIMED = "timed in every benchmark run (its price is in the contract)"  # a row's reason, when it still runs
@@ -246,14 +250,14 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         end = _after_loop(a, c) if not off and not still_runs(c) else None
         if end and wrapper_cap:  # the cap stops the job inside the loop: the save after it never comes
             changes.append(BenchmarkChange(
-                what=f"{c.name} off ({c.file}:{c.line}): it runs after the training loop (ends at line {end}), "
+                what=f"{c.name} off ({c.file}:{c.line}): it runs after {end}, "
                      "and the step cap stops the job inside it", how="WAMF_MAX_STEPS (wrapper)",
                 why="no checkpoints left behind",
                 exclusion=f"checkpoint at {c.file}:{c.line} excluded: it runs after the training loop, which the "
                           f"wrapper's step cap stops first; {checkpoint_price(a, c.off_switch)}"))
             continue
         # no switch of its own: it writes whenever the job reaches it (into the run folder, at best)
-        still = still_runs(c) or (f"runs once, after the training loop (ends at line {end})" if end else None) \
+        still = still_runs(c) or (f"runs once, after {end}" if end else None) \
             or (None if off else "has no switch: it runs whenever the job reaches it")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Analysis, Fact
+from ..model import Analysis, Fact, Span
 from .benchmark import switch_off
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
@@ -234,3 +234,22 @@ def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[
                     seen.add(s.line)
                     out.append(s)
         setattr(result, kind, out)
+
+
+def train_calls(result: Analysis, helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]]) -> list[Span]:
+    """Each call of the function the training loop is in, from its module (`train(...)` in `main()`), to
+    the end of the calling function: a save after it runs once, when training is done."""
+    scope = result.train_scope
+    trainer = next((d for m, _ in helpers for d in m.defs if scope and d.file == scope.file and d.start <= scope.start
+                    and d.end == scope.end), None) if scope else None
+    if trainer is None:
+        return []
+    out = []
+    for module, sites in helpers:
+        if module.file != trainer.file:
+            continue
+        for s in sites.get(trainer.name, []):
+            caller = min((d for d in module.defs if d.start <= s.line <= d.end), key=lambda d: d.end - d.start,
+                         default=None)
+            out.append(Span(file=s.file, start=s.line, end=caller.end if caller else 10**9))
+    return out

@@ -23,7 +23,7 @@ from ..visible import gated
 from .frameworks import hf_arguments, lightning_cli, signature_flags
 from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
-from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize
+from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
 from .step import QUIET_FUNCTIONS, ROLES, find_step, loop_of, name_of
 
 MAX_BYTES = 2 * 1024 * 1024
@@ -1039,6 +1039,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.anchors = [a for a in result.anchors if a.role not in ROLES] + step
     for module, sites in helpers:
         lift_to_callers(result, module, sites)
+    result.train_calls = train_calls(result, helpers)
     mentioned = _mentioned(beyond, done, root) if whole else None
     if mentioned is not None:
         drop_unreached(result, modules, roots | mentioned)
