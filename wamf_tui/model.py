@@ -222,6 +222,7 @@ class Fact(BaseModel):
     off_switch: RepoText | None = None
     guard: RepoText | None = None  # the condition it runs under, as written (`iter_num % eval_interval == 0`)
     counted: bool = False  # that condition's `x % n == 0` counter is counted up before it: false on the first step
+    dead: RepoText | None = None  # why it never runs: a condition the code fixes false (`args.save is False`)
 
 
 class StepControl(BaseModel):

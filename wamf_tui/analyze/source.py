@@ -20,6 +20,7 @@ from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..visible import gated
+from .constants import falsy_constants
 from .frameworks import hf_arguments, lightning_cli, signature_flags
 from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
@@ -142,6 +143,7 @@ class _Reader(ast.NodeVisitor):
         self.configured = False  # an exec-style configurator has run (module level, in reading order)
         self.quiet = 0  # inside an eval function, a no_grad block or a constructor: no loss anchor
         self.local: set[str] = set()  # the module's own functions and methods
+        self.consts: dict[str, str] = {}  # names the module fixes false (`analyze.constants`)
         self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
 
         self._dispatch = {
@@ -199,7 +201,18 @@ class _Reader(ast.NodeVisitor):
             guard = f"{ast.unparse(outer)} ... {guard}"[:160]
         return Fact.model_construct(
             name=name, file=self.rel, line=node.lineno, off_switch=off or (interval and interval[1]) or self.guard(),
-            guard=guard, counted=any(self.counted))
+            guard=guard, counted=any(self.counted), dead=self.fixed_false())
+
+    def fixed_false(self) -> str | None:
+        """A condition around the statement that the code fixes false (`if args.save_checkpoint:` with the
+        field's default False and nothing setting it): it never runs. An exec-style configurator makes
+        every module global a setting, so only a config object's fields count there."""
+        for g in self.guards:
+            for c in _conjuncts(g):
+                key = _dotted(c) if isinstance(c, (ast.Name, ast.Attribute)) else ""
+                if key in self.consts and ("." in key or self.r.config_system != "configurator"):
+                    return f"{key} is {self.consts[key]} in the code"
+        return None
 
     def interval_off(self) -> tuple[ast.expr, str] | None:
         """An enclosing `x % n == 0` whose setting `n`, set past the benchmark's steps, leaves only `x == 0`,
@@ -978,6 +991,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         modules.append(summarize(tree, rel, depth == 0))
         reader = _Reader(result, rel)
         reader.local = {d.name for d in modules[-1].defs}
+        reader.consts = falsy_constants(tree, text)
         try:
             reader.hydra_main(tree)
             reader.visit(tree)
@@ -1040,6 +1054,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     for module, sites in helpers:
         lift_to_callers(result, module, sites)
     result.train_calls = train_calls(result, helpers)
+    for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
+        setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])
     mentioned = _mentioned(beyond, done, root) if whole else None
     if mentioned is not None:
         drop_unreached(result, modules, roots | mentioned)

@@ -1,0 +1,59 @@
+"""Values fixed in the job's own code: a module-level `SAVE = False`, or a field of a config object the
+module builds with no arguments (`args = Hyperparameters()`, `save_checkpoint: bool = False`). A save under
+`if args.save_checkpoint:` never runs when nothing sets it, and is not the benchmark's to switch off.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_FALSY = (False, None, 0, "")
+
+
+def falsy_constants(tree: ast.Module, text: str) -> dict[str, str]:
+    """`name` or `obj.field` -> its value as written, for each one that is false, assigned once at module
+    level (or a field default of a class built there with no arguments) and never assigned again."""
+    found: dict[str, str] = {}
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    assigned: dict[str, int] = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Name):
+                assigned[t.id] = assigned.get(t.id, 0) + 1
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name, value = node.targets[0].id, node.value
+        if isinstance(value, ast.Constant) and value.value in _FALSY:
+            found[name] = repr(value.value)
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in classes \
+                and not value.args and not value.keywords:
+            found.update(_fields(name, classes[value.func.id]))
+    return {k: v for k, v in found.items()
+            if assigned.get(k.split(".")[0], 0) <= 1 and not _set_elsewhere(k, text)}
+
+
+def _fields(obj: str, cls: ast.ClassDef) -> dict[str, str]:
+    out = {}
+    for stmt in cls.body:
+        target: ast.expr
+        if isinstance(stmt, ast.AnnAssign):
+            target, value = stmt.target, stmt.value
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant) and value.value in _FALSY:
+            out[f"{obj}.{target.id}"] = repr(value.value)
+    return out
+
+
+def _set_elsewhere(key: str, text: str) -> bool:
+    """Assigned in a function (`global SAVE`; `args.save = True`), or set through `setattr`: not fixed."""
+    if "." in key:
+        obj, field = key.split(".", 1)
+        return bool(re.search(rf"\b{re.escape(obj)}\.{re.escape(field)}\s*(=[^=]|[+\-*/|&]=)", text)
+                    or re.search(rf"setattr\(\s*{re.escape(obj)}\b", text))
+    return bool(re.search(rf"\bglobal\b[^\n]*\b{re.escape(key)}\b", text))
