@@ -50,3 +50,53 @@ def saves(tmp_path: Path, text: str) -> list[int]:
 def test_a_condition_the_code_fixes_false_leaves_the_save_out(tmp_path, head, cond, kept):
     text = head + LOOP.format(cond=cond)
     assert saves(tmp_path, text) == ([text.count("\n", 0, text.index("torch.save(model")) + 1] if kept else [])
+
+
+INTERVAL = """\
+import torch as th
+import lightning as L
+save_interval = 100
+eval_interval = 20
+fabric = L.Fabric()
+step_count = 0
+for batch in data:
+    loss = model(batch)
+    fabric.backward(loss)
+    opt.step()
+    step_count += 1
+    if step_count % eval_interval == 0:
+        validate(model)
+    if step_count % save_interval == 0:
+        fabric.save("ckpt.pth", model)
+        th.save(model, "copy.pt")
+"""
+
+
+@pytest.mark.parametrize(("steps", "rows"), [
+    (30, ["fabric.save off (train.py:15): the code saves every 100 steps, past the benchmark's 30",
+          "torch.save off (train.py:16): the code saves every 100 steps, past the benchmark's 30",
+          "eval validate (train.py:13) runs at step 20: the code sets its interval"]),
+    (10, ["fabric.save off (train.py:15): the code saves every 100 steps, past the benchmark's 10",
+          "torch.save off (train.py:16): the code saves every 100 steps, past the benchmark's 10",
+          "eval validate (train.py:13) out of the timed steps"]),
+])
+def test_an_interval_the_code_fixes_is_read_against_the_benchmarks_steps(tmp_path, steps, rows):
+    """`import torch as th` makes `th.save` a save; Fabric's own save is one too."""
+    from wamf_tui.analyze.benchmark import propose
+
+    (tmp_path / "train.py").write_text(INTERVAL)
+    a = analyze_script(tmp_path / "train.py", tmp_path)
+    got = [c for c in propose(a, steps) if "save" in c.what or "eval" in c.what]
+    assert [c.what for c in got] == rows
+    assert got[-1].how == ("no switch: the code runs it every 20 steps" if steps == 30 else
+                           "10 steps, below its interval (20)")
+
+
+def test_an_interval_counted_after_its_test_still_fires_at_step_0(tmp_path):
+    from wamf_tui.analyze.benchmark import propose
+
+    late = INTERVAL.replace("    step_count += 1\n", "") + "    step_count += 1\n"
+    (tmp_path / "train.py").write_text(late)
+    rows = [c.what for c in propose(analyze_script(tmp_path / "train.py", tmp_path), 30) if "save" in c.what]
+    at_0 = "still runs once, at step 0 (step_count % save_interval == 0 is true at 0)"
+    assert rows == [f"fabric.save (train.py:14) {at_0}", f"torch.save (train.py:15) {at_0}"]

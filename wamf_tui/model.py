@@ -223,6 +223,7 @@ class Fact(BaseModel):
     guard: RepoText | None = None  # the condition it runs under, as written (`iter_num % eval_interval == 0`)
     counted: bool = False  # that condition's `x % n == 0` counter is counted up before it: false on the first step
     dead: RepoText | None = None  # why it never runs: a condition the code fixes false (`args.save is False`)
+    every: int | None = None  # the interval the code fixes (`step % 1000 == 0`, counted): first at that step
 
 
 class StepControl(BaseModel):

@@ -117,6 +117,11 @@ def _after_loop(a: Analysis, fact: Fact) -> str | None:
     return f"training (the call at line {call.start} that runs the loop returns)" if call else None
 
 
+def _past(fact: Fact, steps: int | None) -> bool:
+    """The interval the code fixes (`step % 1000 == 0`, counted up first) is past the benchmark's steps."""
+    return fact.every is not None and steps is not None and steps < fact.every
+
+
 TIMED = "timed in every benchmark run (its price is in the contract)"  # a row's reason, when it still runs
 
 
@@ -246,6 +251,13 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         if c in elsewhere:
             continue
         off = switch_off(c.off_switch, a.flags, a.off_values)
+        if not off and _past(c, steps):
+            changes.append(BenchmarkChange(
+                what=f"{c.name} off ({c.file}:{c.line}): the code saves every {c.every} steps, past the benchmark's "
+                     f"{steps}", how=f"{steps} steps, below the interval", why="no checkpoints left behind",
+                exclusion=f"checkpoint at {c.file}:{c.line} excluded: it first runs at step {c.every}, past the "
+                          f"benchmark's {steps}; {checkpoint_price(a, c.off_switch)}"))
+            continue
         how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
         end = _after_loop(a, c) if not off and not still_runs(c) else None
         if end and wrapper_cap:  # the cap stops the job inside the loop: the save after it never comes
@@ -275,8 +287,11 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                       "price: bytes on disk / write bandwidth per call (to measure)"))
     for e in _job_evals(a):
         off = switch_off(_named_as_in(e.off_switch, args), a.flags, a.off_values)
-        how, flags, env = off or ("step count below the eval interval", [], [])
-        still = still_runs(e)
+        within = not off and e.every and (steps is None or steps >= e.every)  # the code's interval comes
+        how, flags, env = off or (f"{steps} steps, below its interval ({e.every})" if _past(e, steps) else
+                                  f"no switch: the code runs it every {e.every} steps" if within else
+                                  "step count below the eval interval", [], [])
+        still = still_runs(e) or (f"runs at step {e.every}: the code sets its interval" if within else None)
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
             how=how, flags=flags, env=env, why=f"it is {TIMED}" if still else "evals are priced, not timed",

@@ -1,6 +1,7 @@
 """Values fixed in the job's own code: a module-level `SAVE = False`, or a field of a config object the
 module builds with no arguments (`args = Hyperparameters()`, `save_checkpoint: bool = False`). A save under
-`if args.save_checkpoint:` never runs when nothing sets it, and is not the benchmark's to switch off.
+`if args.save_checkpoint:` never runs when nothing sets it, and one under `step % save_interval == 0` with
+`save_interval = 1000` not within a 30-step benchmark: neither is the benchmark's to switch off.
 """
 
 from __future__ import annotations
@@ -8,13 +9,11 @@ from __future__ import annotations
 import ast
 import re
 
-_FALSY = (False, None, 0, "")
 
-
-def falsy_constants(tree: ast.Module, text: str) -> dict[str, str]:
-    """`name` or `obj.field` -> its value as written, for each one that is false, assigned once at module
-    level (or a field default of a class built there with no arguments) and never assigned again."""
-    found: dict[str, str] = {}
+def fixed_constants(tree: ast.Module, text: str) -> dict[str, object]:
+    """`name` or `obj.field` -> its literal value, for each one assigned once at module level (or a field
+    default of a class built there with no arguments) and never assigned again."""
+    found: dict[str, object] = {}
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     assigned: dict[str, int] = {}
     for node in tree.body:
@@ -26,8 +25,8 @@ def falsy_constants(tree: ast.Module, text: str) -> dict[str, str]:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             continue
         name, value = node.targets[0].id, node.value
-        if isinstance(value, ast.Constant) and value.value in _FALSY:
-            found[name] = repr(value.value)
+        if isinstance(value, ast.Constant):
+            found[name] = value.value
         elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in classes \
                 and not value.args and not value.keywords:
             found.update(_fields(name, classes[value.func.id]))
@@ -35,8 +34,8 @@ def falsy_constants(tree: ast.Module, text: str) -> dict[str, str]:
             if assigned.get(k.split(".")[0], 0) <= 1 and not _set_elsewhere(k, text)}
 
 
-def _fields(obj: str, cls: ast.ClassDef) -> dict[str, str]:
-    out = {}
+def _fields(obj: str, cls: ast.ClassDef) -> dict[str, object]:
+    out: dict[str, object] = {}
     for stmt in cls.body:
         target: ast.expr
         if isinstance(stmt, ast.AnnAssign):
@@ -45,8 +44,8 @@ def _fields(obj: str, cls: ast.ClassDef) -> dict[str, str]:
             target, value = stmt.targets[0], stmt.value
         else:
             continue
-        if isinstance(target, ast.Name) and isinstance(value, ast.Constant) and value.value in _FALSY:
-            out[f"{obj}.{target.id}"] = repr(value.value)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant):
+            out[f"{obj}.{target.id}"] = value.value
     return out
 
 

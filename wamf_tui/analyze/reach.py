@@ -224,11 +224,13 @@ def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[
             calls = [s for s in sites.get(helper.name, []) if not helper.start <= s.line <= helper.end] \
                 if helper is not None and not any(file == module.file and helper.start <= line <= helper.end
                                                    for file, line in trains) else []
+            named = {(x.file, x.line) for x in facts if x is not f}
+            if calls and all((s.file, s.line) in named for s in calls):
+                continue  # each call is a save itself (`save_checkpoint(...)`): they stand for this one
             if not any(switch_off(s.off_switch, result.flags, result.off_values)
                        or s.guard and "__name__" not in s.guard and not module.unrun(s.line) for s in calls):
                 out.append(f)
                 continue
-            named = {(x.file, x.line) for x in facts if x is not f}
             for s in calls:
                 if (s.file, s.line) not in named and s.line not in seen:
                     seen.add(s.line)

@@ -20,7 +20,7 @@ from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..visible import gated
-from .constants import falsy_constants
+from .constants import fixed_constants
 from .frameworks import hf_arguments, lightning_cli, signature_flags
 from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
@@ -45,7 +45,8 @@ TRACKERS = {  # call suffix -> (name, environment switch)
     "swanlab.init": ("swanlab", "SWANLAB_MODE=disabled"),
     "Task.init": ("clearml", "CLEARML_OFFLINE_MODE=1"),
 }
-CHECKPOINTS = ("torch.save", "save_pretrained", "save_model", "save_state", "ModelCheckpoint", "save_checkpoint")
+CHECKPOINTS = ("torch.save", "fabric.save", "accelerator.save", "save_pretrained", "save_model", "save_state",
+               "ModelCheckpoint", "save_checkpoint")
 UPLOADS = ("push_to_hub", "upload_file", "upload_folder", "upload_fileobj", "create_repo")
 SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "set_seed", "seed_everything",
          "manual_seed_all")
@@ -143,7 +144,8 @@ class _Reader(ast.NodeVisitor):
         self.configured = False  # an exec-style configurator has run (module level, in reading order)
         self.quiet = 0  # inside an eval function, a no_grad block or a constructor: no loss anchor
         self.local: set[str] = set()  # the module's own functions and methods
-        self.consts: dict[str, str] = {}  # names the module fixes false (`analyze.constants`)
+        self.aliases: dict[str, str] = {}  # `import torch as th`: th -> torch
+        self.consts: dict[str, object] = {}  # names the module fixes to a literal (`analyze.constants`)
         self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
 
         self._dispatch = {
@@ -201,7 +203,8 @@ class _Reader(ast.NodeVisitor):
             guard = f"{ast.unparse(outer)} ... {guard}"[:160]
         return Fact.model_construct(
             name=name, file=self.rel, line=node.lineno, off_switch=off or (interval and interval[1]) or self.guard(),
-            guard=guard, counted=any(self.counted), dead=self.fixed_false())
+            guard=guard, counted=any(self.counted), dead=self.fixed_false(),
+            every=None if off else self.fixed_interval())
 
     def fixed_false(self) -> str | None:
         """A condition around the statement that the code fixes false (`if args.save_checkpoint:` with the
@@ -209,9 +212,26 @@ class _Reader(ast.NodeVisitor):
         every module global a setting, so only a config object's fields count there."""
         for g in self.guards:
             for c in _conjuncts(g):
-                key = _dotted(c) if isinstance(c, (ast.Name, ast.Attribute)) else ""
-                if key in self.consts and ("." in key or self.r.config_system != "configurator"):
-                    return f"{key} is {self.consts[key]} in the code"
+                key = self.fixed(c)
+                if key and not self.consts[key]:
+                    return f"{key} is {self.consts[key]!r} in the code"
+        return None
+
+    def fixed(self, node: ast.expr) -> str:
+        """`node`'s name when the code fixes its value (an exec-style configurator makes every module
+        global a setting: only a config object's fields count there), else ""."""
+        key = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+        return key if key in self.consts and ("." in key or self.r.config_system != "configurator") else ""
+
+    def fixed_interval(self) -> int | None:
+        """The interval of an enclosing `x % n == 0` whose `n` the code fixes (`save_interval = 1000`), where
+        `x` was counted up before the test or an enclosing `x > 0` holds: it first runs at step n."""
+        above = {x for g in self.guards for t in _conjuncts(g) if (x := _above_zero(t)) and x in self.loop_counters()}
+        for test, counted in zip(reversed(self.guards), reversed(self.counted), strict=True):
+            for x, n in _interval(test):
+                value = self.consts.get(self.fixed(n))
+                if type(value) is int and value > 0 and (counted or ast.unparse(x) in above):
+                    return value
         return None
 
     def interval_off(self) -> tuple[ast.expr, str] | None:
@@ -332,6 +352,7 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         self.imports += _imported(node, self.rel)
+        self.aliases.update((a.asname, a.name) for a in node.names if a.asname)
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -464,6 +485,9 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
+        head, dot, rest = name.partition(".")
+        if dot and head in self.aliases:  # `import torch as th`: `th.save` is `torch.save`
+            name = f"{self.aliases[head]}.{rest}"
         last = name.rsplit(".", 1)[-1]
         if last in self.local and (name == last or name == "self." + last):
             self.sites.setdefault(last, []).append(self.made(last, node))
@@ -507,8 +531,10 @@ class _Reader(ast.NodeVisitor):
             if name == suffix or name.endswith("." + suffix) or (suffix == last and "." not in suffix):
                 tracker, env = TRACKERS[suffix]
                 self.fact("trackers", tracker, node, self.guard() or env)
-        if last in CHECKPOINTS_BY_LAST and any(name == c or name.endswith("." + c) for c in CHECKPOINTS):
-            self.fact("checkpoints", last if last != "save" else "torch.save", node)
+        saved = next((c for c in CHECKPOINTS if name == c or name.endswith("." + c)), None) \
+            if last in CHECKPOINTS_BY_LAST else None
+        if saved:
+            self.fact("checkpoints", saved if last == "save" else last, node)
         if last in UPLOADS:
             self.fact("uploads", last, node)
         if last in ("log", "add_scalar", "log_dict", "log_metrics") and node.args:
@@ -991,7 +1017,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         modules.append(summarize(tree, rel, depth == 0))
         reader = _Reader(result, rel)
         reader.local = {d.name for d in modules[-1].defs}
-        reader.consts = falsy_constants(tree, text)
+        reader.consts = fixed_constants(tree, text)
         try:
             reader.hydra_main(tree)
             reader.visit(tree)
