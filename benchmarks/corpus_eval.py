@@ -52,7 +52,7 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
     state.changes = propose(analysis, default_steps(analysis, launch.args if launch else []), "speed",
                             launch.args if launch else []) if analysis.kind == "training" else []
     run = proposals.run_line(state)  # what the user is offered: the launcher and folder after the entry's fixes
-    ran = parse_launch(run)
+    ran = parse_launch(run, consoles=scan.consoles)  # a console script runs as itself when no wrapper is needed
     got["launcher"] = ran is not None and ran.launcher in job["launcher"]
     got["cwd"] = ran is not None and ran.cwd == job.get("cwd", "")
     args = job_args(run) or []

@@ -503,3 +503,34 @@ def test_a_setting_two_rows_switch_off_is_given_once(tmp_path):
     on = [f for c in state.changes if c.enabled for f in c.flags]
     assert on.count("--eval_interval=1000000000") == 2  # the eval's row and the save's
     assert state.run.split().count("--eval_interval=1000000000") == 1
+
+
+TYRO_JOB = """\
+import tyro
+from titan.config import JobConfig
+
+def main(cfg: JobConfig):
+    for step in range(cfg.training.steps):
+        loss = model(batch)
+        loss.backward()
+        opt.step()
+
+if __name__ == "__main__":
+    main(tyro.cli(JobConfig))
+"""
+
+
+def test_a_step_flag_the_command_gives_is_taken_where_the_parser_is_not_read(tmp_path):
+    """tyro builds the flags from a config class in another package: `--training.steps 500` in the documented
+    command is proof the flag exists, and the benchmark sets it instead of capping the job from outside."""
+    command = ["--module", "llama3", "--training.steps", "500", "--training.seq_len=2048"]
+    root = make_repo(tmp_path / "job", {"train.py": TYRO_JOB})
+    a = analyze_script(root / "train.py", root, command)
+    assert a.config_system == "tyro"
+    cut = propose(a, 30, "speed", command)[0]
+    assert (cut.what, cut.how, cut.flags, cut.env) == ("total steps cut to 30 (was 500)", "--training.steps=30",
+                                                       ["--training.steps=30"], [])
+    parser = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr')\nargs = p.parse_args()\n"
+    read = make_repo(tmp_path / "read", {"train.py": parser + TYRO_JOB.split("\n", 2)[2]})
+    b = analyze_script(read / "train.py", read, ["--num_steps", "500"])  # argparse, read in full: no such flag
+    assert propose(b, 30, "speed", ["--num_steps", "500"])[0].how == "WAMF_MAX_STEPS=30 (wrapper)"

@@ -32,6 +32,9 @@ MAX_BYTES = 2 * 1024 * 1024
 HF_HOOK = "TrainerCallback.on_log (logging_steps=1: loss and grad_norm every step)"
 PL_HOOK = "on_before_optimizer_step hook (grad norm before each step)"
 FOLLOW_DEPTH = 2
+# Config systems whose flags the code may not show in full (classes built in other packages, flags made
+# when the job runs): there a step flag the documented command gives is taken at its word.
+FLAGS_UNREAD = ("tyro", "jsonargparse CLI", "omegaconf", "unknown")
 REACH_BYTES = 64 * 1024 * 1024  # code read as text past FOLLOW_DEPTH (what it calls) before no fact is dropped
 _WORD = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else 32 for c in range(256))  # rest: space
 
@@ -52,7 +55,7 @@ SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "s
          "manual_seed_all")
 EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|val_step|test)(_|$)", re.I)
 STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
-                        r"num_train_steps|max_iterations|num_iters|total_iters|"
+                        r"num_train_steps|max_iterations|num_iters|total_iters|train_iters|"
                         r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
 OUT_NAMES = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint|log|logging|root)_?(dir|path|root)?$|^out_dir$")
 HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last two extend the first
@@ -801,6 +804,20 @@ def _hydra_targets(conf: Path, limit: int = 200) -> list[str]:
     return found
 
 
+def _command_step_flag(command: Sequence[str]) -> StepControl | None:
+    """The step count's flag as the job's documented command gives it (`--training.steps 763`), for a
+    parser whose flags are not all read from the code (a tyro config in classes built elsewhere): the
+    command proves the flag exists."""
+    for i, word in enumerate(command):
+        name, eq, value = word.partition("=")
+        last = re.split(r"[.]", name.lstrip("-"))[-1].replace("-", "_")
+        if name.startswith("--") and STEP_NAMES.match(last) and "epoch" not in last:
+            value = value if eq else command[i + 1] if i + 1 < len(command) else ""
+            if value.isdigit():
+                return StepControl(name=name, file="the job's command", line=0, default=value)
+    return None
+
+
 def _imported(node: ast.Import | ast.ImportFrom, rel: str) -> list[str]:
     """The modules an import names, a relative one made absolute from the importing file `rel`; for
     `from m import x`, `m.x` too (x may be a module)."""
@@ -1087,6 +1104,10 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         drop_unreached(result, modules, roots | mentioned)
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
         result.kind = "inference"
+    given = _command_step_flag(command)
+    if given and not any(c.name.startswith("-") for c in result.step_controls) and (
+            result.config_system in FLAGS_UNREAD or result.parser_open):
+        result.step_controls.insert(0, given)
     if dispatched:  # what the modules it imports use (a helper wrapping another CLI) is not its own
         result.config_system = dispatched
     if result.config_system == "unknown" and result.step_controls:
