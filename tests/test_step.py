@@ -234,3 +234,35 @@ def test_a_kernel_warm_up_loop_is_not_the_training_step(tmp_path):
     # a trainer's own method that steps its optimizers is the optimizer step (the wrapper counts what it steps)
     assert got["optimizer_step"] == f"train.py:{len(WARM_UP_FIRST.splitlines())}"
     assert a.train_loop is not None and a.train_loop.start == 7
+
+
+SIBLINGS = """\
+import torch
+
+class Trainer:
+    def forward_backward_step(self, inputs, labels):
+        pred = self.model(inputs)
+        loss = self.loss_fn(pred, labels)
+        loss.backward()
+        return loss
+
+    def train_step(self, batches):
+        for inputs, labels in batches:
+            self.forward_backward_step(inputs, labels)
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.optimizers.step()
+
+    def train(self):
+        while self.step < self.steps:
+            self.train_step(next(self.data))
+
+Trainer().train()
+"""
+
+
+def test_the_optimizer_stepped_in_a_sibling_method_is_the_steps(tmp_path):
+    """The backward in one method, the clip and the optimizer step in the method that calls it (torchtitan)."""
+    root = make_repo(tmp_path / "job", {"train.py": SIBLINGS})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert (got["backward"], got["optimizer_step"], got["grad_clip"]) == (
+        at(SIBLINGS, "loss.backward()"), at(SIBLINGS, "self.optimizers.step()"), at(SIBLINGS, "clip_grad_norm_"))

@@ -1093,7 +1093,12 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.needs.append(submitter)
     if step is not None:  # data flow beats names: an eval function computes `loss = ...` too
         result.kind = "training"
-        result.anchors = [a for a in result.anchors if a.role not in ROLES] + step
+        # a role the step's own function lacks (the optimizer stepped in a sibling method, `train_step` after
+        # `forward_backward_step`) is taken from the name-based reading of the same file
+        backward = next((a.file for a in step if a.role == "backward"), None)
+        found = {a.role for a in step}
+        result.anchors = [a for a in result.anchors if a.role not in ROLES or a.role not in found
+                          and a.file == backward] + step
     for module, sites in helpers:
         lift_to_callers(result, module, sites)
     result.train_calls = train_calls(result, helpers)
