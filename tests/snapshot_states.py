@@ -59,13 +59,13 @@ def state_at(step: Step, register: str = "algo", at: str = "") -> InitState:
         value = [o.value for o in q.options if o.checked] if q.kind == "multi" else q.default
         if q.key == "reader" and register == "mlsys":
             value = q.options[0].value
-        assert flow.answer(st, value).error is None
+        st, outcome = flow.answer(st, value)
+        assert outcome.error is None
         if q.key == "command":  # what the app's reading thread hands back
-            flow.take_analysis(st, demo_analysis().model_copy(deep=True))
+            st = flow.take_analysis(st, demo_analysis().model_copy(deep=True))
         if q.key == "guarantees":
-            st.guarantees = "User confirmed at 2026-11-29 10:00 UTC"
-    st.reader_register = register  # type: ignore[assignment]
-    return st
+            st = st.model_copy(update={"guarantees": "User confirmed at 2026-11-29 10:00 UTC"})
+    return st.model_copy(update={"reader_register": register})
 
 
 def app_at(step: Step, register: str = "algo", at: str = "") -> WamfApp:

@@ -100,6 +100,7 @@ def test_an_answers_file_naming_only_the_script_gets_that_scripts_command(tmp_pa
     for script, command in (("a/train.py", "cd a && torchrun --nproc_per_node=2 train.py"),
                             ("b/train.py", "cd b && python train.py --lr 1")):
         state = session.new_state(root)
-        state.detected = detect_all(root)
-        assert answers.fill(state, {"script": script}) == []
+        state = state.model_copy(update={"detected": detect_all(root)})
+        state, refused = answers.fill(state, {"script": script})
+        assert refused == []
         assert (state.script, state.command) == (script, command)

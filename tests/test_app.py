@@ -118,7 +118,7 @@ async def test_unwritable_contract_path_keeps_answers_and_asks_again(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     app = demo_app(tmp_path, contract_path=None)
-    app.state.contract_path = str(blocker / "contract.md")  # a file as folder: fails even for root
+    app.state = app.state.model_copy(update={"contract_path": str(blocker / "contract.md")})  # a file as folder
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         for _ in range(40):
@@ -370,8 +370,7 @@ async def test_a_long_proposal_shows_its_start_and_is_shown_whole():
 
     app = app_at(Step.JOB)
     long = "torchrun --standalone --nproc_per_node=8 train.py " + " ".join(f"--flag{i}=1" for i in range(20))
-    app.state.run = long
-    app.state.at = "run"
+    app.state = app.state.model_copy(update={"run": long, "at": "run"})
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         answer = app.screen.query_one("#answer")
@@ -424,8 +423,8 @@ async def settle_detection(pilot, app: WamfApp) -> None:
 async def test_resume_reads_a_script_whose_reading_was_cut_off(tmp_path):
     """Killed while the script was read: resume reads it again instead of skipping the benchmark."""
     app = demo_app(tmp_path, detect=False)
-    app.state.step, app.state.script, app.state.reading = Step.JOB, "train.py", True
-    app.state.answered = ["reader", "repo", "activate", "command"]
+    app.state = app.state.model_copy(update={"step": Step.JOB, "script": "train.py", "reading": True,
+                                             "answered": ["reader", "repo", "activate", "command"]})
     saved = app.state.model_copy(deep=True)
     again = WamfApp(session.new_state(app.state.repo_path), saved=saved, detect=False)
     async with again.run_test(size=(120, 40)) as pilot:
@@ -562,8 +561,7 @@ async def test_resume_reads_a_script_that_changed_and_the_run_line_follows_it(tm
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         await enter_until_done(pilot, app)
-    saved = app.state.model_copy(deep=True)
-    saved.written, saved.step, saved.at = None, Step.RULES, ""
+    saved = app.state.model_copy(update={"written": None, "step": Step.RULES, "at": ""}, deep=True)
     assert "--save-every=" in saved.run
     moved = {f"train.py:{int(c.where.split(':')[1]) + 1}" for c in saved.checks}
     script = Path(saved.repo_path) / "train.py"

@@ -209,8 +209,9 @@ def test_what_a_readmes_command_passes_is_switched_off_and_cut_with_the_jobs_own
     root = make_repo(tmp_path / "job", {"train.py": body,
                                         "README.md": "```\npython train.py --max_train_steps=400 --push_to_hub\n```\n"})
     state = session.new_state(root)
-    state.detected = detect_all(root)
-    assert answers.fill(state, {}) == []
+    state = state.model_copy(update={"detected": detect_all(root)})
+    state, refused = answers.fill(state, {})
+    assert refused == []
     assert state.run.endswith(" train.py --max_train_steps=30")  # the seed still goes through the wrapper
     assert "--push_to_hub" not in state.run and "WAMF_MAX_STEPS" not in state.run and "400" not in state.run
 
@@ -233,8 +234,9 @@ def test_a_flag_guarding_a_save_stays_in_the_command(tmp_path):
             "    if args.use_ema:\n        ema.step(model)\nif args.use_ema:\n    torch.save(ema, 'ema.pt')\n")
     root = make_repo(tmp_path / "job", {"train.py": body, "README.md": "```\npython train.py --use_ema\n```\n"})
     state = session.new_state(root)
-    state.detected = detect_all(root)
-    assert answers.fill(state, {}) == [] and "--use_ema" in state.run.split()
+    state = state.model_copy(update={"detected": detect_all(root)})
+    state, refused = answers.fill(state, {})
+    assert refused == [] and "--use_ema" in state.run.split()
 
 
 HF_JOB = """\
@@ -277,7 +279,7 @@ def test_an_hf_trainer_job_gets_the_trainers_own_switches_and_no_wrapper(tmp_pat
     launch = parse_launch(command, exists={"train.py"}.__contains__)
     state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="train.py",
                       launch=launch, analysis=a)
-    state.changes = propose(a, 30, "speed", launch.args)
+    state = state.model_copy(update={"changes": propose(a, 30, "speed", launch.args)})
     assert not needs_wrapper(state.changes)
     assert run_command(state) == (
         "torchrun --nproc_per_node=4 train.py --data_path d.json --bf16 True --max_steps=30 --report_to none "
@@ -498,8 +500,9 @@ def test_a_setting_two_rows_switch_off_is_given_once(tmp_path):
     root = make_repo(tmp_path / "job", {"train.py": body, "configurator.py": "#\n",
                                         "README.md": "```\npython train.py\n```\n"})
     state = session.new_state(root)
-    state.detected = detect_all(root)
-    assert answers.fill(state, {}) == []
+    state = state.model_copy(update={"detected": detect_all(root)})
+    state, refused = answers.fill(state, {})
+    assert refused == []
     on = [f for c in state.changes if c.enabled for f in c.flags]
     assert on.count("--eval_interval=1000000000") == 2  # the eval's row and the save's
     assert state.run.split().count("--eval_interval=1000000000") == 1

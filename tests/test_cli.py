@@ -83,5 +83,5 @@ def test_tbd_is_refused_at_the_question_not_at_step_4():
 
     state = InitState(step=Step.JOB)
     q = flow.current(state)
-    got = flow.answer(state, "TBD")
-    assert q.key == "repo" and got.action == "stay" and "TBD" in got.error and state.repo == ""
+    new, got = flow.answer(state, "TBD")
+    assert q.key == "repo" and got.action == "stay" and "TBD" in got.error and new.repo == state.repo == ""

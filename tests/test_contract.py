@@ -60,7 +60,7 @@ def test_rendered_contract_passes_check(template):
 @pytest.mark.parametrize("template", [contract.bundled_template(), PLUGIN_TEMPLATE], ids=["bundled", "plugin"])
 def test_unanswered_keys_fail_check(template):
     state = full_state()
-    state.run = ""
+    state = state.model_copy(update={"run": ""})
     problems = contract.check(contract.render(state, template))
     assert [p.message for p in problems] == ["key 'run' is still TBD"]
 
@@ -104,8 +104,8 @@ def test_arrows_and_comparisons_are_not_placeholders():
 
 def test_values_are_written_literally():
     state = full_state()
-    state.reader = "[bold]me[/] \x1b[31mred\nsecond line | pipe"
-    state.anything_else = "a | b"
+    state = state.model_copy(update={"reader": "[bold]me[/] \x1b[31mred\nsecond line | pipe"})
+    state = state.model_copy(update={"anything_else": "a | b"})
     text = contract.render(state, contract.bundled_template())
     assert "reader          [bold]me[/] \\x1b[31mred second line | pipe" in text
     assert "checks within tolerance) · a \\| b |" in text
@@ -163,7 +163,7 @@ def test_load_template_rejects_other_files(tmp_path):
 
 def test_model_json_round_trip():
     state = full_state()
-    state.hints = ["memory"]
+    state = state.model_copy(update={"hints": ["memory"]})
     again = InitState.from_json(state.to_json())
     assert again == state
 
@@ -191,7 +191,7 @@ def test_everything_else_says_each_answer_and_a_default_for_each_left_empty():
         recorder="parity (record: PARITY=1)", extra_checks="eval accuracy at the end")
     trial = TrialResult(command_hash=command_hash(st.activate, st.run), started="2026-12-01 10:00", ended="exited",
                         exit_status=0, wall_s=61.0, steps=30)
-    st.trial = trial
+    st = st.model_copy(update={"trial": trial})
     rows = contract.everything_else_rows(st)
     assert rows[:6] == [
         ("Allowed changes", "system configs · installing faster backends"), ("Your own tests", "pytest tests/"),
@@ -200,7 +200,7 @@ def test_everything_else_says_each_answer_and_a_default_for_each_left_empty():
     assert rows[6][0] == "Trial run" and rows[6][1].startswith("2026-12-01 10:00, command ")
     assert rows[7] == ("Anything else", "Benchmark mode: accuracy (deterministic algorithms on, bit-exact checks) · "
                                         "diff saved to dirty.patch · eval at train.py:9 excluded · same tokens seen")
-    st.run += " --lr=1"  # the trial ran another command: its row goes
+    st = st.model_copy(update={"run": st.run + " --lr=1"})  # the trial ran another command: its row goes
     assert [r[0] for r in contract.everything_else_rows(st)] == [
         "Allowed changes", "Your own tests", "Hands off", "When to stop", "Hints", "What must not change",
         "Anything else"]

@@ -13,12 +13,11 @@ from wamf_tui.validate import Verdict
 
 def _state(tmp_path, wrapper: bool):
     root = make_repo(tmp_path / "job", {"train.py": "import torch\nloss.backward()\n"})
-    st = full_state()
-    st.repo_path, st.contract_path = str(root), str(tmp_path / "out" / "contract.md")
     (tmp_path / "out").mkdir()
-    st.changes = [BenchmarkChange(what="cap", how="WAMF_MAX_STEPS=30 (wrapper)", why="", env=["WAMF_MAX_STEPS=30"],
-                                  enabled=wrapper)]
-    return st
+    return full_state().model_copy(update={
+        "repo_path": str(root), "contract_path": str(tmp_path / "out" / "contract.md"),
+        "changes": [BenchmarkChange(what="cap", how="WAMF_MAX_STEPS=30 (wrapper)", why="", env=["WAMF_MAX_STEPS=30"],
+                                    enabled=wrapper)]})
 
 
 def test_a_run_line_problem_is_said_on_the_run_line(tmp_path):

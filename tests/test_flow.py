@@ -18,8 +18,7 @@ from wamf_tui.model import (
 
 
 def state_at(step: Step, key: str, **fields) -> InitState:
-    state = InitState(**fields)
-    flow.go(state, step, key)
+    state = flow.go(InitState(**fields), step, key)
     assert flow.current(state).key == key, [q.key for q in flow.questions(state, step)]
     return state
 
@@ -42,25 +41,25 @@ def test_the_benchmark_questions_come_with_the_table_and_wait_while_reading():
     state = InitState(changes=[BenchmarkChange(what="total steps cut to 30", how="--steps=30", why="",
                                                flags=["--steps=30"])])
     assert keys(state, Step.JOB)[2:6] == ["command", "changes", "steps", "mode"]
-    state.reading = True
-    assert keys(state, Step.JOB)[-1] == "reading"
-    assert flow.answer(state_at(Step.JOB, "reading", reading=True), "x").action == "stay"
+    assert keys(state.model_copy(update={"reading": True}), Step.JOB)[-1] == "reading"
+    assert flow.answer(state_at(Step.JOB, "reading", reading=True), "x")[1].action == "stay"
 
 
 @pytest.mark.parametrize("key", ["repo", "activate", "node"])
 def test_a_text_answer_is_recorded_and_the_flow_moves_on(key):
     state = state_at(Step.JOB, key)
     following = keys(state, Step.JOB)[keys(state, Step.JOB).index(key) + 1]
-    out = flow.answer(state, f"my {key} answer")
-    assert out.error is None and getattr(state, key) == f"my {key} answer"
-    assert state.at == following and key in state.answered
+    new, out = flow.answer(state, f"my {key} answer")
+    assert out.error is None and getattr(new, key) == f"my {key} answer"
+    assert new.at == following and key in new.answered
+    assert getattr(state, key) == "" and state.answered == []  # the state answered is not changed
 
 
 @pytest.mark.parametrize(("typed", "said"), [("", "empty"), ("TBD", "TBD"), ("<your env>", "<your env>")])
 def test_empty_tbd_and_placeholders_are_refused_and_nothing_moves(typed, said):
     state = state_at(Step.JOB, "activate")
-    out = flow.answer(state, typed)
-    assert out.error and out.action == "stay" and state.at == "activate" and state.activate == ""
+    new, out = flow.answer(state, typed)
+    assert out.error and out.action == "stay" and new is state and state.at == "activate" and state.activate == ""
     assert "activate" not in state.answered
     if said != "empty":
         assert said in out.error
@@ -70,66 +69,65 @@ def test_empty_tbd_and_placeholders_are_refused_and_nothing_moves(typed, said):
                                            ("10000000", False), ("9999999", True)])
 def test_the_step_count_takes_a_whole_number_or_all(typed, ok):
     state = state_at(Step.JOB, "steps", changes=[BenchmarkChange(what="total steps cut to 30", how="", why="")])
-    assert (flow.answer(state, typed).error is None) == ok
+    assert (flow.answer(state, typed)[1].error is None) == ok
 
 
 def test_a_gpu_that_is_busy_is_said_in_the_guarantee_question_and_never_vouched_for():
     busy = GpuFacts(index=0, name="H100", memory_used_mib=70000, memory_total_mib=81559, utilization=99)
     state = InitState(detected=Detected(hardware=HardwareFacts(host="n", nvml=True, gpus=[busy])))
-    flow.go(state, Step.JOB, "guarantees")
+    state = flow.go(state, Step.JOB, "guarantees")
     q = flow.current(state)
     assert "GPU 0 busy" in q.prompt and [o.value for o in q.options] == ["recheck", "node", "anyway"]
-    assert flow.answer(state, "anyway").error is None
+    state, out = flow.answer(state, "anyway")
+    assert out.error is None
     assert state.guarantees.startswith("User chose to continue at") and "GPU 0 busy" in state.guarantees
 
 
 def test_back_goes_to_the_first_question_then_one_step_back():
-    state = state_at(Step.CHECKS, "recorder")
-    flow.back(state)
+    state = flow.back(state_at(Step.CHECKS, "recorder"))
     assert (state.step, state.at) == (Step.CHECKS, "checks")
-    flow.back(state)
+    state = flow.back(state)
     assert (state.step, state.at) == (Step.JOB, "repo")
-    flow.back(state)
-    flow.back(state)
+    state = flow.back(flow.back(state))
     assert (state.step, state.at) == (Step.READER, "reader")
-    flow.back(state)
+    state = flow.back(state)
     assert (state.step, state.at) == (Step.READER, "reader")
 
 
 def test_the_last_question_of_a_step_leads_to_the_next_step():
-    state = state_at(Step.CHECKS, "recorder")
-    assert flow.answer(state, "parity").error is None
-    assert (state.step, state.at) == (Step.RULES, "allowed")
+    state, out = flow.answer(state_at(Step.CHECKS, "recorder"), "parity")
+    assert out.error is None and (state.step, state.at) == (Step.RULES, "allowed")
 
 
 def test_a_question_that_disappears_before_the_users_keeps_their_place():
     """The index bug: a dirty checkout, the user at `activate`; the checkout becomes clean (a commit in
     another pane, then ctrl+r): `activate` must stay the question, not `command`."""
-    state = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=True, root="/r", modified=["a.py"])))
-    flow.go(state, Step.JOB)
-    assert flow.answer(state, "/r").error is None and flow.answer(state, "continue").error is None
+    state = flow.go(InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=True, root="/r",
+                                                               modified=["a.py"]))), Step.JOB)
+    state = flow.answer(flow.answer(state, "/r")[0], "continue")[0]
     assert flow.current(state).key == "activate"
-    state.detected.repo = RepoFacts(path="/r", is_git=True, root="/r")  # nothing else: the app just sets the facts
-    assert flow.current(state).key == "activate"
+    clean = Detected(repo=RepoFacts(path="/r", is_git=True, root="/r"))
+    assert flow.current(state.model_copy(update={"detected": clean})).key == "activate"  # only the facts change
 
 
 def test_a_question_that_disappears_itself_leaves_the_place_to_the_first_unanswered_one():
     """The user at `dirty`; the checkout becomes clean: the question is gone, `activate` is next."""
-    state = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=True, root="/r", modified=["a.py"])))
-    flow.go(state, Step.JOB)
-    assert flow.answer(state, "/r").error is None and flow.current(state).key == "dirty"
-    state.detected.repo = RepoFacts(path="/r", is_git=True, root="/r")
+    state = flow.go(InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=True, root="/r",
+                                                               modified=["a.py"]))), Step.JOB)
+    state = flow.answer(state, "/r")[0]
+    assert flow.current(state).key == "dirty"
+    state = state.model_copy(update={"detected": Detected(repo=RepoFacts(path="/r", is_git=True, root="/r"))})
     assert flow.current(state).key == "activate"
-    assert flow.answer(state, "source .venv/bin/activate").error is None and state.at == "command"
+    state, out = flow.answer(state, "source .venv/bin/activate")
+    assert out.error is None and state.at == "command"
 
 
 def test_a_place_named_before_new_facts_arrive_stays_put():
     """The user on the first question; detection then finds a folder that is not a git repo: the
     not-a-repo question comes first in the step, but the user is not moved off the question they see."""
-    state = InitState()
-    flow.go(state, Step.JOB)
+    state = flow.go(InitState(), Step.JOB)
     assert flow.current(state).key == "repo"
-    state.detected.repo = RepoFacts(path="/r", is_git=False)
+    state = state.model_copy(update={"detected": Detected(repo=RepoFacts(path="/r", is_git=False))})
     assert keys(state, Step.JOB)[0] == "not_git" and flow.current(state).key == "repo"
 
 
@@ -137,7 +135,7 @@ def test_a_place_named_before_new_facts_arrive_stays_put():
 def test_reader_answer_sets_the_register(option, register):
     state = state_at(Step.READER, "reader")
     picked = flow.current(state).options[option].value
-    flow.answer(state, picked)
+    state = flow.answer(state, picked)[0]
     assert state.reader == picked and state.reader_register == register and state.step == Step.JOB
 
 
@@ -152,14 +150,15 @@ def test_a_reread_keeps_the_users_step_count_and_toggles(tmp_path):
             "args = p.parse_args()\ntorch.manual_seed(args.seed)\n"
             "for i in range(args.{steps_}):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n")
     root = make_repo(tmp_path / "job", {"train.py": body.format(steps="max-steps", steps_="max_steps")})
-    state = InitState(repo_path=str(root), script="train.py", step=Step.RULES)
-    flow.take_analysis(state, analyze_script(root / "train.py", root))
-    proposals.set_plan(state, 50)
-    state.changes[-1].enabled = False  # seeds row switched off by the user
-    state.run = proposals.run_line(state)
+    state = flow.take_analysis(InitState(repo_path=str(root), script="train.py", step=Step.RULES),
+                               analyze_script(root / "train.py", root))
+    changes = proposals.plan(state, 50)
+    changes[-1] = changes[-1].model_copy(update={"enabled": False})  # seeds row switched off by the user
+    state = state.model_copy(update={"changes": changes})
+    state = state.model_copy(update={"run": proposals.run_line(state)})
     assert "--max-steps=50" in state.run
     (root / "train.py").write_text(body.format(steps="iters", steps_="iters"))
-    said = flow.take_reread(state, analyze_script(root / "train.py", root))
+    state, said = flow.take_reread(state, analyze_script(root / "train.py", root))
     assert "--iters=50" in state.run and "--max-steps" not in state.run and "--seed" not in state.run
     assert said[0] == "the run line follows it" and state.changes[-1].enabled is False
 
@@ -234,7 +233,7 @@ def test_the_questions_say_what_they_are_about():
     assert "train.py" in job["reading"].prompt and job["reading"].help == explain("reading", "algo")
     assert [(o.label, o.value) for o in flow.questions(st, Step.READER)[0].options] == [
         (t, t) for t in READER_OPTIONS]
-    st.reader = "my own words"
+    st = st.model_copy(update={"reader": "my own words"})
     assert flow.questions(st, Step.READER)[0].default == "my own words"
     folder = InitState(detected=Detected(repo=RepoFacts(path="/srv/data/job", is_git=False)))
     not_git = flow.questions(folder, Step.JOB)[0]

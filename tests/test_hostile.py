@@ -282,7 +282,7 @@ async def test_a_second_instance_never_overwrites_the_first_ones_answers(tmp_pat
         lock_path.write_text(json.dumps({"pid": other.pid, "host": socket.gethostname(),
                                          "tty": "/dev/pts/9"}))
         first = session.new_state(root)
-        first.reader = "the first instance's answer"
+        first = first.model_copy(update={"reader": "the first instance's answer"})
         session.state_file(root).write_text(first.to_json())
         app = make_app(root, detect=False)  # as the command line starts it: the lock read first
         held = app.read_only

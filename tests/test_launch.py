@@ -27,13 +27,13 @@ WAMF = str(Path(sys.executable).parent / "wamf-tui")
 def walk(tmp_path: Path, files: dict[str, str], data: dict | None = None, gpus: int = 0):
     """Detect a fixture repo and walk the flow on its proposals (and `data`), as `--answers` does."""
     root = make_repo(tmp_path / "job", files)
-    state = session.new_state(root, None, None)
-    state.detected = detect_all(root)
+    detected = detect_all(root)
     if gpus:
-        state.detected.hardware = HardwareFacts(host="gpu01", nvml=True, gpus=[
+        detected.hardware = HardwareFacts(host="gpu01", nvml=True, gpus=[
             GpuFacts(index=i, name="H100", memory_used_mib=0, memory_total_mib=81559, utilization=0)
             for i in range(gpus)])
-    refused = answers.fill(state, data or {})
+    state = session.new_state(root, None, None).model_copy(update={"detected": detected})
+    state, refused = answers.fill(state, data or {})
     return root, state, refused
 
 
@@ -292,12 +292,13 @@ def test_yes_never_says_a_person_confirmed(tmp_path):
 
 def test_the_guarantee_question_says_what_detection_knows_is_wrong(tmp_path):
     root, state, _ = walk(tmp_path, {"train.py": TRAIN})
-    state.step, state.at = Step.JOB, "guarantees"
+    state = flow.go(state, Step.JOB, "guarantees")
     q = flow.current(state)
     assert "no NVIDIA GPU visible" in q.prompt or "NVML" in q.prompt
     assert [o.value for o in q.options] == ["recheck", "node", "anyway"]
-    assert flow.answer(state, "recheck").action == "recheck"
-    assert flow.answer(state, "node").action == "stay" and flow.current(state).key == "node"
+    assert flow.answer(state, "recheck")[1].action == "recheck"
+    state, out = flow.answer(state, "node")
+    assert out.action == "stay" and flow.current(state).key == "node"
 
 
 def test_the_training_script_outranks_generate_download_and_infer(tmp_path):
@@ -393,7 +394,7 @@ def test_an_option_the_docs_leave_to_the_user_is_asked_for_never_dropped(tmp_pat
     assert refused and refused[0].startswith("run: README.md ") and "--model_name_or_path <your_path_to_llama>" in \
         refused[0]
     assert "add your value for --model_name_or_path <your_path_to_llama>" in flow.current(state).prompt
-    assert flow.answer(state, flow.current(state).default + " --model_name_or_path /ckpt/llama").error is None
+    assert flow.answer(state, flow.current(state).default + " --model_name_or_path /ckpt/llama")[1].error is None
     (tmp_path / "a.json").write_text(json.dumps({"reader": "MLSys engineer"}))
     out = subprocess.run([WAMF, str(root), "--answers", str(tmp_path / "a.json"), "--yes"],
                          capture_output=True, text=True, timeout=120)

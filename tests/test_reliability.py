@@ -24,7 +24,7 @@ def app_on(path: Path, **kw) -> WamfApp:
 
     repo = detect_repo(path)
     state = session.new_state(Path(repo.root or repo.path), kw.pop("contract", None))
-    state.detected.repo = repo
+    state = state.model_copy(update={"detected": state.detected.model_copy(update={"repo": repo})})
     return WamfApp(state, **kw)
 
 
@@ -241,6 +241,6 @@ def test_a_git_error_is_said_as_the_cause_never_as_none(tmp_path):
     rows = dict(describe(detected))
     assert rows["repo"] == "main (commit unreadable)" and "None" not in str(describe(detected))
     state = session.new_state(root)
-    state.detected = detected
+    state = state.model_copy(update={"detected": detected})
     line = proposals.repo_line(state)
     assert line.startswith(f"{root.resolve()} (main, commit unreadable: git failed: ") and "None" not in line

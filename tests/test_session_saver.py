@@ -28,7 +28,7 @@ def test_newest_state_wins_and_flush_waits(tmp_path, monkeypatch):
     saver = session.Saver()
     t = time.perf_counter()
     for i in range(5):
-        state.reader = f"answer {i}"
+        state = state.model_copy(update={"reader": f"answer {i}"})
         saver.submit(state)
     assert time.perf_counter() - t < 0.5  # submitting never waits on the disk
     assert not saver.flush(timeout=0.2)
@@ -86,7 +86,7 @@ def test_saved_loaded_and_forgotten(tmp_path, monkeypatch):
     assert saver.flush()
     loaded, said = session.load_saved(root)
     assert said is None and loaded == state
-    state.reader = "r2"  # the folder is there now: saved again, not refused
+    state = state.model_copy(update={"reader": "r2"})  # the folder is there now: saved again, not refused
     saver.submit(state)
     assert saver.flush() and session.load(root).reader == "r2"
     session.forget(root)

@@ -214,12 +214,12 @@ def test_the_gpus_it_will_use_follow_cuda_visible_devices():
 
 def test_the_contract_row_is_there_only_while_the_command_is_the_one_tried(tmp_path):
     state = InitState(activate="source .venv/bin/activate", run="python train.py --steps=30")
-    state.trial = trial_result(state.activate, state.run)
+    state = state.model_copy(update={"trial": trial_result(state.activate, state.run)})
     rows = dict(contract.everything_else_rows(state))
     assert rows["Trial run"].startswith("2026-12-01 06:00 UTC, command ")
     assert "30 optimizer steps" in rows["Trial run"]
     assert "steady 0.120 s/step after 3 warm-up steps" in rows["Trial run"]
-    state.run = "python train.py --steps=40"
+    state = state.model_copy(update={"run": "python train.py --steps=40"})
     assert "Trial run" not in dict(contract.everything_else_rows(state))
 
 
@@ -401,8 +401,9 @@ async def test_a_failed_trial_at_step_4_goes_back_to_the_run_line(tmp_path, acti
 
     repo = make_repo(tmp_path / "job", {"train.py": "import torch\nraise SystemExit('no data in ./data')\n"})
     state = session.new_state(repo)
-    state.detected = detect_all(repo)
-    assert answers.fill(state, {"activate": activate, "script": "train.py", "run": "python train.py"}) == []
+    state = state.model_copy(update={"detected": detect_all(repo)})
+    state, refused = answers.fill(state, {"activate": activate, "script": "train.py", "run": "python train.py"})
+    assert refused == []
     app = WamfApp(state, detect=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
@@ -428,7 +429,7 @@ def test_the_step_count_question_says_how_many_steps_the_trial_spent_warming_up(
                                                flags=["--steps=30"])])
     steps = next(q for q in flow.questions(state, Step.JOB) if q.key == "steps")
     assert "warm-up took" not in steps.prompt
-    state.trial = trial_result("", "python train.py").model_copy(update={"warmup": 7})
+    state = state.model_copy(update={"trial": trial_result("", "python train.py").model_copy(update={"warmup": 7})})
     steps = next(q for q in flow.questions(state, Step.JOB) if q.key == "steps")
     assert "The trial's warm-up took 7 steps: 30 leaves 23 steady." in steps.prompt
 

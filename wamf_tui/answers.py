@@ -68,19 +68,20 @@ def load(path: str | Path) -> dict[str, object]:
     return data
 
 
-def fill(state: InitState, answers: dict[str, object]) -> list[str]:
-    """Walk steps 0-3 on the answers file, proposals where it is silent. Returns the refusal, if any."""
+def fill(state: InitState, answers: dict[str, object]) -> tuple[InitState, list[str]]:
+    """Walk steps 0-3 on the answers file, proposals where it is silent. The state reached, and the
+    refusal, if any."""
     for _ in range(200):
         if state.step == Step.CONFIRM:
-            return []
+            return state, []
         q = flow.current(state)
         assert q is not None
         field = FIELD.get(q.key)
         if q.key == "guarantees":  # nobody is there to vouch: say what was checked instead
-            flow.unattended(state)
+            state = flow.unattended(state)
             continue
         if q.key == "command" and "command" not in answers and answers.get("script") and not state.script:
-            state.script = str(answers["script"])
+            state = state.model_copy(update={"script": str(answers["script"])})
             q = flow.current(state)  # its proposal is now the command that runs that script
             assert q is not None
         if q.key == "checks" and "checks" in answers:
@@ -93,9 +94,9 @@ def fill(state: InitState, answers: dict[str, object]) -> list[str]:
             value = [o.value for o in q.options if o.checked]
         else:
             value = q.default
-        outcome = flow.answer(state, value)
+        state, outcome = flow.answer(state, value)
         if outcome.error:
-            return [f"{field or q.key}: {outcome.error}"]
+            return state, [f"{field or q.key}: {outcome.error}"]
         if q.key == "command" and state.analysis is None and state.script:
             from .analyze import analyze_script
 
@@ -104,5 +105,6 @@ def fill(state: InitState, answers: dict[str, object]) -> list[str]:
                 from .analyze.subcommands import called
 
                 command = state.launch.args if state.launch else []
-                flow.take_analysis(state, analyze_script(script, state.repo_path, command, called(state.launch)))
-    return ["the flow did not reach step 4"]
+                state = flow.take_analysis(state, analyze_script(script, state.repo_path, command,
+                                                                 called(state.launch)))
+    return state, ["the flow did not reach step 4"]

@@ -217,8 +217,7 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
         return _err(str(e))
     detected = detect_all(path)
     state = session.new_state(checkout.find_root(path), args.contract, args.template)  # exact, not as shown
-    state.detected = detected
-    problems = answers.fill(state, data)
+    state, problems = answers.fill(state.model_copy(update={"detected": detected}), data)
     if problems:
         # a job that cannot start as given (a required input left out) is bad input, like an unreadable file
         q = flow.current(state)

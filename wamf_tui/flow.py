@@ -1,6 +1,8 @@
 """The init flow as data: which questions each step asks, what each proposes, and
-how an answer updates `InitState`. The UI only shows a `Question` and hands the
-answer back, so the whole flow is testable without a terminal.
+how an answer makes the next `InitState`. The UI only shows a `Question` and hands the
+answer back, so the whole flow is testable without a terminal. `InitState` is frozen:
+every function here returns a new state, and its caller keeps it (the flow is the one
+place a state is made from the last).
 """
 
 from __future__ import annotations
@@ -162,41 +164,37 @@ def current(state: InitState) -> Question | None:
     return qs[_index(state, [q.key for q in qs])] if qs else None
 
 
-def answer(state: InitState, value: str | list[str]) -> Outcome:
-    """Record the answer to the current question and move on. The state is unchanged on error."""
+def answer(state: InitState, value: str | list[str]) -> tuple[InitState, Outcome]:
+    """The state after the answer to the current question, moved on. The same state on error."""
     q = current(state)
     if q is None:
-        return Outcome("No question here.", "stay")
+        return state, Outcome("No question here.", "stay")
     if q.key == "reading":
-        return Outcome(None, "stay")
-    state.at = q.key
-    outcome = _apply(state, q, value)
+        return state, Outcome(None, "stay")
+    new, outcome = _apply(state.model_copy(update={"at": q.key}), q, value)
     if outcome.error:
-        return outcome
-    if q.key not in state.answered:
-        state.answered.append(q.key)
+        return state, outcome
+    if q.key not in new.answered:
+        new = new.model_copy(update={"answered": [*new.answered, q.key]})
     if outcome.action in ("next", "analyze"):
-        advance(state)
-    return outcome
+        new = advance(new)
+    return new, outcome
 
 
-def take_analysis(state: InitState, analysis: Analysis) -> None:
+def take_analysis(state: InitState, analysis: Analysis) -> InitState:
     """Fold a script's analysis in: the benchmark table appears, and the user is taken to it
     unless they already answered it; otherwise they stay on the question they were at."""
     from .analyze.benchmark import default_steps, job_launch, propose
 
     q = current(state)
     key = q.key if q else None
-    state.reading = False
-    state.analysis = analysis
     args = job_launch(state).args
-    state.changes = propose(analysis, default_steps(analysis, args), state.mode, args) \
-        if analysis.kind == "training" else []
-    keys = [x.key for x in questions(state, state.step)]
-    if state.step == Step.JOB and "changes" in keys and "changes" not in state.answered:
+    new = state.model_copy(update={"reading": False, "analysis": analysis, "changes": propose(
+        analysis, default_steps(analysis, args), state.mode, args) if analysis.kind == "training" else []})
+    keys = [x.key for x in questions(new, new.step)]
+    if new.step == Step.JOB and "changes" in keys and "changes" not in new.answered:
         key = "changes"  # the table is the point of choosing a script: never skip past it
-    if key in keys:
-        state.at = key
+    return new.model_copy(update={"at": key}) if key in keys else new
 
 
 def changed_files(state: InitState) -> list[str]:
@@ -212,66 +210,67 @@ def changed_files(state: InitState) -> list[str]:
     return [f for f, d in a.digests.items() if digest(root / f) != d]
 
 
-def take_reread(state: InitState, analysis: Analysis) -> list[str]:
+def take_reread(state: InitState, analysis: Analysis) -> tuple[InitState, list[str]]:
     """A script that changed since the answers were given, read again: answers that were the proposals
-    follow the new reading; answers of the user's own are kept, and said. Returns what changed."""
+    follow the new reading; answers of the user's own are kept, and said. Also returns what changed."""
     old_run, old_checks, old_changes = proposals.run_line(state), state.checks, state.changes
     was_proposal = state.run == old_run
     steps = proposals.step_count(state)
-    take_analysis(state, analysis)
-    if old_changes and state.changes:  # the user's step count and toggles stay, on the new reading
-        state.changes = old_changes
-        proposals.set_plan(state, None if steps == "all" else int(steps))
+    new = take_analysis(state, analysis)
+    if old_changes and new.changes:  # the user's step count and toggles stay, on the new reading
+        new = new.model_copy(update={"changes": old_changes})
+        new = new.model_copy(update={"changes": proposals.plan(new, None if steps == "all" else int(steps))})
     said = []
-    if state.run and was_proposal and proposals.run_line(state) != state.run:
-        state.run = proposals.run_line(state)
+    if new.run and was_proposal and proposals.run_line(new) != new.run:
+        new = new.model_copy(update={"run": proposals.run_line(new)})
         said.append("the run line follows it")
-    elif state.run and not was_proposal:
+    elif new.run and not was_proposal:
         said.append("your own run line is kept: check its flags")
-    if "checks" in state.answered:
+    if "checks" in new.answered:
         enabled = {c.name: c.enabled for c in old_checks}
-        state.checks = [c.model_copy(update={"enabled": enabled.get(c.name, True)})
-                        for c in proposals.checkpoints(state)]
-        if [(c.name, c.where) for c in state.checks] != [(c.name, c.where) for c in old_checks]:
+        new = new.model_copy(update={"checks": [c.model_copy(update={"enabled": enabled.get(c.name, True)})
+                                                for c in proposals.checkpoints(new)]})
+        if [(c.name, c.where) for c in new.checks] != [(c.name, c.where) for c in old_checks]:
             said.append("checkpoint lines re-read")
-    return said
+    return new, said
 
 
-def analysis_failed(state: InitState) -> None:
+def analysis_failed(state: InitState) -> InitState:
     """The script could not be read: the questions that waited for it are asked on what is known."""
-    if state.reading:
-        state.reading = False
-        if state.step == Step.JOB:
-            go(state, Step.JOB, "run")
+    if not state.reading:
+        return state
+    new = state.model_copy(update={"reading": False})
+    return go(new, Step.JOB, "run") if new.step == Step.JOB else new
 
 
-def go(state: InitState, step: Step, key: str = "") -> None:
+def go(state: InitState, step: Step, key: str = "") -> InitState:
     """To question `key` of `step` ("": its first question, named, so a question that new facts put
     before it later does not take the user's place)."""
-    state.step = step
-    state.at = key or next((q.key for q in questions(state, step)), "")
+    return state.model_copy(update={"step": step, "at": key or next((q.key for q in questions(state, step)), "")})
 
 
-def advance(state: InitState) -> None:
+def advance(state: InitState) -> InitState:
     """To the question after the current one; after a step's last, to the next step's first. When the
     current question went away with the answer, the first one still unanswered is next."""
     keys = [q.key for q in questions(state, state.step)]
     i = _index(state, keys)
     if state.at and state.at not in keys and i < len(keys) and keys[i] not in state.answered:
-        state.at = keys[i]
-    elif i + 1 < len(keys):
-        state.at = keys[i + 1]
-    elif state.step < Step.CONFIRM:
-        go(state, Step(state.step + 1))
+        return state.model_copy(update={"at": keys[i]})
+    if i + 1 < len(keys):
+        return state.model_copy(update={"at": keys[i + 1]})
+    if state.step < Step.CONFIRM:
+        return go(state, Step(state.step + 1))
+    return state
 
 
-def back(state: InitState) -> None:
+def back(state: InitState) -> InitState:
     """Esc: to the first question of the step, then of the previous step (answers stay as the proposals)."""
     keys = [q.key for q in questions(state, state.step)]
     if keys and _index(state, keys) > 0:
-        go(state, state.step)
-    elif state.step > Step.READER:
-        go(state, Step(state.step - 1))
+        return go(state, state.step)
+    if state.step > Step.READER:
+        return go(state, Step(state.step - 1))
+    return state
 
 
 def _text(q: Question, value: str | list[str]) -> str | Outcome:
@@ -286,85 +285,77 @@ def _text(q: Question, value: str | list[str]) -> str | Outcome:
     return text
 
 
-def _apply(state: InitState, q: Question, value: str | list[str]) -> Outcome:
+def _apply(state: InitState, q: Question, value: str | list[str]) -> tuple[InitState, Outcome]:
+    """The state the answer makes, and what happens next; on an error, the state as it was."""
     r = state.reader_register
     if q.kind == "multi":
         picked = value if isinstance(value, list) else [value]
         for p in picked:
             found = placeholder_in(p)
             if found:
-                return Outcome(say("placeholder", r, found=found), "stay")
-        return _apply_multi(state, q, [literal(p) for p in picked if p.strip()])
+                return state, Outcome(say("placeholder", r, found=found), "stay")
+        return _apply_multi(state, q, [literal(p) for p in picked if p.strip()]), Outcome()
     text = _text(q, value)
     if isinstance(text, Outcome):
         key = text.error if text.error in ("empty", "tbd") else "placeholder"
-        return Outcome(say(key, r, found=text.error), "stay")
+        return state, Outcome(say(key, r, found=text.error), "stay")
     k = q.key
+    set_ = state.model_copy
     if k == "reader":
-        state.reader = text
-        state.reader_register = register_for(text)
-    elif k == "not_git":
-        if text == "quit":
-            return Outcome(None, "back")
-    elif k == "dirty":
+        return set_(update={"reader": text, "reader_register": register_for(text)}), Outcome()
+    if k == "not_git":
+        return state, Outcome(None, "back") if text == "quit" else Outcome()
+    if k == "dirty":
         if text == "recheck":
-            return Outcome(None, "recheck")
-        state.dirty_decision = (
-            f"Dirty checkout ({proposals.dirty_summary(state.detected.repo)}) settled: "
-            f"optimize starts from HEAD without the uncommitted changes."
-            if state.detected.repo
-            else ""
-        )
-    elif k == "run":
+            return state, Outcome(None, "recheck")
+        decision = (f"Dirty checkout ({proposals.dirty_summary(state.detected.repo)}) settled: "
+                    f"optimize starts from HEAD without the uncommitted changes.") if state.detected.repo else ""
+        return set_(update={"dirty_decision": decision}), Outcome()
+    if k == "run":
         missing = missing_inputs(state, text)
         if missing:
-            return Outcome(say("run_missing", r, names=missing), "stay")
+            return state, Outcome(say("run_missing", r, names=missing), "stay")
         left = left_out(state, text)
         if left:
-            return Outcome(say("run_left_out", r, names=left, source=_source(state)), "stay")
-        state.run = text
-    elif k in ("repo", "activate", "node", "must_not_change", "extra_checks", "recorder", "own_tests",
-               "memory_trade", "when_to_stop", "anything_else"):
-        setattr(state, k, text)
-    elif k == "command":
+            return state, Outcome(say("run_left_out", r, names=left, source=_source(state)), "stay")
+        return set_(update={"run": text}), Outcome()
+    if k in ("repo", "activate", "node", "must_not_change", "extra_checks", "recorder", "own_tests",
+             "memory_trade", "when_to_stop", "anything_else"):
+        return set_(update={k: text}), Outcome()
+    if k == "command":
         launch = proposals.read_command(state, text)
         if launch is None:
-            return Outcome(say("command_unknown", r, found=text[:80]), "stay")
-        if launch.path != state.script or state.analysis is None:
-            state.analysis, state.changes = None, []
-        state.command, state.launch, state.script, state.run = text, launch, launch.path or "", ""
-        return Outcome(None, "analyze")
-    elif k == "steps":
-        whole = text.lower() in ("all", "whole", "whole job")
-        if not whole and (not text.isdigit() or not 0 < int(text) < 10**7):
-            return Outcome(say("steps_number", r), "stay")
-        proposals.set_plan(state, None if whole else int(text))
-        state.run = ""
-    elif k == "mode":
-        state.mode = "accuracy" if text == "accuracy" else "speed"
-        steps = proposals.step_count(state)
-        proposals.set_plan(state, None if steps == "all" else int(steps))
-        state.run = ""
-    elif k == "guarantees":
+            return state, Outcome(say("command_unknown", r, found=text[:80]), "stay")
+        stale = launch.path != state.script or state.analysis is None
+        return set_(update={"command": text, "launch": launch, "script": launch.path or "", "run": "",
+                            **({"analysis": None, "changes": []} if stale else {})}), Outcome(None, "analyze")
+    if k in ("steps", "mode"):
+        if k == "steps":
+            whole = text.lower() in ("all", "whole", "whole job")
+            if not whole and (not text.isdigit() or not 0 < int(text) < 10**7):
+                return state, Outcome(say("steps_number", r), "stay")
+            new, steps = state, None if whole else int(text)
+        else:
+            new = set_(update={"mode": "accuracy" if text == "accuracy" else "speed"})
+            count = proposals.step_count(new)
+            steps = None if count == "all" else int(count)
+        return new.model_copy(update={"changes": proposals.plan(new, steps), "run": ""}), Outcome()
+    if k == "guarantees":
         stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
         if text == "recheck":
-            return Outcome(None, "recheck")
+            return state, Outcome(None, "recheck")
         if text == "node":
-            state.at = "node"
-            return Outcome(None, "stay")
+            return set_(update={"at": "node"}), Outcome(None, "stay")
         if text == "anyway":
-            state.guarantees = (f"User chose to continue at {stamp} despite: "
-                                f"{'; '.join(proposals.known_problems(state))}")
-            return Outcome()
+            return set_(update={"guarantees": f"User chose to continue at {stamp} despite: "
+                                              f"{'; '.join(proposals.known_problems(state))}"}), Outcome()
         if text != "yes":
-            state.guarantees = ""
-            go(state, state.step)
-            return Outcome(None, "stay")
+            return go(set_(update={"guarantees": ""}), state.step), Outcome(None, "stay")
         items = "; ".join(proposals.guarantee_items(state, "mlsys"))
-        state.guarantees = f"User confirmed at {stamp}: {items}"
-    elif k == "confirm":
-        return Outcome(None, "write" if text == "yes" else "back")
-    return Outcome()
+        return set_(update={"guarantees": f"User confirmed at {stamp}: {items}"}), Outcome()
+    if k == "confirm":
+        return state, Outcome(None, "write" if text == "yes" else "back")
+    return state, Outcome()
 
 
 def missing_inputs(state: InitState, run: str) -> str:
@@ -396,29 +387,29 @@ def _source(state: InitState) -> str:
     return where.split(":")[0] if where else "The job's documented command"
 
 
-def unattended(state: InitState) -> None:
+def unattended(state: InitState) -> InitState:
     """The guarantee question without a person (`--yes`): what was checked, and that nobody vouched."""
     stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
     checked = "; ".join(proposals.guarantee_items(state, "mlsys")[2:]) or "nothing"
     problems = proposals.known_problems(state)
-    state.guarantees = (f"Not confirmed by a person: the answers file supplied the answers ({stamp}); {checked}"
-                        + (f"; problems found: {'; '.join(problems)}" if problems else ""))
-    if "guarantees" not in state.answered:
-        state.answered.append("guarantees")
-    advance(state)
+    return advance(state.model_copy(update={
+        "guarantees": f"Not confirmed by a person: the answers file supplied the answers ({stamp}); {checked}"
+                      + (f"; problems found: {'; '.join(problems)}" if problems else ""),
+        "answered": state.answered if "guarantees" in state.answered else [*state.answered, "guarantees"]}))
 
 
-def _apply_multi(state: InitState, q: Question, picked: list[str]) -> Outcome:
-    if q.key == "changes":
-        state.changes = [c.model_copy(update={"enabled": str(i) in picked}) for i, c in enumerate(state.changes)]
-        state.run = ""  # the run line follows the table
-    elif q.key == "checks":
+def _apply_multi(state: InitState, q: Question, picked: list[str]) -> InitState:
+    if q.key == "changes":  # the run line follows the table
+        return state.model_copy(update={"run": "", "changes": [
+            c.model_copy(update={"enabled": str(i) in picked}) for i, c in enumerate(state.changes)]})
+    if q.key == "checks":
         base = state.checks if "checks" in state.answered else proposals.checkpoints(state)
-        state.checks = [c.model_copy(update={"enabled": str(i) in picked}) for i, c in enumerate(base)]
-    elif q.key == "allowed":
-        state.allowed_changes = [c for c in ALLOWED_CHANGES if c in picked]
-    elif q.key == "hints":
-        state.hints = picked
-    elif q.key == "hands_off":
-        state.hands_off = ", ".join(picked)
-    return Outcome()
+        return state.model_copy(update={"checks": [
+            c.model_copy(update={"enabled": str(i) in picked}) for i, c in enumerate(base)]})
+    if q.key == "allowed":
+        return state.model_copy(update={"allowed_changes": [c for c in ALLOWED_CHANGES if c in picked]})
+    if q.key == "hints":
+        return state.model_copy(update={"hints": picked})
+    if q.key == "hands_off":
+        return state.model_copy(update={"hands_off": ", ".join(picked)})
+    return state

@@ -17,7 +17,7 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 from typing import Annotated  # noqa: E402
 
-from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer  # noqa: E402
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer  # noqa: E402
 
 from .visible import RepoText  # noqa: E402
 
@@ -359,7 +359,10 @@ class Checkpoint(BaseModel):
 
 
 class InitState(BaseModel):
-    """Everything the flow knows. Saved after every answer."""
+    """Everything the flow knows. Saved after every answer. Frozen: `flow` makes each new state from the
+    last (`model_copy`), so a saved or shown state never changes under its reader."""
+
+    model_config = ConfigDict(frozen=True)
 
     version: int = 1
     step: Step = Step.READER

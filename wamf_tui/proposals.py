@@ -13,7 +13,7 @@ from .analyze.benchmark import DEFAULT_STEPS, entry_fixes, job_args, job_launch,
 from .analyze.needs import missing_inputs, say_missing
 from .analyze.subcommands import reader, refine_console
 from .detect.launch import parse_launch
-from .model import Analysis, Anchor, Checkpoint, InitState, LaunchCommand, Register, RepoFacts
+from .model import Analysis, Anchor, BenchmarkChange, Checkpoint, InitState, LaunchCommand, Register, RepoFacts
 
 PARITY = (
     "parity (record: PARITY=1 PARITY_OUT=records.jsonl; compare: parity compare; "
@@ -165,13 +165,13 @@ def step_count(state: InitState) -> str:
     return next((w.split("=")[1] for w in words if "=" in w), str(DEFAULT_STEPS))
 
 
-def set_plan(state: InitState, steps: int | None) -> None:
-    """Re-propose the table for `steps` (None: the whole job) and the state's mode, keeping the user's toggles."""
+def plan(state: InitState, steps: int | None) -> list[BenchmarkChange]:
+    """The table re-proposed for `steps` (None: the whole job) and the state's mode, keeping the user's toggles."""
     if state.analysis is None:
-        return
+        return state.changes
     enabled = {c.what.split(" (")[0]: c.enabled for c in state.changes}
-    state.changes = [c.model_copy(update={"enabled": enabled.get(c.what.split(" (")[0], True)})
-                     for c in propose(state.analysis, steps, state.mode, job_launch(state).args)]
+    return [c.model_copy(update={"enabled": enabled.get(c.what.split(" (")[0], True)})
+            for c in propose(state.analysis, steps, state.mode, job_launch(state).args)]
 
 
 def must_not_change(state: InitState) -> str:

@@ -169,10 +169,10 @@ class WamfApp(App):
     def _resume_answered(self, resume: bool | None) -> None:
         if resume and self.saved is not None:
             self.resumed_facts = self.saved.detected.model_copy(deep=True)
-            self.saved.repo_path = self.state.repo_path
-            self.saved.contract_path = self.state.contract_path or self.saved.contract_path
-            self.saved.template_path = self.state.template_path or self.saved.template_path
-            self.state = self.saved
+            self.state = self.saved.model_copy(update={
+                "repo_path": self.state.repo_path,
+                "contract_path": self.state.contract_path or self.saved.contract_path,
+                "template_path": self.state.template_path or self.saved.template_path})
         self.saved = None
         changed = flow.changed_files(self.state)
         if changed:  # edited since the answers: its flags and line numbers are read again
@@ -284,7 +284,7 @@ class WamfApp(App):
             self.failures_told.add(str(msg.facts))  # a child that died fails every subject alike: say it once
         else:
             self._tell_what_changed(msg.subject, msg.facts)
-            setattr(self.state.detected, msg.subject, msg.facts)  # the place is a key: it survives new questions
+            self._detected(msg.subject, msg.facts)  # the place is a key: it survives new questions
             if isinstance(msg.facts, HardwareFacts) and msg.facts.nvml and self.gpu_timer is None:
                 self.gpu_timer = self.set_interval(GPU_REFRESH_S, self._refresh_gpu)
         self._facts_changed()
@@ -294,10 +294,10 @@ class WamfApp(App):
         if "analysis" in self.pending:
             self.pending.remove("analysis")
         if isinstance(msg.analysis, Exception):
-            flow.analysis_failed(self.state)  # the flow goes on; the run line is the user's to check
+            self.state = flow.analysis_failed(self.state)  # the flow goes on; the run line is the user's to check
             self.notify(f"analysis failed: {msg.analysis}", severity="warning")
         elif self.reread:
-            said = flow.take_reread(self.state, msg.analysis)
+            self.state, said = flow.take_reread(self.state, msg.analysis)
             told = f"{', '.join(self.reread)} changed since your answers: flags and line numbers read again" + (
                 f"; {'; '.join(said)}" if said else "")
             self.reread = []
@@ -305,7 +305,7 @@ class WamfApp(App):
             self.notify(told, title="since your last session", severity="warning", timeout=15)
             self.save()
         else:
-            flow.take_analysis(self.state, msg.analysis)
+            self.state = flow.take_analysis(self.state, msg.analysis)
             self.save()
         self._facts_changed(told)
 
@@ -319,13 +319,17 @@ class WamfApp(App):
             if told:
                 self.screen.qview.say(told)  # in the question area too: a toast goes
 
+    def _detected(self, subject: str, facts: object) -> None:
+        """A new state with one subject of the detected facts replaced (the state is frozen)."""
+        self.state = self.state.model_copy(update={"detected": self.state.detected.model_copy(update={subject: facts})})
+
     def _tell_what_changed(self, subject: str, facts: object) -> None:
         if self.resumed_facts is None:
             return
         changes = resume.what_changed(self.resumed_facts, subject, facts)
         if subject == "repo" and changes and self.state.repo == proposals.repo_line(self.state):
-            self.state.detected.repo = facts  # type: ignore[assignment]
-            self.state.repo = proposals.repo_line(self.state)  # the answer was the proposal: follow HEAD
+            self._detected("repo", facts)
+            self.state = self.state.model_copy(update={"repo": proposals.repo_line(self.state)})  # follow HEAD
         for line in changes:
             self.notify(line, title="since your last session", severity="warning", timeout=12)
         self.change_log += changes
@@ -346,7 +350,7 @@ class WamfApp(App):
         facts = msg.hardware
         if isinstance(facts, Exception) or facts == self.state.detected.hardware:
             return  # unchanged: no repaint, no bytes to the terminal
-        self.state.detected.hardware = facts
+        self._detected("hardware", facts)
         if isinstance(self.screen, StepScreen):
             self.screen.redraw_detected()
 
@@ -357,7 +361,7 @@ class WamfApp(App):
                         severity="warning")
             return
         self.pending.append("analysis")
-        self.state.reading = True
+        self.state = self.state.model_copy(update={"reading": True})
         launch = self.state.launch
         root, command, by = self.state.repo_path, list(launch.args) if launch else [], called(launch)
         self.run_worker(self._off_loop(lambda: isolated.analyze_in_child(script, root, command, by), AnalysisReady),
@@ -369,7 +373,7 @@ class WamfApp(App):
         self.save()
         if outcome.action == "back":
             if self.state.step == Step.CONFIRM:
-                flow.go(self.state, Step.RULES)
+                self.state = flow.go(self.state, Step.RULES)
             else:
                 self.exit()
                 return
@@ -416,7 +420,7 @@ class WamfApp(App):
     def on_contract_kept(self, msg: ContractKept) -> None:
         if msg.wrapper_error:
             self.notify(msg.wrapper_error, severity="error")
-        self.state.written = msg.path
+        self.state = self.state.model_copy(update={"written": msg.path})
         self.save()
 
     def on_answer_given(self, msg: AnswerGiven) -> None:
@@ -475,7 +479,7 @@ class WamfApp(App):
         if result is None:
             self.screen.qview.say("nothing ran")
             return
-        self.state.trial = result
+        self.state = self.state.model_copy(update={"trial": result})
         self.save()
         failed = result.ended != "exited" or result.exit_status != 0
         said = trial.describe(result, proposals.output_switch(self.state), brief=True)
@@ -485,7 +489,7 @@ class WamfApp(App):
                 self.screen.qview.say("trial: " + " · ".join(said), error=failed or bool(result.touched))
 
         if failed and self.state.step == Step.CONFIRM:  # back to the run line, to edit it
-            flow.go(self.state, Step.JOB, "run")
+            self.state = flow.go(self.state, Step.JOB, "run")
             self.show_step()
             self.call_after_refresh(tell)
             return
@@ -500,7 +504,7 @@ class WamfApp(App):
         self.notify("this instance now holds the session; answers are saved again", title="session")
 
     def _jump(self, step: Step) -> None:
-        flow.go(self.state, step)
+        self.state = flow.go(self.state, step)
         self.after_answer(flow.Outcome(action="stay"))
 
     def on_copy_requested(self, msg: CopyRequested) -> None:

@@ -148,10 +148,11 @@ class StepScreen(Screen):
             self.action_digit(int(c))
 
     def submit(self, value: str | list[str]) -> None:
-        outcome = flow.answer(self.app.state, value)
+        state, outcome = flow.answer(self.app.state, value)
         if outcome.error:
             self.qview.say(outcome.error, error=True)
             return
+        self.app.state = state  # at once: the next key answers the next question
         self.post_message(AnswerGiven(outcome))
 
     # --- actions ---------------------------------------------------------------
@@ -215,12 +216,12 @@ class StepScreen(Screen):
             self.qview.say(f"{q.help or q.prompt}  (F1: every key)")
 
     def action_back(self) -> None:
-        flow.back(self.app.state)
+        self.app.state = flow.back(self.app.state)
         self.post_message(AnswerGiven(flow.Outcome(action="stay")))
 
     def action_switch_register(self) -> None:
         st = self.app.state
-        st.reader_register = "mlsys" if st.reader_register == "algo" else "algo"
+        self.app.state = st.model_copy(update={"reader_register": "mlsys" if st.reader_register == "algo" else "algo"})
         self.post_message(AnswerGiven(flow.Outcome(action="stay")))
 
     def action_rescan(self) -> None:
@@ -356,7 +357,7 @@ class ConfirmScreen(StepScreen):
             if not text.strip():
                 self.qview.say(say("empty", r), error=True)
                 return
-            st.contract_path = self.app.resolve_contract_path(text.strip())
+            self.app.state = st.model_copy(update={"contract_path": self.app.resolve_contract_path(text.strip())})
             self.post_message(SaveRequested())
             self.write()
 
