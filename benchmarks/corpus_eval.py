@@ -26,7 +26,7 @@ from wamf_tui.analyze.needs import missing_inputs, say_missing
 from wamf_tui.analyze.subcommands import called
 from wamf_tui.detect.launch import parse_launch
 from wamf_tui.detect.scripts import scan_scripts
-from wamf_tui.model import InitState
+from wamf_tui.model import Detected, InitState
 from wamf_tui.validate import check_run
 
 FACTS = ("found", "top", "launcher", "cwd", "needs", "required", "check")
@@ -46,11 +46,11 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
     command = launch.command if launch else f"python {job['entry']}"
     analysis = analyze_script(root / job["entry"], root, launch.args if launch else [], called(launch))
     got["needs"] = sorted(n.code for n in analysis.needs) == sorted(job.get("needs", []))
+    args = launch.args if launch else []
     state = InitState(repo_path=str(root), script=job["entry"], command=command, launch=launch, analysis=analysis,
-                      contract_path=str(root / "contract.md"))
-    state.detected.scripts = scan
-    state.changes = propose(analysis, default_steps(analysis, launch.args if launch else []), "speed",
-                            launch.args if launch else []) if analysis.kind == "training" else []
+                      contract_path=str(root / "contract.md"), detected=Detected(scripts=scan),
+                      changes=propose(analysis, default_steps(analysis, args), "speed", args)
+                      if analysis.kind == "training" else [])
     run = proposals.run_line(state)  # what the user is offered: the launcher and folder after the entry's fixes
     ran = parse_launch(run, consoles=scan.consoles)  # a console script runs as itself when no wrapper is needed
     got["launcher"] = ran is not None and ran.launcher in job["launcher"]

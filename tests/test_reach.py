@@ -251,3 +251,34 @@ def test_a_save_after_the_call_that_trains_runs_after_training_and_one_before_it
         "torch.save (train.py:10) has no switch: it runs whenever the job reaches it",
         "torch.save off (train.py:12): it runs after training (the call at line 11 that runs the loop returns), "
         "and the step cap stops the job inside it"]
+
+
+def test_a_tracker_a_class_starts_is_read_where_the_class_is_built(tmp_path):
+    """The writer in a logger class's constructor, the class built under a config field no flag is known for
+    (torchtitan): the row says when it logs, never "in every run"."""
+    job = """\
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+class TensorBoardLogger:
+    def __init__(self, log_dir):
+        self.writer = SummaryWriter(log_dir)
+
+def build(config):
+    if config.enable_tensorboard:
+        return TensorBoardLogger(config.dir)
+
+def main(config):
+    logger = build(config)
+    for batch in data:
+        loss = model(batch)
+        loss.backward()
+        opt.step()
+
+main(cfg)
+"""
+    root = write(tmp_path, {"train.py": job})
+    a = analyze_script(root / "train.py", root)
+    assert [(t.name, t.line) for t in a.trackers] == [("tensorboard", 10)]
+    row = next(c for c in propose(a, 30) if "tensorboard" in c.what)
+    assert row.what == "tensorboard tracker (train.py:10) has no switch: it logs when config.enable_tensorboard holds"

@@ -237,12 +237,15 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         # a tracker's own variable only (WANDB_MODE for wandb, ...): never one that controls another tracker
         var = TRACKER_ENV.get(t.name)
         off = switch_off(t.off_switch, a.flags, a.off_values) or ((var, [], [var]) if var else None)
+        # under a condition no switch of the job's is known for (`if config.enable_tensorboard:`): it logs when
+        # that holds, which the code may or may not make so; never said to log in every run
+        when = f"when {t.guard} holds" if t.guard and not off else "in every run"
         how, flags, env = off or (f"{t.name} stays on (limitation: only a code edit stops {t.name}; it writes "
                                   "where the job tells it)", [], [])
         what = f"{t.name} tracker off ({t.file}:{t.line})" if off else \
-            f"{t.name} tracker ({t.file}:{t.line}) has no switch: it logs in every run"
+            f"{t.name} tracker ({t.file}:{t.line}) has no switch: it logs {when}"
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env, drop=_dropped(how),
-                                       why="no runs on a tracker dashboard" if off else "it logs in every run",
+                                       why="no runs on a tracker dashboard" if off else f"it logs {when}",
                                        enabled=off is not None))
     own_files = _step_files(a)
     # saves in the modules it imports that no switch of the job reaches: one row, not one per library helper

@@ -205,23 +205,27 @@ def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str])
 
 
 def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[Fact]]) -> None:
-    """A save, eval or upload no setting switches off inside a helper of the module's own (`def save(self): ...
-    torch.save(...)`) runs when, and only when, the helper is called: it is read at each call instead,
-    under that call's conditions (`if step % save_interval == 0: self.save()`). Where the call is itself a
-    fact (a helper named `save_checkpoint`), the calls stand for it and the inner one goes. Not out of a
-    function the training step or loop is in (`main()`), nor where no call says more than the inner one."""
+    """A save, eval, upload or tracker no setting switches off inside a helper of the module's own (`def
+    save(self): ... torch.save(...)`; a class's `__init__`, called as the class) runs when, and only when,
+    the helper is called: it is read at each call instead, under that call's conditions (`if step %
+    save_interval == 0: self.save()`, `if cfg.enable_tensorboard: TensorBoardLogger(...)`). Where the call is
+    itself a fact (a helper named `save_checkpoint`), the calls stand for it and the inner one goes. Not out
+    of a function the training step or loop is in (`main()`), nor where no call says more than the inner one.
+    A tracker keeps its name (what it is decides how it is switched off); the others take the helper's."""
     spans = sorted(module.defs, key=lambda d: d.end - d.start)
     trains = [(a.file, a.line) for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")]
     if result.train_loop is not None:
         trains.append((result.train_loop.file, result.train_loop.start))
-    for kind in ("checkpoints", "evals", "uploads"):
+    for kind in ("checkpoints", "evals", "uploads", "trackers"):
         facts: list[Fact] = getattr(result, kind)
         out: list[Fact] = []
         seen: set[int] = set()
         for f in facts:
             helper = next((d for d in spans if d.start <= f.line <= d.end), None) \
                 if f.file == module.file and not switch_off(f.off_switch, result.flags, result.off_values) else None
-            calls = [s for s in sites.get(helper.name, []) if not helper.start <= s.line <= helper.end] \
+            called = helper.owner if helper is not None and helper.name == "__init__" and helper.owner else \
+                helper.name if helper is not None else ""
+            calls = [s for s in sites.get(called, []) if not helper.start <= s.line <= helper.end] \
                 if helper is not None and not any(file == module.file and helper.start <= line <= helper.end
                                                    for file, line in trains) else []
             named = {(x.file, x.line) for x in facts if x is not f}
@@ -234,7 +238,7 @@ def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[
             for s in calls:
                 if (s.file, s.line) not in named and s.line not in seen:
                     seen.add(s.line)
-                    out.append(s)
+                    out.append(s.model_copy(update={"name": f.name}) if kind == "trackers" else s)
         setattr(result, kind, out)
 
 

@@ -1033,7 +1033,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             result.partial = True
         modules.append(summarize(tree, rel, depth == 0))
         reader = _Reader(result, rel)
-        reader.local = {d.name for d in modules[-1].defs}
+        reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.consts = fixed_constants(tree, text)
         try:
             reader.hydra_main(tree)
