@@ -211,6 +211,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     control = _step_control(a)
     hydra = a.config_system == "hydra"
     total = _total(control, args)
+    if control is not None and not control.name.startswith("-") and control.file != a.script:
+        total = None  # a name read in a module the entry imports (`max_iter = iteration`) says nothing of its total
     was = f" (was {total})" if total else ""
     if steps is None:
         changes.append(BenchmarkChange(what=f"whole job kept{was}", how="no step limit", why="it fits in one run"))

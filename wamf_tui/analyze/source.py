@@ -1107,6 +1107,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     mentioned = _mentioned(beyond, done, root) if whole else None
     if mentioned is not None:
         drop_unreached(result, modules, roots | mentioned)
+    if result.kind == "unknown" and any(a.role == "optimizer_step" for a in result.anchors):
+        result.kind = "training"  # its backward sits in a module past the depth read (a pipeline schedule)
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
         result.kind = "inference"
     given = _command_step_flag(command)
