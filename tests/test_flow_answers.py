@@ -228,3 +228,60 @@ def test_unattended_says_nobody_vouched_and_moves_on():
     assert new.guarantees.startswith("Not confirmed by a person: the answers file supplied the answers (")
     assert new.answered == ["guarantees"] and new.step == Step.CHECKS
     assert flow.unattended(new.model_copy(update={"step": Step.JOB, "at": "guarantees"})).answered == ["guarantees"]
+
+
+TRAIN = ("import argparse, torch\np = argparse.ArgumentParser()\n"
+         "p.add_argument('--max-steps', type=int, default=5000)\nargs = p.parse_args()\n"
+         "for i in range(args.max_steps):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n")
+
+
+def test_a_reading_that_lands_shows_the_table_first_and_a_later_one_keeps_the_users_place(tmp_path):
+    from wamf_tui.analyze import analyze_script
+
+    (tmp_path / "train.py").write_text(TRAIN)
+    analysis = analyze_script(tmp_path / "train.py", tmp_path)
+    waiting = at(Step.JOB, "reading", repo_path=str(tmp_path), script="train.py", reading=True)
+    new = flow.take_analysis(waiting, analysis)
+    assert not new.reading and new.analysis is analysis and new.at == "changes"
+    assert [c.what for c in new.changes][0] == "total steps cut to 30 (was 5000)"
+    assert waiting.reading and waiting.analysis is None  # the state it was given is unchanged
+    later = flow.take_analysis(new.model_copy(update={"answered": ["changes"], "at": "node"}), analysis)
+    assert later.at == "node"  # already answered: the user stays where they are
+    other = flow.take_analysis(at(Step.CHECKS, "recorder", repo_path=str(tmp_path), script="train.py"), analysis)
+    assert (other.step, other.at) == (Step.CHECKS, "recorder")
+    asked = waiting.model_copy(update={"answered": ["repo", "activate", "command"]})
+    inference = flow.take_analysis(asked, Analysis(script="train.py", kind="inference"))
+    assert inference.changes == [] and flow.current(inference).key == "run"  # no table: on to the run line
+
+
+def test_a_reading_that_fails_lets_the_run_line_be_asked_on_what_is_known():
+    waiting = at(Step.JOB, "reading", script="train.py", reading=True)
+    new = flow.analysis_failed(waiting)
+    assert not new.reading and (new.step, new.at) == (Step.JOB, "run") and waiting.reading
+    elsewhere = flow.analysis_failed(at(Step.CHECKS, "recorder").model_copy(update={"reading": True}))
+    assert not elsewhere.reading and (elsewhere.step, elsewhere.at) == (Step.CHECKS, "recorder")
+    done = at(Step.JOB, "node")
+    assert flow.analysis_failed(done) is done  # nothing was being read: nothing moves
+
+
+def test_a_reread_says_what_moved_and_keeps_the_users_own_run_line(tmp_path):
+    from wamf_tui import proposals
+    from wamf_tui.analyze import analyze_script
+
+    (tmp_path / "train.py").write_text(TRAIN)
+    state = flow.take_analysis(at(Step.RULES, "allowed", repo_path=str(tmp_path), script="train.py"),
+                               analyze_script(tmp_path / "train.py", tmp_path))
+    own = state.model_copy(update={"run": "python train.py --max-steps=7"})
+    (tmp_path / "train.py").write_text("# moved\n" + TRAIN.replace("max-steps", "iters").replace("max_steps", "iters"))
+    again = analyze_script(tmp_path / "train.py", tmp_path)
+    kept, said = flow.take_reread(own, again)
+    assert kept.run == "python train.py --max-steps=7" and said == ["your own run line is kept: check its flags"]
+    followed, said = flow.take_reread(state.model_copy(update={"run": proposals.run_line(state)}), again)
+    assert "--iters=30" in followed.run and said == ["the run line follows it"]
+    checks = proposals.checkpoints(state)
+    picked = state.model_copy(update={"run": proposals.run_line(state), "answered": ["checks"],
+                                      "checks": [c.model_copy(update={"enabled": False}) for c in checks]})
+    moved, said = flow.take_reread(picked, again)
+    assert said == ["the run line follows it", "checkpoint lines re-read"]
+    assert [c.enabled for c in moved.checks] == [False] * len(moved.checks)  # the user's choices stay
+    assert [c.where for c in moved.checks] != [c.where for c in checks]
