@@ -7,6 +7,9 @@ function of that name when it has one, else any module's; `x.name` and a string 
 method so named, whatever `x` is (a class built from a config is never named in code). A reached class
 whose bases are not all the repo's own hands every method to its base (a framework calls its hooks); one
 built only on the repo's classes reaches its dunders and what is called by name.
+
+The same calls say when a helper's save runs (`lift_to_callers`: at each call, under its condition) and
+what comes after training (`train_calls`: the calls of the function the training loop is in).
 """
 
 from __future__ import annotations
@@ -46,11 +49,11 @@ class ModuleDefs:
     file: str
     top: set[str] = field(default_factory=set)  # names its module-level code uses: run at import
     main: tuple[int, int] | None = None  # an imported module's `if __name__ == "__main__":` block: never run
+    defs: list[Def] = field(default_factory=list)
+    classes: list[Klass] = field(default_factory=list)
 
     def unrun(self, line: int) -> bool:
         return self.main is not None and self.main[0] <= line <= self.main[1]
-    defs: list[Def] = field(default_factory=list)
-    classes: list[Klass] = field(default_factory=list)
 
 
 def summarize(tree: ast.Module, file: str, entry: bool) -> ModuleDefs:
