@@ -36,6 +36,7 @@ FOLLOW_DEPTH = 2
 # when the job runs): there a step flag the documented command gives is taken at its word.
 FLAGS_UNREAD = ("tyro", "jsonargparse CLI", "omegaconf", "unknown")
 REACH_BYTES = 64 * 1024 * 1024  # code read as text past FOLLOW_DEPTH (what it calls) before no fact is dropped
+REACH_ENTRIES = 50_000  # files and folders walked there before the same
 _WORD = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else 32 for c in range(256))  # rest: space
 
 TRACKERS = {  # call suffix -> (name, environment switch)
@@ -810,7 +811,7 @@ def _command_step_flag(command: Sequence[str]) -> StepControl | None:
     command proves the flag exists."""
     for i, word in enumerate(command):
         name, eq, value = word.partition("=")
-        last = re.split(r"[.]", name.lstrip("-"))[-1].replace("-", "_")
+        last = name.lstrip("-").split(".")[-1].replace("-", "_")
         if name.startswith("--") and STEP_NAMES.match(last) and "epoch" not in last:
             value = value if eq else command[i + 1] if i + 1 < len(command) else ""
             if value.isdigit():
@@ -837,7 +838,8 @@ def _imported(node: ast.Import | ast.ImportFrom, rel: str) -> list[str]:
 def _mentioned(paths: list[Path], done: set[Path], root: Path) -> set[str] | None:
     """Every name in the repo code the job imports past FOLLOW_DEPTH, read as text, not parsed: the whole
     package each such module sits in (a module outside a package: its folder), since it imports further.
-    A function named there may be called from there. None when that is more than REACH_BYTES."""
+    A function named there may be called from there. None when that is more than REACH_BYTES, or the
+    folders hold more than REACH_ENTRIES files (a walk that would not end soon)."""
     folders: dict[Path, bool] = {}  # folder -> whether its subfolders count
     for p in paths:
         top, deep = p.parent, (p.parent / "__init__.py").is_file()
@@ -845,11 +847,14 @@ def _mentioned(paths: list[Path], done: set[Path], root: Path) -> set[str] | Non
             top = top.parent
         folders[top] = folders.get(top, False) or deep
     words: set[bytes] = set()
-    left = REACH_BYTES
+    left, entries = REACH_BYTES, REACH_ENTRIES
     for folder, deep in folders.items():
         for here, subdirs, files in os.walk(folder):
             if not deep:
                 subdirs.clear()
+            entries -= len(files) + len(subdirs)
+            if entries < 0:
+                return None
             for f in files:
                 path = Path(here, f)
                 if not f.endswith(".py") or path.resolve() in done:
