@@ -282,3 +282,16 @@ main(cfg)
     assert [(t.name, t.line) for t in a.trackers] == [("tensorboard", 10)]
     row = next(c for c in propose(a, 30) if "tensorboard" in c.what)
     assert row.what == "tensorboard tracker (train.py:10) has no switch: it logs when config.enable_tensorboard holds"
+
+
+def test_past_its_bounds_the_walk_gives_up_and_keeps_every_save(tmp_path, monkeypatch):
+    from wamf_tui.analyze import source
+
+    root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "from pkg import deep\n", "pkg/util.py": UTIL,
+                            "pkg/deep.py": "from pkg import deeper\n", "pkg/deeper.py": "x = 1\n"})
+    assert saves(root) == ["pkg/util.py:4"]
+    monkeypatch.setattr(source, "REACH_ENTRIES", 2)
+    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:14", "pkg/util.py:4", "pkg/util.py:7"]
+    monkeypatch.setattr(source, "REACH_ENTRIES", 10_000)
+    monkeypatch.setattr(source, "REACH_BYTES", 5)
+    assert len(saves(root)) == 4
