@@ -238,8 +238,10 @@ def _precision(state: InitState) -> tuple[str, str]:
     a = state.analysis
     found = [(f.name.lower(), f"{f.file}:{f.line}") for f in a.precision] if a else []
     words = " ".join([state.run, state.command]).lower()
-    switches = re.findall(r"--(?:mixed_precision[= ]\S+|bf16(?:[= ]true)?|fp16(?:[= ]true)?)", words)
-    found += [(w, "the command") for w in switches if not w.endswith(("no", "false"))]
+    for name, value in re.findall(r"--(mixed_precision|bf16|fp16)(?:[= ](?!--)(\S+))?", words):
+        on = value if name == "mixed_precision" else name if value in ("", "true", "1", "yes") else ""
+        if on and on not in ("no", "false"):  # `--bf16 False`, `--mixed_precision=no`: fp32
+            found.append((on, "the command"))
     for name, where in found:
         if "bf16" in name or "bfloat16" in name:
             return "bf16", where

@@ -1,0 +1,104 @@
+"""The proposals, each on a state built here: the correctness checkpoints row by row (where, what, steps,
+tolerance) for each precision, mode and kind of job, and the small lines the questions offer."""
+
+from __future__ import annotations
+
+import pytest
+
+from wamf_tui import proposals
+from wamf_tui.model import Analysis, Anchor, Checkpoint, Fact, InitState
+
+
+def job(*anchors: tuple[str, int, str], kind: str = "training", precision: list[Fact] | None = None,
+        flags: dict[str, str | None] | None = None) -> Analysis:
+    return Analysis(script="train.py", kind=kind, precision=precision or [], flags=flags or {},
+                    anchors=[Anchor(role=role, file="train.py", line=line, text=text) for role, line, text in anchors])
+
+
+STEP = (("loss", 10, "loss = crit(out, y)"), ("forward", 9, "out = model(x)"), ("batch", 8, "x, y = batch"),
+        ("backward", 11, "loss.backward()"), ("grad_clip", 12, "clip_grad_norm_(model.parameters(), 1.0)"),
+        ("optimizer_step", 13, "opt.step()"))
+
+
+def rows(state: InitState) -> list[tuple[str, str, str, str, str]]:
+    return [(c.name, c.where, c.what, c.steps, c.tolerance) for c in proposals.checkpoints(state)]
+
+
+def test_an_fp32_step_gets_every_checkpoint_at_its_line():
+    assert rows(InitState(analysis=job(*STEP))) == [
+        ("loss", "train.py:10", "loss value", "every step", "rtol 1e-5 steps 1-5, rtol 1e-3 after"),
+        ("grad norm", "train.py:12", "total gradient norm (the value the clip call returns)", "every step",
+         "rtol 1e-3"),
+        ("model outputs", "train.py:9", "mean |output|, shape, dtype", "steps 1-3", "rtol 1e-5"),
+        ("batch", "train.py:8", "input shapes and dtypes", "steps 1-3", "exact")]
+
+
+@pytest.mark.parametrize(("precision", "command", "said"), [
+    ([Fact(name="autocast(dtype=torch.bfloat16)", file="train.py", line=5)], "", "bf16, train.py:5"),
+    ([Fact(name="torch.float16", file="train.py", line=6)], "", "fp16, train.py:6"),
+    ([], "accelerate launch --mixed_precision=bf16 train.py", "bf16, the command"),
+    ([], "python train.py --fp16", "fp16, the command"),
+    ([Fact(name="half", file="train.py", line=7), Fact(name="bfloat16", file="train.py", line=8)], "",
+     "bf16, train.py:8"),  # bf16 wins where both are read
+])
+def test_half_precision_loosens_every_tolerance_and_says_where_it_was_read(precision, command, said):
+    got = rows(InitState(analysis=job(*STEP, precision=precision), command=command))
+    assert [r[4] for r in got] == [f"rtol 1e-2 steps 1-5, rtol 5e-2 after ({said})", f"rtol 5e-2 ({said})",
+                                   f"rtol 1e-2 ({said})", "exact"]
+
+
+@pytest.mark.parametrize("switch", ["--bf16 False", "--fp16 no", "--mixed_precision=no"])
+def test_a_precision_switch_turned_off_is_fp32(switch):
+    got = rows(InitState(analysis=job(*STEP), command=f"python train.py {switch}"))
+    assert got[0][4] == "rtol 1e-5 steps 1-5, rtol 1e-3 after"
+
+
+def test_accuracy_mode_asks_for_bit_exact_values():
+    got = rows(InitState(analysis=job(*STEP, precision=[Fact(name="bfloat16", file="train.py", line=5)]),
+                         mode="accuracy"))
+    assert [r[4] for r in got] == ["bit-exact", "bit-exact", "bit-exact", "exact"]
+
+
+def test_no_clip_puts_the_norm_just_before_the_optimizer_step():
+    got = rows(InitState(analysis=job(*(a for a in STEP if a[0] != "grad_clip"))))
+    assert got[1] == ("grad norm", "train.py:13, just before the step",
+                      "total gradient norm, computed there (no clip runs)", "every step", "rtol 1e-3")
+
+
+@pytest.mark.parametrize(("default", "off"), [("0", True), ("0.0", True), ("None", True), (None, True),
+                                              ("1.0", False)])
+def test_a_clip_its_flag_leaves_off_is_no_checkpoint(default, off):
+    clip = ("grad_clip", 12, "clip_grad_norm_(model.parameters(), args.clip) if args.clip > 0")
+    state = InitState(analysis=job(*(a if a[0] != "grad_clip" else clip for a in STEP), flags={"--clip": default}))
+    where = rows(state)[1][1]
+    assert where == ("train.py:13, just before the step" if off else "train.py:12")
+
+
+def test_a_library_loop_has_no_forward_line_and_its_hook_is_named():
+    hook = ("loss", 20, "trainer.train() via TrainerCallback.on_log (logging_steps=1: loss and grad_norm every step)")
+    got = rows(InitState(analysis=job(hook)))
+    assert got == [("loss", "train.py:20 via trainer.train() via TrainerCallback.on_log (logging_steps=1: loss and "
+                    "grad_norm every step)", "loss value", "every step", "rtol 1e-5 steps 1-5, rtol 1e-3 after")]
+
+
+def test_an_inference_job_checks_its_outputs_and_inputs():
+    got = rows(InitState(analysis=job(("forward", 5, "model.generate(x)"), ("batch", 4, "x = next(it)"),
+                                      kind="inference")))
+    assert got == [("outputs", "train.py:5", "generated tokens or output summary (mean |x|, shape, dtype)",
+                    "every batch", "exact tokens"),
+                   ("inputs", "train.py:4", "batch shapes and dtypes", "first 3 batches", "exact")]
+    half = job(("forward", 5, "model.generate(x)"), kind="inference",
+               precision=[Fact(name="float16", file="train.py", line=2)])
+    assert rows(InitState(analysis=half))[0][4] == "exact tokens; logits rtol 1e-2"
+    assert rows(InitState(analysis=half))[1][1] == "train.py:5"  # no batch line: the forward's
+
+
+def test_without_a_reading_the_checkpoints_say_where_to_look():
+    assert rows(InitState()) == [
+        ("loss", "where the loss is computed", "loss value", "every step", "rtol 1e-5 steps 1-5, rtol 1e-3 after"),
+        ("model outputs", "the model forward call", "mean |output|, shape, dtype", "steps 1-3", "rtol 1e-5"),
+        ("batch", "the model forward call", "input shapes and dtypes", "steps 1-3", "exact")]
+
+
+def test_a_checkpoint_is_a_plain_model():
+    assert isinstance(proposals.checkpoints(InitState())[0], Checkpoint)
