@@ -6,7 +6,18 @@ from __future__ import annotations
 import pytest
 
 from wamf_tui import proposals
-from wamf_tui.model import Analysis, Anchor, Checkpoint, Fact, InitState
+from wamf_tui.model import (
+    Analysis,
+    Anchor,
+    Checkpoint,
+    Detected,
+    EnvFacts,
+    Fact,
+    GpuFacts,
+    GpuProcess,
+    HardwareFacts,
+    InitState,
+)
 
 
 def job(*anchors: tuple[str, int, str], kind: str = "training", precision: list[Fact] | None = None,
@@ -102,3 +113,76 @@ def test_without_a_reading_the_checkpoints_say_where_to_look():
 
 def test_a_checkpoint_is_a_plain_model():
     assert isinstance(proposals.checkpoints(InitState())[0], Checkpoint)
+
+
+def gpu(i: int, used: int = 0, util: int = 0, users: tuple[str | None, ...] = ()) -> GpuFacts:
+    return GpuFacts(index=i, name="H100", memory_used_mib=used, memory_total_mib=81559, utilization=util,
+                    processes=[GpuProcess(pid=100 + n, user=u) for n, u in enumerate(users)])
+
+
+def on(gpus: list[GpuFacts], env: EnvFacts | None = None, **kw) -> InitState:
+    return InitState(detected=Detected(hardware=HardwareFacts(host="gpu01", nvml=True, gpus=gpus), env=env), **kw)
+
+
+def test_the_node_line_says_the_gpus_and_who_holds_the_busy_ones():
+    assert proposals.node_line(InitState()) == ""
+    assert proposals.node_line(on([])) == "gpu01 (no NVIDIA GPU visible when checked)"
+    assert proposals.node_line(on([gpu(0), gpu(1)])) == "gpu01, 2x H100 80G, all free when checked"
+    assert proposals.node_line(on([gpu(0), gpu(1, 9000, users=("bob", None)), gpu(2, 2000, 50)])) == \
+        "gpu01, 3x H100 80G, GPU 1,2 busy when checked (held by bob, unknown)"
+
+
+def test_known_problems_are_what_detection_knows_is_wrong_here():
+    ok = EnvFacts(kind="venv", name=".venv", python_version="3.11.7", torch="2.13.0")
+    assert proposals.known_problems(on([gpu(0)], ok)) == []
+    assert proposals.known_problems(on([gpu(0)], EnvFacts(kind="venv", name=".venv"))) == [
+        "torch is not installed in .venv"]
+    assert proposals.known_problems(on([gpu(0)], EnvFacts(kind="conda"))) == ["torch is not installed in conda"]
+    assert proposals.known_problems(on([gpu(0)], EnvFacts(error="the interpreter did not answer"))) == [
+        "the interpreter did not answer"]
+    assert proposals.known_problems(on([], ok)) == ["no NVIDIA GPU visible"]
+    no_nvml = InitState(detected=Detected(hardware=HardwareFacts(host="h", nvml_error="NVML Shared Library Not Found")))
+    assert proposals.known_problems(no_nvml) == ["NVML Shared Library Not Found"]
+    assert proposals.known_problems(on([gpu(0, 9000, users=("bob",)), gpu(1, 5000)], ok)) == [
+        "GPU 0 busy (bob pid 100)", "GPU 1 busy (memory in use)"]
+
+
+def test_the_guarantees_name_the_run_line_the_node_and_what_was_checked():
+    env = EnvFacts(kind="venv", python_version="3.11.7", torch="2.13.0")
+    state = on([gpu(0), gpu(1)], env, run="python train.py", node="gpu01, 2x H100 80G (idle)")
+    assert proposals.guarantee_items(state, "mlsys") == [
+        "`python train.py` runs in this env", "gpu01's GPUs are idle during runs",
+        "checked here: python 3.11.7, torch 2.13.0, 2 GPU(s) read via NVML"]
+    assert proposals.guarantee_items(InitState(), "algo") == [
+        "`the run line` runs in this environment", "nobody else uses the GPUs on the node during the runs"]
+    bare = InitState(detected=Detected(env=EnvFacts(kind="system", python_version="3.12.1")))
+    assert proposals.guarantee_items(bare, "algo")[-1] == "checked here: python 3.12.1"
+
+
+def test_the_step_count_and_the_warm_up_the_trial_saw():
+    from wamf_tui.model import BenchmarkChange, TrialResult
+
+    cut = BenchmarkChange(what="total steps cut to 50", how="--max_steps=50", why="", flags=["--max_steps=50"])
+    wrapped = BenchmarkChange(what="total steps cut to 40", how="", why="", env=["WAMF_MAX_STEPS=40"])
+    whole = BenchmarkChange(what="whole job kept", how="no step limit", why="")
+    assert [proposals.step_count(InitState(changes=c)) for c in ([cut], [wrapped], [whole], [])] == [
+        "50", "40", "all", "30"]
+    trial = TrialResult(command_hash="h", started="s", ended="exited", warmup=7)
+    assert proposals.warmup_note(InitState(changes=[cut], trial=trial)) == \
+        " The trial's warm-up took 7 steps: 50 leaves 43 steady."
+    one = trial.model_copy(update={"warmup": 1})
+    assert proposals.warmup_note(InitState(changes=[whole], trial=one)) == " The trial's warm-up took 1 step."
+    assert proposals.warmup_note(InitState(changes=[cut])) == ""
+    many = trial.model_copy(update={"warmup": 60})
+    assert proposals.warmup_note(InitState(changes=[cut], trial=many)).endswith(": 50 leaves 0 steady.")
+
+
+def test_what_must_not_change_names_the_shape_flags():
+    fixed = "model size, batch size, sequence length, precision, parallelism and world size"
+    assert proposals.must_not_change(InitState()) == fixed
+    flags = {f: None for f in ("--lr", "--batch_size", "--seq_len", "--block_size", "--n_layer", "--n_head",
+                               "--dtype", "--dim", "--precision")}
+    got = proposals.must_not_change(InitState(analysis=Analysis(script="train.py", flags=flags)))
+    assert got == f"{fixed} (flags: --batch_size, --seq_len, --block_size, --n_layer, --n_head, --dtype keep their " \
+        "values)"
+    assert proposals.must_not_change(InitState(analysis=Analysis(script="t.py", flags={"--lr": None}))) == fixed
