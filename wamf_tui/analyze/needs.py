@@ -23,22 +23,15 @@ TORCHRUN_FAMILY = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun
 
 def read_needs(tree: ast.Module, rel: str, result: Analysis) -> None:
     """Fill `result.needs` and `result.required` from the entry script's syntax tree."""
-    guarded: set[int] = set()  # what runs only under an `if`: `if ddp: init_process_group()` is optional
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If):
-            for stmt in (*node.body, *node.orelse):
-                guarded.update(id(n) for n in ast.walk(stmt))
+    ranks: list[tuple[ast.AST, str]] = []  # what needs ranks from the launcher, unless an `if` makes it optional
     for node in ast.walk(tree):
         var = _rank_read(node)
-        if var and id(node) not in guarded and not any(n.code == "ranks" for n in result.needs):
-            result.needs.append(Need(code="ranks", file=rel, line=node.lineno,
-                                     why=f"reads {var} with no default"))
+        if var:
+            ranks.append((node, f"reads {var} with no default"))
         if isinstance(node, ast.Call):
             name = name_of(node.func)
-            if name.endswith("init_process_group") and id(node) not in guarded and not any(
-                    k.arg == "init_method" for k in node.keywords) and not any(n.code == "ranks" for n in result.needs):
-                result.needs.append(Need(code="ranks", file=rel, line=node.lineno,
-                                         why="starts torch.distributed on every run"))
+            if name.endswith("init_process_group") and not any(k.arg == "init_method" for k in node.keywords):
+                ranks.append((node, "starts torch.distributed on every run"))
             if name.split(".")[-1] == "Accelerator" and not any(n.code == "accelerate" for n in result.needs):
                 result.needs.append(Need(code="accelerate", file=rel, line=node.lineno,
                                          why="builds an Accelerator (its processes, precision and DeepSpeed "
@@ -46,6 +39,15 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis) -> None:
         if isinstance(node, ast.ImportFrom) and node.level and not any(n.code == "package" for n in result.needs):
             result.needs.append(Need(code="package", file=rel, line=node.lineno,
                                      why="uses relative imports, so it runs as a module"))
+    if ranks:  # what runs only under an `if` is optional (`if ddp: init_process_group()`); walked only now
+        guarded: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If):
+                for stmt in (*node.body, *node.orelse):
+                    guarded.update(id(n) for n in ast.walk(stmt))
+        first = next(((node, why) for node, why in ranks if id(node) not in guarded), None)
+        if first is not None:
+            result.needs.append(Need(code="ranks", file=rel, line=first[0].lineno, why=first[1]))  # type: ignore[attr-defined]
     defines = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     if defines and not _runs_something(tree):  # defines its job and exits: something else calls it
         result.needs.append(Need(code="no_main", file=rel, line=defines[0].lineno,

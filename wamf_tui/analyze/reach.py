@@ -51,9 +51,19 @@ class ModuleDefs:
     main: tuple[int, int] | None = None  # an imported module's `if __name__ == "__main__":` block: never run
     defs: list[Def] = field(default_factory=list)
     classes: list[Klass] = field(default_factory=list)
+    _owner: list[Def | None] | None = field(default=None, repr=False)  # line -> its innermost function
 
     def unrun(self, line: int) -> bool:
         return self.main is not None and self.main[0] <= line <= self.main[1]
+
+    def innermost(self, line: int) -> Def | None:
+        """The function a line is in (the innermost, for nested ones), from a table built once: a fact
+        each in thousands of functions is looked up in constant time, not by a scan of them all."""
+        if self._owner is None:
+            self._owner = [None] * (max((d.end for d in self.defs), default=0) + 2)
+            for d in sorted(self.defs, key=lambda d: d.end - d.start, reverse=True):  # inner ones written last
+                self._owner[d.start:d.end + 1] = [d] * (d.end - d.start + 1)
+        return self._owner[line] if 0 <= line < len(self._owner) else None
 
 
 def summarize(tree: ast.Module, file: str, entry: bool) -> ModuleDefs:
@@ -191,14 +201,16 @@ def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str])
     when the walk does not reach the training step itself (its loss, backward or optimizer step): then the
     walk missed a way in (a framework, a caller it cannot see)."""
     live = reached(modules, roots)
-    spans = {m.file: sorted(((d.start, d.end) for d in m.defs), key=lambda s: s[1] - s[0]) for m in modules}
-    unrun = {m.file: m.unrun for m in modules}
+    by_file = {m.file: m for m in modules}
 
     def inside(file: str, line: int) -> bool:
-        if file in unrun and unrun[file](line):
+        module = by_file.get(file)
+        if module is None:
+            return True
+        if module.unrun(line):
             return False
-        innermost = next(((s, e) for s, e in spans.get(file, []) if s <= line <= e), None)
-        return innermost is None or (file, innermost[0]) in live
+        innermost = module.innermost(line)
+        return innermost is None or (file, innermost.start) in live
 
     if any(not inside(a.file, a.line) for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")):
         return
@@ -215,7 +227,6 @@ def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[
     itself a fact (a helper named `save_checkpoint`), the calls stand for it and the inner one goes. Not out
     of a function the training step or loop is in (`main()`), nor where no call says more than the inner one.
     A tracker keeps its name (what it is decides how it is switched off); the others take the helper's."""
-    spans = sorted(module.defs, key=lambda d: d.end - d.start)
     trains = [(a.file, a.line) for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")]
     if result.train_loop is not None:
         trains.append((result.train_loop.file, result.train_loop.start))
@@ -223,15 +234,15 @@ def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[
         facts: list[Fact] = getattr(result, kind)
         out: list[Fact] = []
         seen: set[int] = set()
+        named = {(x.file, x.line) for x in facts}  # a call is never where the fact inside its helper is
         for f in facts:
-            helper = next((d for d in spans if d.start <= f.line <= d.end), None) \
+            helper = module.innermost(f.line) \
                 if f.file == module.file and not switch_off(f.off_switch, result.flags, result.off_values) else None
             called = helper.owner if helper is not None and helper.name == "__init__" and helper.owner else \
                 helper.name if helper is not None else ""
             calls = [s for s in sites.get(called, []) if not helper.start <= s.line <= helper.end] \
                 if helper is not None and not any(file == module.file and helper.start <= line <= helper.end
                                                    for file, line in trains) else []
-            named = {(x.file, x.line) for x in facts if x is not f}
             if calls and all((s.file, s.line) in named for s in calls):
                 continue  # each call is a save itself (`save_checkpoint(...)`): they stand for this one
             if not any(switch_off(s.off_switch, result.flags, result.off_values)
