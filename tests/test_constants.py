@@ -100,3 +100,45 @@ def test_an_interval_counted_after_its_test_still_fires_at_step_0(tmp_path):
     rows = [c.what for c in propose(analyze_script(tmp_path / "train.py", tmp_path), 30) if "save" in c.what]
     at_0 = "still runs once, at step 0 (step_count % save_interval == 0 is true at 0)"
     assert rows == [f"fabric.save (train.py:14) {at_0}", f"torch.save (train.py:15) {at_0}"]
+
+
+LEFT_OUT = """\
+import argparse
+import torch
+p = argparse.ArgumentParser()
+p.add_argument("--save_dir")
+p.add_argument("--val_prompts", nargs="+", default=None)
+p.add_argument("--every", type=int, default=100)
+args = p.parse_args()
+for step in range(1000):
+    loss = model(x)
+    loss.backward()
+    opt.step()
+    if {save} and step % args.every == 0:
+        torch.save(model, "ckpt.pt")
+    if args.val_prompts is not None and step % args.every == 0:
+        evaluate(model)
+"""
+
+
+@pytest.mark.parametrize(("save", "command", "rows"), [
+    ("args.save_dir", [], ["torch.save off (train.py:13)", "eval evaluate (train.py:15) out of the timed steps"]),
+    ("args.save_dir", ["--save_dir", "/ckpt", "--val_prompts=a cat"], [
+        "torch.save (train.py:13) still runs once, at step 0 (args.save_dir and step % args.every == 0 is true at 0)",
+        "eval evaluate (train.py:15) still runs once, at step 0 (args.val_prompts is not None and step % args.every "
+        "== 0 is true at 0)"]),
+    ("not args.save_dir", [], [  # runs when the flag is left out: never said to be off
+        "torch.save (train.py:13) still runs once, at step 0 (not args.save_dir and step % args.every == 0 is true "
+        "at 0)", "eval evaluate (train.py:15) out of the timed steps"]),
+])
+def test_a_condition_on_a_flag_left_out_keeps_it_off(tmp_path, save, command, rows):
+    """`if args.save_dir and ...` with `--save_dir` defaulting to None never runs while the command leaves the
+    flag out (diffusers' `--validation_prompts`); given, its interval still fires at step 0."""
+    from wamf_tui.analyze.benchmark import propose
+
+    (tmp_path / "train.py").write_text(LEFT_OUT.format(save=save))
+    a = analyze_script(tmp_path / "train.py", tmp_path, command)
+    got = [c for c in propose(a, 30, "speed", command) if "save" in c.what or "eval" in c.what]
+    assert [c.what for c in got] == rows
+    if not command and save == "args.save_dir":
+        assert [c.how for c in got] == ["--save_dir left out (default None)", "--val_prompts left out (default None)"]

@@ -224,6 +224,7 @@ class Fact(BaseModel):
     counted: bool = False  # that condition's `x % n == 0` counter is counted up before it: false on the first step
     dead: RepoText | None = None  # why it never runs: a condition the code fixes false (`args.save is False`)
     every: int | None = None  # the interval the code fixes (`step % 1000 == 0`, counted): first at that step
+    unset: RepoText | None = None  # a flag its condition needs set (`if args.save_dir:`, default None): off without it
 
 
 class StepControl(BaseModel):

@@ -117,6 +117,14 @@ def _after_loop(a: Analysis, fact: Fact) -> str | None:
     return f"training (the call at line {call.start} that runs the loop returns)" if call else None
 
 
+def _left_out(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> str | None:
+    """How a feature is off when its condition needs a flag the command does not give (`if args.save_dir:`,
+    `--save_dir` default None): the flag stays out of the run line. None when the command gives it."""
+    if fact.unset is None or any(w.split("=")[0] == fact.unset for w in args):
+        return None
+    return f"{fact.unset} left out (default {a.flags.get(fact.unset) or 'None'})"
+
+
 def _past(fact: Fact, steps: int | None) -> bool:
     """The interval the code fixes (`step % 1000 == 0`, counted up first) is past the benchmark's steps."""
     return fact.every is not None and steps is not None and steps < fact.every
@@ -253,11 +261,16 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     # saves in the modules it imports that no switch of the job reaches: one row, not one per library helper
     # (but one a guard fires at step 0 is timed in every run, and said on its own)
     elsewhere = [c for c in a.checkpoints if c.file not in own_files and not still_runs(c)
-                 and not switch_off(c.off_switch, a.flags, a.off_values)]
+                 and not switch_off(c.off_switch, a.flags, a.off_values) and not _left_out(c, a, args)]
     for c in a.checkpoints:
         if c in elsewhere:
             continue
         off = switch_off(c.off_switch, a.flags, a.off_values)
+        if not off and (left := _left_out(c, a, args)):  # never runs, not even at step 0
+            changes.append(BenchmarkChange(
+                what=f"{c.name} off ({c.file}:{c.line})", how=left, why="no checkpoints left behind",
+                exclusion=f"checkpoint at {c.file}:{c.line} excluded ({left}); {checkpoint_price(a, c.off_switch)}"))
+            continue
         if not off and _past(c, steps):
             changes.append(BenchmarkChange(
                 what=f"{c.name} off ({c.file}:{c.line}): the code saves every {c.every} steps, past the benchmark's "
@@ -294,6 +307,12 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                       "price: bytes on disk / write bandwidth per call (to measure)"))
     for e in _job_evals(a):
         off = switch_off(_named_as_in(e.off_switch, args), a.flags, a.off_values)
+        if not off and (left := _left_out(e, a, args)):
+            changes.append(BenchmarkChange(
+                what=f"eval {e.name} ({e.file}:{e.line}) out of the timed steps", how=left,
+                why="evals are priced, not timed", exclusion=f"eval {e.name} at {e.file}:{e.line} excluded ({left}); "
+                                                              f"{eval_price(a)}"))
+            continue
         within = not off and e.every and (steps is None or steps >= e.every)  # the code's interval comes
         how, flags, env = off or (f"{steps} steps, below its interval ({e.every})" if _past(e, steps) else
                                   f"no switch: the code runs it every {e.every} steps" if within else

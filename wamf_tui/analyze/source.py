@@ -32,6 +32,8 @@ MAX_BYTES = 2 * 1024 * 1024
 HF_HOOK = "TrainerCallback.on_log (logging_steps=1: loss and grad_norm every step)"
 PL_HOOK = "on_before_optimizer_step hook (grad norm before each step)"
 FOLLOW_DEPTH = 2
+SETTINGS = ("args", "opt", "opts", "self.args", "FLAGS", "flags.FLAGS")  # objects a parser's values are read from
+UNSET = ("None", "False", "''", '""')  # defaults a flag left out keeps false
 # Config systems whose flags the code may not show in full (classes built in other packages, flags made
 # when the job runs): there a step flag the documented command gives is taken at its word.
 FLAGS_UNREAD = ("tyro", "jsonargparse CLI", "omegaconf", "unknown")
@@ -208,7 +210,23 @@ class _Reader(ast.NodeVisitor):
         return Fact.model_construct(
             name=name, file=self.rel, line=node.lineno, off_switch=off or (interval and interval[1]) or self.guard(),
             guard=guard, counted=any(self.counted), dead=self.fixed_false(),
-            every=None if off else self.fixed_interval())
+            every=None if off else self.fixed_interval(), unset=None if off else self.unset_flag())
+
+    def unset_flag(self) -> str | None:
+        """A flag of the job's parser that a condition around the statement needs set (`if args.save_dir and
+        ...:`, `args.resume is not None`), whose default is None or False: left out of the run line, the
+        statement never runs. Only a conjunct of an `and` chain, never `not x` or `x or y`."""
+        for g in self.guards:
+            for c in _conjuncts(g):
+                if isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.IsNot) \
+                        and isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value is None:
+                    c = c.left
+                if not (isinstance(c, ast.Attribute) and _dotted(c.value) in SETTINGS):
+                    continue
+                flag = self.flag_for(c.attr)
+                if flag.startswith("-") and flag in self.r.flags and (self.r.flags[flag] or "None") in UNSET:
+                    return flag
+        return None
 
     def fixed_false(self) -> str | None:
         """A condition around the statement that the code fixes false (`if args.save_checkpoint:` with the
