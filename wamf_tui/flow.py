@@ -218,8 +218,8 @@ def take_reread(state: InitState, analysis: Analysis) -> tuple[InitState, list[s
     steps = proposals.step_count(state)
     new = take_analysis(state, analysis)
     if old_changes and new.changes:  # the user's step count and toggles stay, on the new reading
-        new = new.model_copy(update={"changes": old_changes})
-        new = new.model_copy(update={"changes": proposals.plan(new, None if steps == "all" else int(steps))})
+        kept = new.model_copy(update={"changes": old_changes})
+        new = new.model_copy(update={"changes": proposals.plan(kept, None if steps == "all" else int(steps))})
     said = []
     if new.run and was_proposal and proposals.run_line(new) != new.run:
         new = new.model_copy(update={"run": proposals.run_line(new)})

@@ -88,10 +88,15 @@ def own_options(tree: ast.Module) -> list[str]:
     return found
 
 
+def main_block(stmt: ast.stmt) -> bool:
+    """`if __name__ == "__main__":`: what runs only when the file is run, never when it is imported."""
+    return isinstance(stmt, ast.If) and "__main__" in ast.dump(stmt.test)
+
+
 def _runs_something(tree: ast.Module) -> bool:
     """A `__main__` block, or a call made at the top level (`main()`, `fire.Fire(...)`, `app()`)."""
     for stmt in tree.body:
-        if isinstance(stmt, ast.If) and "__main__" in ast.dump(stmt.test):
+        if main_block(stmt):
             return True
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             return True

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..model import Analysis, Fact, Span
 from .benchmark import switch_off
+from .needs import main_block
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 _PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple", "Enum", "IntEnum", "TypedDict"})
@@ -70,8 +71,8 @@ def summarize(tree: ast.Module, file: str, entry: bool) -> ModuleDefs:
     """The module's functions and classes, each with the names its own code uses. An imported module's
     `if __name__ == "__main__":` block does not run: the names it uses are not the job's."""
     out = ModuleDefs(file)
-    body = tree.body if entry else [s for s in tree.body if not _main_guard(s)]
-    guard = next((s for s in tree.body if _main_guard(s)), None) if not entry else None
+    body = tree.body if entry else [s for s in tree.body if not main_block(s)]
+    guard = next((s for s in tree.body if main_block(s)), None) if not entry else None
     if guard is not None:
         out.main = (guard.lineno, guard.end_lineno or guard.lineno)
     out.top = _body_refs(body, out, None)
@@ -81,12 +82,6 @@ def summarize(tree: ast.Module, file: str, entry: bool) -> ModuleDefs:
         refs -= local
         refs |= {f"{file}:{n}" for n in local}
     return out
-
-
-def _main_guard(node: ast.stmt) -> bool:
-    return isinstance(node, ast.If) and isinstance(node.test, ast.Compare) \
-        and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__" \
-        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in node.test.comparators)
 
 
 def _body_refs(body: list[ast.stmt], out: ModuleDefs, owner: str | None) -> set[str]:
@@ -236,13 +231,7 @@ def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[
         seen: set[int] = set()
         named = {(x.file, x.line) for x in facts}  # a call is never where the fact inside its helper is
         for f in facts:
-            helper = module.innermost(f.line) \
-                if f.file == module.file and not switch_off(f.off_switch, result.flags, result.off_values) else None
-            called = helper.owner if helper is not None and helper.name == "__init__" and helper.owner else \
-                helper.name if helper is not None else ""
-            calls = [s for s in sites.get(called, []) if not helper.start <= s.line <= helper.end] \
-                if helper is not None and not any(file == module.file and helper.start <= line <= helper.end
-                                                   for file, line in trains) else []
+            calls = _calls_of_helper(f, result, module, sites, trains)
             if calls and all((s.file, s.line) in named for s in calls):
                 continue  # each call is a save itself (`save_checkpoint(...)`): they stand for this one
             if not any(switch_off(s.off_switch, result.flags, result.off_values)
@@ -254,6 +243,19 @@ def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[
                     seen.add(s.line)
                     out.append(s.model_copy(update={"name": f.name}) if kind == "trackers" else s)
         setattr(result, kind, out)
+
+
+def _calls_of_helper(f: Fact, result: Analysis, module: ModuleDefs, sites: dict[str, list[Fact]],
+                     trains: list[tuple[str, int]]) -> list[Fact]:
+    """The calls, from elsewhere in the module, of the function `f` sits in, when no setting switches `f`
+    off where it is and that function is not where the job trains; else none."""
+    if f.file != module.file or switch_off(f.off_switch, result.flags, result.off_values):
+        return []
+    helper = module.innermost(f.line)
+    if helper is None or any(file == module.file and helper.start <= line <= helper.end for file, line in trains):
+        return []
+    called = helper.owner if helper.name == "__init__" and helper.owner else helper.name  # a class is called
+    return [s for s in sites.get(called, []) if not helper.start <= s.line <= helper.end]
 
 
 def train_calls(result: Analysis, helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]]) -> list[Span]:
@@ -269,7 +271,6 @@ def train_calls(result: Analysis, helpers: list[tuple[ModuleDefs, dict[str, list
         if module.file != trainer.file:
             continue
         for s in sites.get(trainer.name, []):
-            caller = min((d for d in module.defs if d.start <= s.line <= d.end), key=lambda d: d.end - d.start,
-                         default=None)
+            caller = module.innermost(s.line)
             out.append(Span(file=s.file, start=s.line, end=caller.end if caller else 10**9))
     return out

@@ -12,7 +12,7 @@ import ast
 import gc
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -230,8 +230,7 @@ class _Reader(ast.NodeVisitor):
 
     def fixed_false(self) -> str | None:
         """A condition around the statement that the code fixes false (`if args.save_checkpoint:` with the
-        field's default False and nothing setting it): it never runs. An exec-style configurator makes
-        every module global a setting, so only a config object's fields count there."""
+        field's default False and nothing setting it): it never runs."""
         for g in self.guards:
             for c in _conjuncts(g):
                 key = self.fixed(c)
@@ -246,29 +245,32 @@ class _Reader(ast.NodeVisitor):
         return key if key in self.consts and ("." in key or self.r.config_system != "configurator") else ""
 
     def fixed_interval(self) -> int | None:
-        """The interval of an enclosing `x % n == 0` whose `n` the code fixes (`save_interval = 1000`), where
-        `x` was counted up before the test or an enclosing `x > 0` holds: it first runs at step n."""
-        above = {x for g in self.guards for t in _conjuncts(g) if (x := _above_zero(t)) and x in self.loop_counters()}
-        for test, counted in zip(reversed(self.guards), reversed(self.counted), strict=True):
-            for x, n in _interval(test):
-                value = self.consts.get(self.fixed(n))
-                if type(value) is int and value > 0 and (counted or ast.unparse(x) in above):
-                    return value
+        """The interval of an enclosing `x % n == 0` past step 0 whose `n` the code fixes (`save_interval =
+        1000`): it first runs at step n."""
+        for _, n in self.past_step_0():
+            value = self.consts.get(self.fixed(n))
+            if type(value) is int and value > 0:
+                return value
         return None
 
     def interval_off(self) -> tuple[ast.expr, str] | None:
-        """An enclosing `x % n == 0` whose setting `n`, set past the benchmark's steps, leaves only `x == 0`,
-        where this statement never runs: `x` was counted up before the test, or an enclosing `x > 0` holds.
-        The `if` and the setting's flag."""
+        """An enclosing `x % n == 0` past step 0 whose setting `n`, set past the benchmark's steps, leaves
+        only `x == 0`, where this statement never runs. The `if` and the setting's flag."""
+        for test, n in self.past_step_0():
+            name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+            flag = self.flag_for(name) if name else ""
+            if flag in self.r.flags or flag.endswith("=...") and name in self.r.module_globals:
+                return test, flag
+        return None
+
+    def past_step_0(self) -> Iterator[tuple[ast.expr, ast.expr]]:
+        """(the `if`, `n`) of each enclosing `x % n == 0`, innermost first, that is false at step 0: `x` was
+        counted up before the test, or an enclosing `x > 0` holds."""
         above = {x for g in self.guards for t in _conjuncts(g) if (x := _above_zero(t)) and x in self.loop_counters()}
         for test, counted in zip(reversed(self.guards), reversed(self.counted), strict=True):
             for x, n in _interval(test):
-                name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
-                flag = self.flag_for(name) if name else ""
-                setting = flag in self.r.flags or flag.endswith("=...") and name in self.r.module_globals
-                if setting and (counted or ast.unparse(x) in above):
-                    return test, flag
-        return None
+                if counted or ast.unparse(x) in above:
+                    yield test, n
 
     def guard(self) -> str | None:
         """The flag that switches the current statement on, read from the enclosing `if` (in a Hydra app,
@@ -1106,8 +1108,12 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         roots.update(t.rsplit(".", 1)[-1] for t in targets)
         for mod in [*reader.imports, *dict.fromkeys(t.rsplit(".", 1)[0] for t in targets)]:
             p = _module_path(root, mod)
-            if p is not None and p.resolve() not in done:
-                (queue.append((p, depth + 1)) if depth < FOLLOW_DEPTH else beyond.append(p))
+            if p is None or p.resolve() in done:
+                continue
+            if depth < FOLLOW_DEPTH:
+                queue.append((p, depth + 1))
+            else:
+                beyond.append(p)
     if result.hydra is not None and result.hydra.composed:
         add_switches(result, result.hydra, *hydra_line)
     if submitter is not None and step is not None:
