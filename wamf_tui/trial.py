@@ -194,6 +194,8 @@ class Trial:
                 self._done.set()
                 self._end_group()
                 children.forget(self.proc)
+                if self.proc.stdout is not None:
+                    self.proc.stdout.close()
                 if log is not None:
                     log.close()
             watcher.join(5)
