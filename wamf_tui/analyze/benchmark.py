@@ -171,9 +171,9 @@ def _total(control: StepControl | None, args: list[str] | tuple[str, ...]) -> st
 
 
 def _step_control(a: Analysis) -> StepControl | None:
-    """The step count's setting: a flag of the job's parser before a name read elsewhere in its code."""
-    usable = [s for s in a.step_controls if "epoch" not in s.name and "limit" not in s.name]
-    return next((s for s in usable if s.name.startswith("-")), None) or next(iter(usable), None)
+    """The step count's setting, in the order the reading found them: a flag of the parser that the loop
+    never reads (litgpt's `--train.max_steps`, only warned about) must not win over the loop's own bound."""
+    return next((s for s in a.step_controls if "epoch" not in s.name and "limit" not in s.name), None)
 
 
 def _number(a: Analysis, pattern: re.Pattern[str], first: str | None = None) -> tuple[str, int] | None:
