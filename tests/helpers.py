@@ -43,20 +43,10 @@ async def until(pilot, condition: Callable[[], object], what: str, timeout: floa
     raise AssertionError(f"{what}: not within {timeout} s")
 
 
-async def written(pilot, app: WamfApp) -> None:
-    """The contract is written in a thread: wait for its outcome to reach the screen."""
-    for _ in range(200):
-        await pilot.pause()
-        if getattr(app.screen, "phase", None) != "writing":
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("the contract write never reported back")
-
-
 async def enter_until_done(pilot, app: WamfApp, limit: int = 40) -> None:
     for _ in range(limit):
         screen = app.screen
-        if isinstance(screen, ConfirmScreen) and screen.phase == "done":
+        if isinstance(screen, ConfirmScreen) and app.state.at == "done":
             return
         await pilot.press("enter")
         await pilot.pause()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, make_repo
-from helpers import enter_until_done, settle, until, written
+from helpers import enter_until_done, settle, until
 
 from wamf_tui import contract, demo_repo, session
 from wamf_tui.model import Step
@@ -95,15 +95,14 @@ async def test_existing_contract_shows_diff_and_keeps_backup(tmp_path):
         path = Path(app.state.contract_path)
         path.write_text("# my old contract\n")
         for _ in range(40):
-            if isinstance(app.screen, ConfirmScreen) and app.screen.phase == "overwrite":
+            if isinstance(app.screen, ConfirmScreen) and app.state.at == "overwrite":
                 break
             await pilot.press("enter")
             await pilot.pause()
         assert path.read_text() == "# my old contract\n"
         assert "-# my old contract" in str(app.screen.query_one("#preview-body").render())
         await pilot.press("enter")  # overwrite, keep a .bak
-        await written(pilot, app)
-        assert app.screen.phase == "done"
+        await until(pilot, lambda: app.state.at == "done", "the contract written")
         copy = {c.title: c for c in app.get_system_commands(app.screen)}["Copy the contract path"]
         copy.callback()  # the palette copies the way `p` does, fallback text included
         await pilot.pause()
@@ -122,17 +121,16 @@ async def test_unwritable_contract_path_keeps_answers_and_asks_again(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         for _ in range(40):
-            if isinstance(app.screen, ConfirmScreen) and app.screen.phase == "path":
+            if isinstance(app.screen, ConfirmScreen) and app.state.at == "path":
                 break
             await pilot.press("enter")
             await pilot.pause()
-        assert app.screen.phase == "path"
+        assert app.state.at == "path"
         assert "Your answers are kept" in str(app.screen.query_one("#message").render())
         answer = app.screen.query_one("#answer")
         answer.value = str(tmp_path / "elsewhere.md")
         await pilot.press("enter")
-        await written(pilot, app)
-        assert app.screen.phase == "done"
+        await until(pilot, lambda: app.state.at == "done", "the contract written")
     assert contract.check((tmp_path / "elsewhere.md").read_text()) == []
 
 
@@ -502,8 +500,9 @@ async def test_the_app_writes_no_contract_whose_run_line_fails_the_code(tmp_path
             await pilot.press("enter")
             await settle(pilot, app)
         await pilot.press("enter")  # yes, write it
-        await written(pilot, app)
-        assert not Path(app.state.contract_path).exists()
+        await pilot.pause()
+        await app.workers.wait_for_complete()  # a write, had one started
+        assert app.state.at == "confirm" and not Path(app.state.contract_path).exists()
         assert "--no-such-flag is not an option of train.py" in str(app.screen.query_one("#message").render())
 
 

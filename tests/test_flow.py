@@ -7,6 +7,8 @@ import pytest
 
 from wamf_tui import flow
 from wamf_tui.model import (
+    ALLOWED_CHANGES,
+    HINTS,
     BenchmarkChange,
     Detected,
     GpuFacts,
@@ -198,12 +200,12 @@ def test_every_question_of_every_step_as_declared(register):
         ("recorder", "text", asked[Step.CHECKS][2].default, True, False, False)]
     assert asked[Step.CHECKS][2].default.startswith("parity (record: PARITY=1")
     assert [_shape(q) for q in asked[Step.RULES]] == [
-        ("allowed", "multi", "", False, False, False, [(c, i < 4) for i, c in enumerate(flow.ALLOWED_CHANGES)]),
+        ("allowed", "multi", "", False, False, False, [(c, i < 4) for i, c in enumerate(ALLOWED_CHANGES)]),
         ("own_tests", "text", "", True, True, False, []),
         ("hands_off", "multi", "", True, False, False, []),
         ("memory_trade", "text", "no more than today", True, True, False, []),
         ("when_to_stop", "text", "-15% step time would do; then hand back", True, True, False, []),
-        ("hints", "multi", "", True, False, False, [(h, False) for h in flow.HINTS]),
+        ("hints", "multi", "", True, False, False, [(h, False) for h in HINTS]),
         ("anything_else", "text", "", True, True, False, [])]
     assert [_shape(q) for q in asked[Step.CONFIRM]] == [("confirm", "choice", "yes", False, False, False, yes_no)]
     for q in (q for qs in asked.values() for q in qs):
@@ -218,6 +220,26 @@ def test_every_question_of_every_step_as_declared(register):
     folder = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=False)))
     assert _shape(flow.questions(folder, Step.JOB)[0]) == (
         "not_git", "choice", "continue", False, False, False, [("continue", False), ("quit", False)])
+
+
+def test_each_question_is_declared_once_in_its_steps_module_with_its_words():
+    """One declaration per key; its question carries that key (the place the flow keeps); its words are in
+    the wording, and every entry of the wording is some question's, or one of the refusals any answer gets."""
+    from wamf_tui.questions import REGISTRY
+    from wamf_tui.wording import MESSAGES
+
+    st = InitState(detected=Detected(repo=RepoFacts(path="/r", is_git=False, modified=["a.py"])),
+                   changes=[BenchmarkChange(what="w", how="--steps=30", why="", flags=["--steps=30"])])
+    declared = [a for asks in REGISTRY.values() for a in asks]
+    assert len({a.key for a in declared}) == len(declared)
+    for step, asks in REGISTRY.items():
+        for a in asks:
+            assert a.step == step, a.key
+            assert a.build(st).key == a.key and a.key in MESSAGES, a.key
+            assert all(w in MESSAGES for w in a.words), a.key
+    worded = {a.key for a in declared} | {w for a in declared for w in a.words}
+    assert set(MESSAGES) - worded == {"tbd", "placeholder", "empty", "paste_joined"}
+    assert [a.key for a in REGISTRY[Step.CONFIRM]] == ["confirm", *flow.PHASES]
 
 
 def test_the_questions_say_what_they_are_about():

@@ -208,10 +208,70 @@ def test_a_placeholder_in_a_list_is_refused():
     assert new is state and out.error == say("placeholder", "algo", found="<your hint>")
 
 
-@pytest.mark.parametrize(("picked", "action"), [("yes", "write"), ("no", "back")])
-def test_the_confirmation_writes_or_goes_back(picked, action):
+@pytest.mark.parametrize(("picked", "action", "place"), [("yes", "write", "writing"), ("no", "back", "confirm")])
+def test_the_confirmation_writes_or_goes_back(picked, action, place):
     new, out = answered(at(Step.CONFIRM, "confirm"), picked)
-    assert out.action == action and new.step == Step.CONFIRM
+    assert (out.action, new.step, new.at) == (action, Step.CONFIRM, place)
+    if place == "writing":  # an Enter before the next frame: no second write
+        assert answered(new, "yes") == (new, flow.Outcome(None, "stay"))
+
+
+def test_the_write_is_the_flows_place_and_an_enter_meanwhile_does_nothing(tmp_path):
+    state = at(Step.CONFIRM, "writing", contract_path=str(tmp_path / "contract.md"))
+    assert flow.current(state).prompt == f"Writing {tmp_path / 'contract.md'} …"
+    assert answered(state, "yes") == (state, flow.Outcome(None, "stay"))
+    assert flow.back(state) is state  # its outcome comes back to this place
+    assert [q.key for q in flow.questions(state, Step.CONFIRM)] == ["writing"]
+
+
+@pytest.mark.parametrize(("diff", "error", "place", "said"), [
+    ("-old\n+new\n", None, "overwrite", ""),
+    (None, "Permission denied", "path", "Cannot write {path}: Permission denied. Answers kept; give another path."),
+    (None, None, "done", "")])
+def test_a_writes_outcome_is_the_next_place(tmp_path, diff, error, place, said):
+    path = str(tmp_path / "contract.md")
+    new, line = flow.written(at(Step.CONFIRM, "writing", contract_path=path, reader_register="mlsys"), diff, error)
+    assert (new.at, line) == (place, said.format(path=path))
+    assert new.written == (path if place == "done" else None)
+
+
+@pytest.mark.parametrize(("picked", "action", "place"), [
+    ("overwrite", "overwrite", "writing"), ("other", "stay", "path"), ("back", "stay", "confirm")])
+def test_a_different_contract_on_disk_is_overwritten_written_elsewhere_or_left(picked, action, place):
+    new, out = answered(at(Step.CONFIRM, "overwrite"), picked)
+    assert (out.action, new.at, new.step) == (action, place, Step.CONFIRM)
+    assert new.answered == []  # a phase of the write, not an answer of the contract
+
+
+def test_another_path_is_the_repos_when_relative_and_a_folder_gets_contract_md(tmp_path):
+    (tmp_path / "notes").mkdir()
+    state = at(Step.CONFIRM, "path", repo_path=str(tmp_path), contract_path=str(tmp_path / "a" / "contract.md"))
+    assert flow.current(state).default == str(tmp_path / "a" / "contract.md")
+    for typed, where in [("notes", tmp_path / "notes" / "contract.md"), ("c.md", tmp_path / "c.md"),
+                         (str(tmp_path / "x.md"), tmp_path / "x.md")]:
+        new, out = answered(state, typed)
+        assert (out.action, new.contract_path, new.at) == ("write", str(where), "writing"), typed
+    new, out = answered(state, "")
+    assert new is state and out.error == say("empty", "algo")
+
+
+def test_done_offers_to_hide_the_apps_files_and_says_when_it_leaves_them(tmp_path):
+    state = at(Step.CONFIRM, "done", repo_path=str(tmp_path), contract_path=str(tmp_path / "contract.md"),
+               reader_register="mlsys")
+    q = flow.current(state)
+    assert q.prompt.startswith(f"Written: {tmp_path / 'contract.md'}. Next: /who-ate-my-flops:optimize")
+    assert [o.value for o in q.options] == ["no", "yes"] and "contract.md" in q.options[1].label
+    assert answered(state, "yes")[1].action == "exclude"
+    new, out = answered(state, "no")
+    assert (out.action, out.said, new.at) == ("stay", ".git/info/exclude left alone · ctrl+q quits.", "done")
+    outside = at(Step.CONFIRM, "done", repo_path=str(tmp_path / "r"), contract_path=str(tmp_path / "c.md"))
+    assert flow.current(outside).options == []  # nothing of the app's in the checkout: nothing to offer
+
+
+def test_a_session_saved_during_the_write_resumes_at_the_confirmation():
+    for place in flow.PHASES:
+        assert flow.resumed(at(Step.CONFIRM, place)).at == "confirm"
+    assert flow.resumed(at(Step.RULES, "hints")).at == "hints"
 
 
 def test_the_last_question_of_each_step_leads_to_the_next_ones_first():

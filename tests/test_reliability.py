@@ -111,7 +111,7 @@ async def test_odd_scripts_still_end_in_a_contract(tmp_path, body):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         for _ in range(40):
-            if isinstance(app.screen, ConfirmScreen) and app.screen.phase == "done":
+            if isinstance(app.screen, ConfirmScreen) and app.state.at == "done":
                 break
             q = app.screen.qview.question
             if q.key == "command" and not q.default:  # nothing looked like a job script: the user names it

@@ -67,9 +67,11 @@ def test_step_4_after_the_write(snap_compare, phase, size):
         await no_blink(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, ConfirmScreen)
-        screen.post_message(ContractWritten(OUTCOMES[phase], pilot.app.render_contract(), None))
+        app = pilot.app
+        app.state = app.state.model_copy(update={"at": "writing"})  # as `write` leaves it for the thread
+        app.post_message(ContractWritten(OUTCOMES[phase], app.talk.contract(), None))
         await pilot.pause()
-        assert screen.phase == phase
+        assert app.state.at == phase
         await no_blink(pilot)
 
     assert snap_compare(app_at(Step.CONFIRM), terminal_size=size, run_before=written)

@@ -221,8 +221,8 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
     if problems:
         # a job that cannot start as given (a required input left out) is bad input, like an unreadable file
         q = flow.current(state)
-        missing = q is not None and q.key == "run" and (flow.missing_inputs(state, q.default)
-                                                         or flow.left_out(state, q.default))
+        missing = q is not None and q.key == "run" and (proposals.missing_in_run(state, q.default)
+                                                         or proposals.left_out_of_run(state, q.default))
         return _err(f"answer refused: {problems[0]}", 2 if missing else 1)
     for problem in proposals.known_problems(state):
         print(f"wamf-tui: warning: {problem}", file=sys.stderr)

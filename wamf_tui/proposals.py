@@ -333,3 +333,28 @@ def recorder(state: InitState) -> str:
 
 def test_command(state: InitState) -> str:
     return state.detected.tests or ""
+
+
+def missing_in_run(state: InitState, run: str) -> str:
+    """The required inputs of the job's parser that the run line leaves out, said as a list."""
+    a = state.analysis
+    if a is None or not a.required:
+        return ""
+    args = job_args(run)
+    return say_missing(missing_inputs(a.required, args, store_true(a))) if args is not None else ""
+
+
+def left_out_of_run(state: InitState, run: str) -> str:
+    """The options whose value the job's documented command leaves to the reader (`--model <your_path>`)
+    that the run line does not give: without them the job would run on its defaults, a different job."""
+    launch = state.launch
+    if launch is None or not launch.left_out:
+        return ""
+    given = {a.split("=")[0] for a in job_args(run) or [] if a.startswith("-")}
+    return ", ".join(x for x in launch.left_out if x.split(" ")[0] not in given)
+
+
+def command_source(state: InitState) -> str:
+    """Where the job's command was documented (a file name), to say where a left-out option comes from."""
+    where = state.launch.source if state.launch is not None else ""
+    return where.split(":")[0] if where else "The job's documented command"

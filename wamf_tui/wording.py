@@ -213,13 +213,14 @@ MESSAGES: dict[str, Message] = {
     ),
     "confirm_yes": Message("Yes, write it", "Yes, write it"),
     "confirm_no": Message("No, go back", "No, go back"),
+    "writing": Message("Writing {path} …", "Writing {path} …"),
     "overwrite": Message(
         "{path} exists; differences below. Overwrite (old kept as .bak)?",
         "{path} already exists; the differences are below. Replace it (the old one is kept as .bak)?",
     ),
     "overwrite_yes": Message("Overwrite, keep a .bak", "Replace it, keep a .bak"),
     "overwrite_other": Message("Write somewhere else", "Write it somewhere else"),
-    "other_path": Message("Path for the contract.", "Where should the contract go? Type a path."),
+    "path": Message("Path for the contract.", "Where should the contract go? Type a path."),
     "write_failed": Message(
         "Cannot write {path}: {reason}. Answers kept; give another path.",
         "I could not write {path} ({reason}). Your answers are kept; type another path.",
@@ -230,6 +231,7 @@ MESSAGES: dict[str, Message] = {
     ),
     "exclude_no": Message("Leave .git/info/exclude alone", "Leave git's ignore list alone"),
     "exclude_yes": Message("Add {files} to .git/info/exclude", "Hide {files} from git status (adds them to .git/info/exclude)"),
+    "exclude_left": Message(".git/info/exclude left alone · ctrl+q quits.", "Git's ignore list is left alone · ctrl+q quits."),
     # refusals
     "tbd": Message("TBD is refused downstream; give the real value.",
                    "The next tool refuses TBD; please give the real value."),

@@ -1,5 +1,6 @@
-"""The Textual app: holds the `InitState`, reads detection from a child process, and
-moves between step screens. Every answer is saved before the screen moves on.
+"""The Textual app: owns the `Conversation` (the session's state), reads detection from a child process,
+writes the contract off the event loop, and moves between step screens. Every answer is saved before the
+screen moves on.
 """
 
 from __future__ import annotations
@@ -23,7 +24,21 @@ from textual.timer import Timer
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option as ListOption
 
-from .. import checkout, children, clipboard, contract, finish, flow, lock, proposals, resume, session, trial, wording
+from .. import (
+    checkout,
+    children,
+    clipboard,
+    contract,
+    finish,
+    flow,
+    git_exclude,
+    lock,
+    proposals,
+    resume,
+    session,
+    trial,
+    wording,
+)
 from ..analyze import isolated
 from ..analyze.subcommands import called
 from ..detect import SUBJECTS
@@ -31,10 +46,10 @@ from ..detect.isolated import ChildDetection, DetectionFailed
 from ..model import STEP_TITLES, HardwareFacts, InitState, Step, TrialResult
 from ..model import Detected as DetectedFacts
 from ..visible import visible
+from .conversation import Conversation
 from .messages import (
     AnalysisReady,
     AnswerGiven,
-    ContractKept,
     ContractWritten,
     CopyRequested,
     DetectionStarted,
@@ -42,9 +57,7 @@ from .messages import (
     GpusRefreshed,
     RescanRequested,
     SaveFailed,
-    SaveRequested,
     TrialRequested,
-    WriteRequested,
 )
 from .screens import SCREENS, ConfirmScreen, StepScreen
 from .trial_screen import TrialScreen
@@ -113,12 +126,12 @@ class WamfApp(App):
 
     def __init__(self, state: InitState, *, saved: InitState | None = None, detect: bool = True) -> None:
         super().__init__()
-        self.state = state
+        self.talk = Conversation(state, contract.load_template(state.template_path),
+                                 wants_ascii(os.environ, getattr(sys.stdout, "encoding", "") or ""))
         self.saved = saved
         self.startup_notes: list[str] = []  # said once the first frame is up (a damaged saved session)
         self.read_only: lock.Holder | None = None  # another instance holds this repo's session: save nothing
         self.detect = detect
-        self.pending: list[str] = []
         self.gpu_timer: Timer | None = None
         self.resumed_facts: DetectedFacts | None = None  # what a resumed session knew, to say what moved
         self.change_log: list[str] = []
@@ -127,8 +140,30 @@ class WamfApp(App):
         self.detection: ChildDetection | None = None
         self.detect_run = 0
         self.failures_told: set[str] = set()
-        self.template = contract.load_template(state.template_path)
-        self.ascii_only = wants_ascii(os.environ, getattr(sys.stdout, "encoding", "") or "")
+
+    @property
+    def state(self) -> InitState:
+        return self.talk.state
+
+    @state.setter
+    def state(self, state: InitState) -> None:
+        self.talk.state = state
+
+    @property
+    def pending(self) -> list[str]:
+        return self.talk.pending
+
+    @pending.setter
+    def pending(self, subjects: list[str]) -> None:
+        self.talk.pending = subjects
+
+    @property
+    def ascii_only(self) -> bool:
+        return self.talk.ascii_only
+
+    @ascii_only.setter
+    def ascii_only(self, on: bool) -> None:
+        self.talk.ascii_only = on
 
     # --- lifecycle -------------------------------------------------------------
 
@@ -156,7 +191,7 @@ class WamfApp(App):
     def get_default_screen(self) -> StepScreen:
         """The step's screen is the app's first screen. Pushed over Textual's blank default screen,
         it cost a fifth more work before the question was on screen (counted in instructions)."""
-        return SCREENS[self.state.step]()
+        return SCREENS[self.state.step](self.talk)
 
     def _collector_back_on(self) -> None:
         """`cli.main` starts the app with the cyclic collector off. Frozen, what start-up built stays
@@ -169,7 +204,7 @@ class WamfApp(App):
     def _resume_answered(self, resume: bool | None) -> None:
         if resume and self.saved is not None:
             self.resumed_facts = self.saved.detected.model_copy(deep=True)
-            self.state = self.saved.model_copy(update={
+            self.state = flow.resumed(self.saved).model_copy(update={
                 "repo_path": self.state.repo_path,
                 "contract_path": self.state.contract_path or self.saved.contract_path,
                 "template_path": self.state.template_path or self.saved.template_path})
@@ -313,8 +348,8 @@ class WamfApp(App):
         """Repaint the detected pane, and the question unless step 4 is past its confirm phase."""
         if isinstance(self.screen, StepScreen):
             self.screen.redraw_detected()
-            if isinstance(self.screen, ConfirmScreen) and self.screen.phase != "confirm":
-                return
+            if self.state.step == Step.CONFIRM and self.state.at != "confirm":
+                return  # the write's questions keep what they said
             self.screen.redraw(keep_typed=True)
             if told:
                 self.screen.qview.say(told)  # in the question area too: a toast goes
@@ -381,19 +416,24 @@ class WamfApp(App):
             self.start_detection()
         if outcome.action == "analyze":
             self.start_analysis()
-        if outcome.action == "write" and isinstance(self.screen, ConfirmScreen):
-            self.screen.write()
+        if outcome.action in ("write", "overwrite"):
+            self.write(overwrite=outcome.action == "overwrite")
             return
+        said = outcome.said
+        if outcome.action == "exclude":
+            said = git_exclude.add_to_exclude(self.state) + " · ctrl+q quits."
         self.show_step()
+        if said and isinstance(self.screen, StepScreen):
+            self.screen.qview.say(said)
 
     def show_step(self) -> None:
         screen = self.screen
         if isinstance(screen, StepScreen) and screen.STEP == self.state.step:
             screen.redraw(keep_typed=False)
         elif len(self.screen_stack) > 1:
-            self.switch_screen(SCREENS[self.state.step]())
+            self.switch_screen(SCREENS[self.state.step](self.talk))
         else:  # the first screen cannot be switched away: the next one goes over it, later ones replace that
-            self.push_screen(SCREENS[self.state.step]())
+            self.push_screen(SCREENS[self.state.step](self.talk))
 
     def _redraw(self, keep_typed: bool) -> None:
         if isinstance(self.screen, StepScreen):
@@ -401,41 +441,40 @@ class WamfApp(App):
 
     # --- contract --------------------------------------------------------------
 
-    def render_contract(self) -> str:
-        return contract.render(self.state, self.template)
-
-    def on_write_requested(self, msg: WriteRequested) -> None:
-        """Write the contract (and the wrapper) in a thread, so a slow or network home directory
-        never holds a frame; the confirm screen gets the outcome as `ContractWritten`."""
-        screen, text, overwrite = self.screen, msg.text, msg.overwrite
-        state = self.state.model_copy()  # what was confirmed, whatever the screen reassigns meanwhile (no deep
-        # copy of the reading on the event loop: the write reads only the paths and the benchmark rows)
+    def write(self, overwrite: bool = False) -> None:
+        """Write the contract (and the wrapper) in a thread, so a slow or network home directory never
+        holds a frame; a contract that breaks a rule goes back to the confirmation instead."""
+        text = self.talk.contract()
+        if finish.problems(text, self.talk.verdict()):
+            self.state = flow.go(self.state, Step.CONFIRM, "confirm")
+            self.show_step()
+            return
+        state = self.state  # at `writing` (the answer put it there): what was confirmed is what is written
+        self.show_step()
 
         def work() -> None:
             result, error = finish.write(state, text, overwrite)
-            screen.post_message(ContractWritten(result, text, error))
+            self.post_message(ContractWritten(result, text, error))
 
         self.run_worker(work, thread=True, group="write-contract")
 
-    def on_contract_kept(self, msg: ContractKept) -> None:
+    def on_contract_written(self, msg: ContractWritten) -> None:
+        result, path = msg.result, visible(self.state.contract_path)
         if msg.wrapper_error:
             self.notify(msg.wrapper_error, severity="error")
-        self.state = self.state.model_copy(update={"written": msg.path})
+        self.state, error = flow.written(self.state, result.diff, result.error)
+        self.talk.shown_file = ((result.diff or "(no difference)", "difference with the file on disk")
+                                if result.diff is not None else (msg.text, f"written: {path}"))
         self.save()
+        self.show_step()
+        if isinstance(self.screen, StepScreen) and (error or self.state.at == "done"):
+            self.screen.qview.say(error or "ctrl+q quits.", error=bool(error))
 
     def on_answer_given(self, msg: AnswerGiven) -> None:
         self.after_answer(msg.outcome)
 
     def on_rescan_requested(self, _: RescanRequested) -> None:
         self.start_detection()
-
-    def on_save_requested(self, _: SaveRequested) -> None:
-        self.save()
-
-    def resolve_contract_path(self, text: str) -> str:
-        p = Path(text).expanduser()
-        p = p if p.is_absolute() else Path(self.state.repo_path) / p
-        return str(p / "contract.md" if p.is_dir() else p)
 
     def get_system_commands(self, screen):
         """The palette (ctrl+p): jump to a step already reached, and the app's actions."""
@@ -454,7 +493,7 @@ class WamfApp(App):
         if isinstance(screen, StepScreen) and screen.can_try():
             yield SystemCommand("Try the benchmark now", "runs the run line once, after a second key",
                                 screen.action_try_it)
-        if isinstance(screen, ConfirmScreen) and screen.phase == "done":  # the same path as `c` / `p`
+        if isinstance(screen, ConfirmScreen) and self.state.at == "done":  # the same path as `c` / `p`
             yield SystemCommand("Copy the optimize command", wording.CLAUDE, lambda: screen.action_copy("command"))
             yield SystemCommand("Copy the contract path", visible(self.state.contract_path),
                                 lambda: screen.action_copy("path"))
@@ -512,17 +551,6 @@ class WamfApp(App):
         text = self._clipboard = msg.text
         if self._driver is not None:
             self._driver.write(clipboard.osc52(text, os.environ))
-
-    def done_message(self) -> str:
-        return wording.done_message(self.state)
-
-    # --- layout ------------------------------------------------------------------
-
-    def apply_size_classes(self, screen) -> None:
-        w, h = self.size
-        for name, on in (("-narrow", w < 100), ("-tiny", w < 60 or h < 20), ("-ascii", self.ascii_only)):
-            if screen.has_class(name) != on:  # restyling the tree is costly: only on a real change
-                screen.set_class(on, name)
 
 
 def wants_ascii(environ: Mapping[str, str], encoding: str) -> bool:

@@ -57,7 +57,7 @@ class SaveFailed(Message):
 
 
 class ContractWritten(Message):
-    """The outcome of the contract write, posted from the writing thread to the confirm screen."""
+    """The outcome of the contract write, posted from the writing thread."""
 
     def __init__(self, result: WriteResult, text: str, wrapper_error: str | None) -> None:
         super().__init__()
@@ -75,22 +75,6 @@ class AnswerGiven(Message):
         self.outcome = outcome
 
 
-class WriteRequested(Message):
-    """The user confirmed: write this contract (and the wrapper) off the event loop."""
-
-    def __init__(self, text: str, overwrite: bool) -> None:
-        super().__init__()
-        self.text, self.overwrite = text, overwrite
-
-
-class ContractKept(Message):
-    """The contract is on disk at `path`: record it, and say a wrapper that could not be written."""
-
-    def __init__(self, path: str, wrapper_error: str | None) -> None:
-        super().__init__()
-        self.path, self.wrapper_error = path, wrapper_error
-
-
 class TrialRequested(Message):
     """`t`: show what this run line would run, and run it on a second key."""
 
@@ -101,10 +85,6 @@ class TrialRequested(Message):
 
 class RescanRequested(Message):
     """ctrl+r: detect again (a commit or a stash in another pane)."""
-
-
-class SaveRequested(Message):
-    """An answer changed outside the flow (a new contract path): save it now."""
 
 
 class CopyRequested(Message):

@@ -1,8 +1,7 @@
-"""One screen per step over the shared `InitState`; all four panes on each."""
+"""One screen per step over the shared `Conversation`; all four panes on each. A screen draws the
+state, hands answers to the flow, and posts what the app must do; it never calls the app."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from rich.table import Table
 from textual.app import ComposeResult
@@ -11,27 +10,14 @@ from textual.containers import Horizontal
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList, Static
 
-from .. import contract, finish, flow, git_exclude, wording
+from .. import finish, flow, wording
 from ..detect import describe
-from ..flow import Option, Question
-from ..model import Analysis, Step
-from ..validate import Verdict
+from ..model import Step
 from ..visible import visible
 from ..wording import say
-from .messages import (
-    AnswerGiven,
-    ContractKept,
-    ContractWritten,
-    CopyRequested,
-    RescanRequested,
-    SaveRequested,
-    TrialRequested,
-    WriteRequested,
-)
+from .conversation import Conversation
+from .messages import AnswerGiven, CopyRequested, RescanRequested, TrialRequested
 from .widgets import AnswerInput, DetectedPane, KeysFooter, PreviewPane, QuestionView, StepsBar
-
-if TYPE_CHECKING:
-    from .app import WamfApp
 
 DIGITS = [Binding(str(n), f"digit({n})", show=False) for n in range(1, 10)]
 
@@ -53,7 +39,9 @@ class StepScreen(Screen):
         *DIGITS,
     ]
 
-    app: WamfApp
+    def __init__(self, talk: Conversation) -> None:
+        super().__init__()
+        self.talk = talk
 
     def compose(self) -> ComposeResult:
         yield StepsBar(id="steps")
@@ -67,16 +55,23 @@ class StepScreen(Screen):
 
     def on_mount(self) -> None:
         self.ready = True
-        self.app.apply_size_classes(self)
+        self.fit()
         self.redraw()
 
     def on_screen_resume(self) -> None:
-        self.app.apply_size_classes(self)
+        self.fit()
 
     def on_resize(self) -> None:
         if self.ready:
-            self.app.apply_size_classes(self)
+            self.fit()
             self.redraw(keep_typed=True)
+
+    def fit(self) -> None:
+        """The layout's size classes, from the terminal's size and whether it draws only ASCII."""
+        w, h = self.app.size
+        for name, on in (("-narrow", w < 100), ("-tiny", w < 60 or h < 20), ("-ascii", self.talk.ascii_only)):
+            if self.has_class(name) != on:  # restyling the tree is costly: only on a real change
+                self.set_class(on, name)
 
     # --- drawing -------------------------------------------------------------
 
@@ -87,10 +82,10 @@ class StepScreen(Screen):
     def redraw(self, keep_typed: bool = True) -> None:
         if not self.ready:
             return
-        st = self.app.state
-        self.query_one(StepsBar).show(st.step, st.reader_register, self.app.ascii_only, self.app.size.width)
+        st = self.talk.state
+        self.query_one(StepsBar).show(st.step, st.reader_register, self.talk.ascii_only, self.app.size.width)
         self.redraw_detected()
-        self.query_one(PreviewPane).show(self.app.render_contract())
+        self.query_one(PreviewPane).show(*self.preview())
         q = flow.current(st)
         if q is not None:
             kind = self.qview.question.kind if self.qview.question else None
@@ -98,10 +93,13 @@ class StepScreen(Screen):
             if kind != q.kind:
                 self.refresh_bindings()  # the footer rebuilds itself: only when the keys that work change
 
+    def preview(self) -> tuple[str, str]:
+        return self.talk.contract(), "contract.md (live)"
+
     def redraw_detected(self) -> None:
         if self.ready:
-            st = self.app.state
-            self.query_one(DetectedPane).show(describe(st.detected, st.script), self.app.pending)
+            st = self.talk.state
+            self.query_one(DetectedPane).show(describe(st.detected, st.script), self.talk.pending)
 
     # --- answering -----------------------------------------------------------
 
@@ -133,7 +131,7 @@ class StepScreen(Screen):
 
     def on_answer_input_joined(self, event: AnswerInput.Joined) -> None:
         event.stop()
-        self.qview.say(say("paste_joined", self.app.state.reader_register, lines=event.lines))
+        self.qview.say(say("paste_joined", self.talk.state.reader_register, lines=event.lines))
 
     def on_answer_input_shortcut(self, event: AnswerInput.Shortcut) -> None:
         event.stop()
@@ -148,11 +146,11 @@ class StepScreen(Screen):
             self.action_digit(int(c))
 
     def submit(self, value: str | list[str]) -> None:
-        state, outcome = flow.answer(self.app.state, value)
+        state, outcome = flow.answer(self.talk.state, value)
         if outcome.error:
             self.qview.say(outcome.error, error=True)
             return
-        self.app.state = state  # at once: the next key answers the next question
+        self.talk.state = state  # at once: the next key answers the next question
         self.post_message(AnswerGiven(outcome))
 
     # --- actions ---------------------------------------------------------------
@@ -173,24 +171,24 @@ class StepScreen(Screen):
             untouched = isinstance(focused, Input) and focused.value == self.qview.prefilled
             return self.can_try() and (not typing or untouched)
         if action == "confirm":
-            return getattr(self, "phase", "") == "confirm" and not typing
+            return self.talk.state.at == "confirm" and not typing
         if action == "copy":
-            return getattr(self, "phase", "") == "done"
+            return self.talk.state.at == "done"
         return True
 
     def can_try(self) -> bool:
         """`t` tries the benchmark at the run question (its proposal) and at step 4 (the run line)."""
         q = self.qview.question if self.is_mounted else None
-        if getattr(self, "phase", "confirm") != "confirm" or q is None:
+        if q is None:
             return False
-        return q.key == "run" and bool(q.default.strip()) or self.STEP == Step.CONFIRM and bool(self.app.state.run)
+        return q.key == "run" and bool(q.default.strip()) or q.key == "confirm" and bool(self.talk.state.run)
 
     def action_try_it(self) -> None:
         if not self.can_try():
             return
         q = self.qview.question
         default = q.default if q is not None else ""
-        run = self.app.state.run if self.STEP == Step.CONFIRM else (self.qview.typed().strip() or default)
+        run = self.talk.state.run if self.STEP == Step.CONFIRM else (self.qview.typed().strip() or default)
         self.post_message(TrialRequested(run))
 
     def action_digit(self, n: int) -> None:
@@ -216,12 +214,12 @@ class StepScreen(Screen):
             self.qview.say(f"{q.help or q.prompt}  (F1: every key)")
 
     def action_back(self) -> None:
-        self.app.state = flow.back(self.app.state)
+        self.talk.state = flow.back(self.talk.state)
         self.post_message(AnswerGiven(flow.Outcome(action="stay")))
 
     def action_switch_register(self) -> None:
-        st = self.app.state
-        self.app.state = st.model_copy(update={"reader_register": "mlsys" if st.reader_register == "algo" else "algo"})
+        st = self.talk.state
+        self.talk.state = st.model_copy(update={"reader_register": "mlsys" if st.reader_register == "algo" else "algo"})
         self.post_message(AnswerGiven(flow.Outcome(action="stay")))
 
     def action_rescan(self) -> None:
@@ -276,7 +274,8 @@ class RulesScreen(StepScreen):
 
 
 class ConfirmScreen(StepScreen):
-    """Step 4: the check result, the confirmation, and the write (with diff and .bak when a contract exists)."""
+    """Step 4: the check result and the confirmation; then the write's questions (the flow's, like every
+    other), with the difference or the written contract in the preview (`Conversation.shown_file`)."""
 
     STEP = Step.CONFIRM
     BINDINGS = [
@@ -286,125 +285,33 @@ class ConfirmScreen(StepScreen):
         Binding("p", "copy('path')", "copy path"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.phase = "confirm"  # confirm, writing, overwrite, path, done
-        self._verdict: tuple[tuple[str, str], Analysis | None, Verdict] | None = None  # (lines, reading, verdict)
-
     def action_confirm(self, value: str) -> None:
         self.submit(value)
 
     def action_copy(self, what: str) -> None:
-        text = wording.CLAUDE if what == "command" else visible(self.app.state.contract_path)
+        text = wording.CLAUDE if what == "command" else visible(self.talk.state.contract_path)
         self.post_message(CopyRequested(text))
         self.qview.say(f"Sent to your clipboard (OSC 52): {text} · if nothing arrived, copy it from here.")
+
+    def preview(self) -> tuple[str, str]:
+        shown = self.talk.shown_file
+        return shown if shown is not None and self.talk.state.at in ("overwrite", "done") else super().preview()
 
     def redraw(self, keep_typed: bool = True) -> None:
         if not self.ready:
             return
-        if self.phase == "confirm":
-            super().redraw(keep_typed)
-            verdict = self.run_verdict()
-            said = [f"line {line}: {m}" for line, m in finish.problems(self.app.render_contract(), verdict)]
-            if said:
-                self.qview.say("check: " + "; ".join(said[:3]), True)
-            else:
-                self.qview.say("check: passes the downstream rules" + (
-                    f"; {verdict.warnings[0]}" if verdict.warnings else ", and the run line fits the job's code")
-                    + " · t: try the run line now")
+        super().redraw(keep_typed)
+        if self.talk.state.at != "confirm":
+            self.refresh_bindings()
             return
-        st = self.app.state
-        self.query_one(StepsBar).show(st.step, st.reader_register, self.app.ascii_only, self.app.size.width)
-        self.redraw_detected()
-        self.refresh_bindings()
-
-    def run_verdict(self) -> Verdict:
-        """The run line held against the job's code, from the reading already done (no script is read
-        here). Kept while the run line, the reading and the contract's place stay the same: the screen
-        redraws on every detection result, and the check looks at files."""
-        st = self.app.state
-        lines = (st.run, st.contract_path)
-        if self._verdict is None or self._verdict[0] != lines or self._verdict[1] is not st.analysis:
-            self._verdict = lines, st.analysis, finish.run_verdict(st, read=False)
-        return self._verdict[2]
-
-    def submit(self, value: str | list[str]) -> None:
-        st = self.app.state
-        r = st.reader_register
-        text = value if isinstance(value, str) else " ".join(value)
-        if self.phase == "writing":
-            return  # an Enter while the file is being written: the outcome is on its way
-        if self.phase == "confirm":
-            super().submit(value)
-        elif self.phase == "overwrite":
-            if text == "overwrite":
-                self.write(overwrite=True)
-            elif text == "other":
-                self.ask_path()
-            else:
-                self.phase = "confirm"
-                self.redraw()
-        elif self.phase == "done":
-            if text == "yes":
-                self.qview.say(git_exclude.add_to_exclude(st) + " · ctrl+q quits.")
-            else:
-                self.qview.say(".git/info/exclude left alone · ctrl+q quits.")
-        elif self.phase == "path":
-            found = contract.placeholder_in(text)
-            if found:
-                self.qview.say(say("placeholder", r, found=found), error=True)
-                return
-            if not text.strip():
-                self.qview.say(say("empty", r), error=True)
-                return
-            self.app.state = st.model_copy(update={"contract_path": self.app.resolve_contract_path(text.strip())})
-            self.post_message(SaveRequested())
-            self.write()
-
-    def write(self, overwrite: bool = False) -> None:
-        """Called by the flow's 'write' action, and again after an overwrite or path answer."""
-        st = self.app.state
-        text = self.app.render_contract()
-        if finish.problems(text, self.run_verdict()):
-            self.phase = "confirm"
-            self.redraw()
-            return
-        self.phase = "writing"
-        self.qview.say(f"writing {visible(st.contract_path)} …")
-        self.post_message(WriteRequested(text, overwrite))
-
-    def on_contract_written(self, msg: ContractWritten) -> None:
-        st = self.app.state
-        r = st.reader_register
-        result, text = msg.result, msg.text
-        if result.written:
-            self.post_message(ContractKept(st.contract_path, msg.wrapper_error))
-        if result.diff is not None:
-            self.phase = "overwrite"
-            self.query_one(PreviewPane).show(result.diff or "(no difference)", "difference with the file on disk")
-            self.qview.ask(Question("overwrite", "choice", say("overwrite", r, path=visible(st.contract_path)), "",
-                                    [Option(say("overwrite_yes", r), "overwrite"),
-                                     Option(say("overwrite_other", r), "other"),
-                                     Option(say("confirm_no", r), "back")], default="overwrite", free_text=False))
-        elif result.error:
-            self.ask_path(say("write_failed", r, path=visible(st.contract_path), reason=result.error))
+        verdict = self.talk.verdict()
+        said = [f"line {line}: {m}" for line, m in finish.problems(self.talk.contract(), verdict)]
+        if said:
+            self.qview.say("check: " + "; ".join(said[:3]), True)
         else:
-            self.phase = "done"
-            self.query_one(PreviewPane).show(text, f"written: {visible(st.contract_path)}")
-            own = git_exclude.own_files(st)
-            options = [Option(say("exclude_no", r), "no"), Option(say("exclude_yes", r, files=", ".join(own)), "yes")]
-            self.qview.ask(Question("done", "choice", self.app.done_message(), "", options if own else [],
-                                    default="no", free_text=False))
-            self.qview.say("ctrl+q quits.")
-        self.refresh_bindings()
-
-    def ask_path(self, error: str = "") -> None:
-        r = self.app.state.reader_register
-        self.phase = "path"
-        self.qview.ask(Question("path", "text", say("other_path", r), "",
-                                default=visible(self.app.state.contract_path)))
-        if error:
-            self.qview.say(error, error=True)
+            self.qview.say("check: passes the downstream rules" + (
+                f"; {verdict.warnings[0]}" if verdict.warnings else ", and the run line fits the job's code")
+                + " · t: try the run line now")
 
 
 SCREENS: dict[Step, type[StepScreen]] = {
