@@ -274,7 +274,7 @@ async def test_resume_says_what_moved_and_follows_head(tmp_path):
 
 
 async def test_keys_screen_palette_jump_and_ascii(tmp_path):
-    from wamf_tui.ui.screens import KeysScreen
+    from wamf_tui.ui.dialogs import KeysScreen
 
     app = demo_app(tmp_path, detect=False)
     app.ascii_only = True

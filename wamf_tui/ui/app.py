@@ -10,19 +10,12 @@ import gc
 import os
 import signal
 import sys
-import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.message import Message
-from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widgets import OptionList
-from textual.widgets.option_list import Option as ListOption
 
 from .. import (
     checkout,
@@ -42,11 +35,13 @@ from .. import (
 from ..analyze import isolated
 from ..analyze.subcommands import called
 from ..detect import SUBJECTS
-from ..detect.isolated import ChildDetection, DetectionFailed
+from ..detect.isolated import ChildDetection
 from ..model import STEP_TITLES, HardwareFacts, InitState, Step, TrialResult
 from ..model import Detected as DetectedFacts
 from ..visible import visible
+from . import workers
 from .conversation import Conversation
+from .dialogs import ResumeScreen
 from .messages import (
     AnalysisReady,
     AnswerGiven,
@@ -63,57 +58,6 @@ from .screens import SCREENS, ConfirmScreen, StepScreen
 from .trial_screen import TrialScreen
 
 GPU_REFRESH_S = 1.0
-
-
-class DaemonThreads(ThreadPoolExecutor):
-    """The loop's executor for thread workers. asyncio waits for its default executor's threads
-    when the app ends, so a call that hangs (the GPU refresh's NVML on a broken node) would hold
-    the exit; these threads are daemons and nobody waits for them."""
-
-    def submit(self, fn, /, *args, **kwargs) -> Future:
-        future: Future = Future()
-
-        def run() -> None:
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn(*args, **kwargs))
-                except BaseException as e:
-                    future.set_exception(e)
-
-        threading.Thread(target=run, name="wamf-worker", daemon=True).start()
-        return future
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        pass
-
-
-class ResumeScreen(ModalScreen[bool]):
-    """Offer to pick up a saved session where it stopped."""
-
-    BINDINGS = [Binding("escape", "dismiss(True)", "resume")]
-
-    def __init__(self, saved: InitState) -> None:
-        super().__init__()
-        self.saved = saved
-
-    def compose(self):
-        step = f"step {int(self.saved.step)} {STEP_TITLES[self.saved.step]}"
-        yield OptionList(
-            ListOption(f"1 Resume at {step} with your {len(self.saved.answered)} answers", id="resume"),
-            ListOption("2 Start over", id="fresh"),
-            id="resume-list",
-        )
-
-    def on_mount(self) -> None:
-        self.query_one(OptionList).border_title = "A saved session exists for this repo"
-
-    def on_key(self, event) -> None:
-        if event.key in ("1", "2"):
-            event.stop()
-            self.dismiss(event.key == "1")
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id == "resume")
 
 
 class WamfApp(App):
@@ -170,7 +114,7 @@ class WamfApp(App):
     def on_mount(self) -> None:
         try:
             loop = asyncio.get_running_loop()
-            loop.set_default_executor(DaemonThreads())
+            loop.set_default_executor(workers.DaemonThreads())
             loop.add_signal_handler(signal.SIGHUP, self._on_hangup)
             loop.add_signal_handler(signal.SIGTERM, self._on_signal)
         except (NotImplementedError, RuntimeError, ValueError):
@@ -274,39 +218,13 @@ class WamfApp(App):
     def _launch_detection(self, run: int) -> None:
         if run != self.detect_run:
             return
-        root = self.state.repo_path
-
-        def work() -> None:
-            """Starting the child (a fork, a temp file for its stderr) happens here, off the event loop."""
-            try:
-                detection = ChildDetection(root)
-            except OSError as e:
-                for subject in SUBJECTS:
-                    failed = DetectionFailed(f"could not start: {e.strerror or e}")
-                    self.post_message(FactsArrived(subject, failed, run))
-                return
-            self.post_message(DetectionStarted(detection, run))
-            for subject, facts in detection:
-                self.post_message(FactsArrived(subject, facts, run))
-
-        self.run_worker(work, thread=True, group="detect")
+        self.run_worker(workers.detection(self, self.state.repo_path, run), thread=True, group="detect")
 
     def on_detection_started(self, msg: DetectionStarted) -> None:
         if msg.run == self.detect_run:
             self.detection = msg.detection  # what the next re-scan stops
         else:  # a re-scan came while this one was starting
             msg.detection.stop()
-
-    def _off_loop(self, job: Callable[[], object], message: Callable[[Any], Message]) -> Callable[[], None]:
-        """A thread worker that runs `job` and posts its result (or the exception) as `message`."""
-        def work() -> None:
-            try:
-                result = job()
-            except Exception as e:  # a detector bug must not take the app down
-                result = e
-            self.post_message(message(result))
-
-        return work
 
     def on_facts_arrived(self, msg: FactsArrived) -> None:
         if msg.run != self.detect_run:
@@ -379,7 +297,7 @@ class WamfApp(App):
             return
         from ..detect.hardware import read_gpus
 
-        self.run_worker(self._off_loop(lambda: read_gpus(hw), GpusRefreshed), thread=True, group="gpu")
+        self.run_worker(workers.posting(self, lambda: read_gpus(hw), GpusRefreshed), thread=True, group="gpu")
 
     def on_gpus_refreshed(self, msg: GpusRefreshed) -> None:
         facts = msg.hardware
@@ -399,8 +317,8 @@ class WamfApp(App):
         self.state = self.state.model_copy(update={"reading": True})
         launch = self.state.launch
         root, command, by = self.state.repo_path, list(launch.args) if launch else [], called(launch)
-        self.run_worker(self._off_loop(lambda: isolated.analyze_in_child(script, root, command, by), AnalysisReady),
-                        thread=True, group="analysis", exclusive=True)
+        work = workers.posting(self, lambda: isolated.analyze_in_child(script, root, command, by), AnalysisReady)
+        self.run_worker(work, thread=True, group="analysis", exclusive=True)
 
     # --- moving between steps ------------------------------------------------
 
@@ -449,14 +367,8 @@ class WamfApp(App):
             self.state = flow.go(self.state, Step.CONFIRM, "confirm")
             self.show_step()
             return
-        state = self.state  # at `writing` (the answer put it there): what was confirmed is what is written
-        self.show_step()
-
-        def work() -> None:
-            result, error = finish.write(state, text, overwrite)
-            self.post_message(ContractWritten(result, text, error))
-
-        self.run_worker(work, thread=True, group="write-contract")
+        self.show_step()  # at `writing` (the answer put it there): what was confirmed is what is written
+        self.run_worker(workers.writing(self, self.state, text, overwrite), thread=True, group="write-contract")
 
     def on_contract_written(self, msg: ContractWritten) -> None:
         result, path = msg.result, visible(self.state.contract_path)

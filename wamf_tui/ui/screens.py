@@ -3,12 +3,11 @@ state, hands answers to the flow, and posts what the app must do; it never calls
 
 from __future__ import annotations
 
-from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Input, OptionList, Static
+from textual.screen import Screen
+from textual.widgets import Input, OptionList
 
 from .. import finish, flow, wording
 from ..detect import describe
@@ -16,6 +15,7 @@ from ..model import Step
 from ..visible import visible
 from ..wording import say
 from .conversation import Conversation
+from .dialogs import KeysScreen
 from .messages import AnswerGiven, CopyRequested, RescanRequested, TrialRequested
 from .widgets import AnswerInput, DetectedPane, KeysFooter, PreviewPane, QuestionView, StepsBar
 
@@ -238,23 +238,6 @@ class StepScreen(Screen):
                 q = self.qview.question
                 if q is not None and q.kind == "choice" and self.focused.value == self.qview.prefilled:
                     self.focused.value = ""  # an earlier own answer, untouched: Enter now takes the option
-
-
-class KeysScreen(ModalScreen[None]):
-    """Every key, in one place (F1)."""
-
-    BINDINGS = [Binding("escape,f1,q", "dismiss", "close")]
-
-    def compose(self) -> ComposeResult:
-        table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column()
-        for key, what in wording.KEYS:
-            table.add_row(key, what)
-        yield Static(table, id="keys")
-
-    def on_mount(self) -> None:
-        self.query_one("#keys").border_title = "keys · Esc closes"
 
 
 class ReaderScreen(StepScreen):
