@@ -551,3 +551,69 @@ def test_an_optimizer_step_makes_a_training_job_and_a_name_elsewhere_gives_no_to
     _, a, rows = changes(tmp_path, files)
     assert a.kind == "training" and a.step_controls and a.step_controls[0].file == "pkg/ckpt.py"
     assert rows[0].what == "total steps cut to 30" and rows[0].how == "WAMF_MAX_STEPS=30 (wrapper)"
+
+
+NEGATED = """\
+import argparse, torch, wandb
+p = argparse.ArgumentParser()
+p.add_argument("--no_wandb", action="store_true")
+p.add_argument("--resume", default="")
+p.add_argument("--distributed", action="store_true")
+p.add_argument("--rank", type=int, default=0)
+args = p.parse_args()
+if not args.no_wandb:
+    wandb.init(project="x")
+for step in range(1000):
+    loss = model(x)
+    loss.backward()
+    opt.step()
+    if not args.resume:
+        torch.save(model, "a.pt")
+    if not args.distributed or (args.distributed and args.rank % 8 == 0):
+        torch.save(model, "b.pt")
+"""
+
+
+def test_a_negated_store_true_is_given_to_switch_off_and_no_flag_of_an_or_is_a_switch(tmp_path):
+    """`if not args.no_wandb:` is off with `--no_wandb` given (leaving it out keeps the tracker on);
+    `not args.resume` and `not a or b` have no single flag that turns them off; a rank's `% 8 == 0` is no step."""
+    root, a, rows = changes(tmp_path, {"train.py": NEGATED})
+    wandb = next(c for c in rows if "wandb" in c.what)
+    assert (wandb.what, wandb.how, wandb.flags) == ("wandb tracker off (train.py:9)", "--no_wandb given",
+                                                    ["--no_wandb"])
+    saves = [c for c in rows if "torch.save" in c.what]
+    assert [c.what for c in saves] == [
+        "torch.save (train.py:15) has no switch: it runs whenever the job reaches it",
+        "torch.save (train.py:17) has no switch: it runs whenever the job reaches it"]
+    assert not any(f.startswith(("--resume", "--distributed", "--rank")) for c in rows for f in c.flags)
+    assert check_run("python train.py " + " ".join(f for c in rows for f in c.flags), root, a).problems == []
+
+
+def test_a_loop_counted_from_past_zero_never_fires_an_interval_at_its_first_step(tmp_path):
+    body = ("import torch\nclass T:\n    def train(self):\n        self.first = self.done + 1\n"
+            "        for self.it in range(self.first, 1000):\n            loss = model(x)\n"
+            "            loss.backward()\n            opt.step()\n"
+            "            if self.it % self.every == 0:\n                torch.save(model, 'a.pt')\n"
+            "        for k in range(1, 9):\n            if k % 4 == 0:\n                torch.save(model, 'b.pt')\n"
+            "        for j in range(0, 9):\n            if j % 4 == 0:\n                torch.save(model, 'c.pt')\n"
+            "T().train()\n")
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    what = {c.what.split(" ")[1].strip("()"): c.what for c in rows if "torch.save" in c.what}
+    assert "at step 0" not in what["train.py:10"] and "at step 0" not in what["train.py:13"]
+    assert "still runs once, at step 0 (j % 4 == 0 is true at 0)" in what["train.py:16"]
+
+
+def test_a_step_in_a_function_without_a_loop_has_its_loop_where_it_is_called(tmp_path):
+    """The DDP tutorial's idiom: `_run_batch` steps once, `_run_epoch` loops over it, `train` calls that per
+    epoch and saves after it: the save comes after training, which the wrapper's cap stops first."""
+    body = ("import torch\nclass Trainer:\n    def _run_batch(self, b):\n        loss = self.model(b)\n"
+            "        loss.backward()\n        self.opt.step()\n    def _run_epoch(self, epoch):\n"
+            "        for b in self.data:\n            self._run_batch(b)\n    def train(self, epochs):\n"
+            "        for epoch in range(epochs):\n            self._run_epoch(epoch)\n"
+            "            if epoch % self.save_every == 0:\n                torch.save(self.model, 'snap.pt')\n"
+            "Trainer().train(10)\n")
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    assert (a.train_loop.start, a.train_loop.end, a.train_scope.start) == (8, 9, 7)
+    save = next(c for c in rows if "torch.save" in c.what)
+    assert save.what == ("torch.save off (train.py:14): it runs after training (the call at line 12 that runs the "
+                         "loop returns), and the step cap stops the job inside it")

@@ -215,6 +215,9 @@ class Anchor(BaseModel):
     text: RepoText = ""
 
 
+GIVEN = "(given)"  # after a store_true flag in `Fact.off_switch`: giving it switches the feature off
+
+
 class Fact(BaseModel):
     name: RepoText
     file: RepoText

@@ -14,7 +14,7 @@ import shlex
 from pathlib import Path
 
 from ..detect.launch import format_command, parse_launch
-from ..model import Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
+from ..model import GIVEN, Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
 from .hydra_config import ENV, cpu_trainers, is_override
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
@@ -40,6 +40,9 @@ def switch_off(flag: str | None, defaults: dict[str, str | None],
         return None
     if ENV.match(flag):  # `WANDB_MODE=disabled`
         return flag, [], [flag]
+    if flag.endswith(f" {GIVEN}"):  # `if not args.no_wandb:`: the store_true flag given turns it off
+        name = flag.removesuffix(f" {GIVEN}")
+        return f"{name} given", [name], []
     if all(is_override(w) and ("=" in w or w.startswith("~")) for w in flag.split(" ")):  # Hydra: `test=false`
         return flag, flag.split(" "), []
     if flag.startswith("--") and " " in flag:  # HF style: "--save_strategy no"
@@ -140,7 +143,8 @@ def still_runs(fact: Fact) -> str | None:
     guard = fact.guard
     if not guard:
         return None
-    if not fact.counted and re.search(r"%\s*[\w.\[\]'\"]+\s*==\s*0", guard) \
+    if not fact.counted and re.search(r"(?<![\w.])(?![\w.]*(rank|gpu|device|world|node|proc|worker))[\w.\[\]'\"]+\s*"
+                                      r"%\s*[\w.\[\]'\"]+\s*==\s*0", guard) \
             and not re.search(r"(>|!=)\s*0|\b(and|or)\b.*>", guard):
         return f"still runs once, at step 0 ({guard} is true at 0)"
     if re.search(r"\blast\b|last_step|is_last|==\s*(max|total|num)_\w*(\s*-\s*1)?\b", guard):
@@ -279,7 +283,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                           f"benchmark's {steps}; {checkpoint_price(a, c.off_switch)}"))
             continue
         how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
-        end = _after_loop(a, c) if not off and not still_runs(c) else None
+        # after the loop, its guard counts epochs or the end, never steps: the loop must end first
+        end = _after_loop(a, c) if not off else None
         if end and wrapper_cap:  # the cap stops the job inside the loop: the save after it never comes
             changes.append(BenchmarkChange(
                 what=f"{c.name} off ({c.file}:{c.line}): it runs after {end}, "
@@ -289,7 +294,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                           f"wrapper's step cap stops first; {checkpoint_price(a, c.off_switch)}"))
             continue
         # no switch of its own: it writes whenever the job reaches it (into the run folder, at best)
-        still = still_runs(c) or (f"runs once, after {end}" if end else None) \
+        still = (f"runs once, after {end}" if end else None) or still_runs(c) \
             or (None if off else "has no switch: it runs whenever the job reaches it")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..checkout import find_root
 from ..files import digest, read_regular
-from ..model import Analysis, Anchor, Fact, Need, Required, Span, StepControl
+from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..visible import gated
 from .constants import fixed_constants
 from .frameworks import hf_arguments, lightning_cli, signature_flags
@@ -153,6 +153,7 @@ class _Reader(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # `import torch as th`: th -> torch
         self.consts: dict[str, object] = {}  # names the module fixes to a literal (`analyze.constants`)
         self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
+        self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
 
         self._dispatch = {
             ast.If: self.visit_If, ast.Import: self.visit_Import, ast.ImportFrom: self.visit_ImportFrom,
@@ -274,25 +275,34 @@ class _Reader(ast.NodeVisitor):
 
     def guard(self) -> str | None:
         """The flag that switches the current statement on, read from the enclosing `if` (in a Hydra app,
-        `if cfg.get("test"):` is switched off by the override `test=false`)."""
+        `if cfg.get("test"):` is switched off by the override `test=false`). Only a condition that needs the
+        flag can be switched off by it: `if not args.no_wandb:` is off with `--no-wandb` given (said
+        `--no-wandb (given)`), and no single flag of `if not args.a or args.b:` is its switch."""
         key = self.hydra_key(self.guards[-1]) if self.guards else None
         if key:
             return f"{key}=false"
         first = None  # a name that is no setting (a step counter, a local): only when nothing better is found
         for test in reversed(self.guards):
-            for n in ast.walk(test):
-                name = None
-                if isinstance(n, ast.Attribute) and _dotted(n.value) in (
-                        "args", "cfg", "config", "opt", "opts", "self.args", "hparams", "training_args",
-                        "FLAGS", "flags.FLAGS"):  # absl's flag values
-                    name = n.attr
-                elif isinstance(n, ast.Name) and n.id not in ("step", "iter_num", "epoch", "i", "True", "False"):
-                    name = n.id
-                if name:
+            for part in _conjuncts(test):
+                negated = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not) else None
+                needed = negated is None and not (isinstance(part, ast.BoolOp) and isinstance(part.op, ast.Or))
+                for n in ast.walk(part):
+                    name = None
+                    if isinstance(n, ast.Attribute) and _dotted(n.value) in (
+                            "args", "cfg", "config", "opt", "opts", "self.args", "hparams", "training_args",
+                            "FLAGS", "flags.FLAGS"):  # absl's flag values
+                        name = n.attr
+                    elif isinstance(n, ast.Name) and n.id not in ("step", "iter_num", "epoch", "i", "True", "False"):
+                        name = n.id
+                    if not name:
+                        continue
                     flag = self.flag_for(name)
-                    if flag in self.r.flags or flag.endswith("=...") and name in self.r.module_globals:
+                    if not (flag in self.r.flags or flag.endswith("=...") and name in self.r.module_globals):
+                        first = first or flag
+                    elif needed:
                         return flag
-                    first = first or flag
+                    elif n is negated and self.r.flags.get(flag) == "False":  # a store_true that turns it off
+                        return f"{flag} {GIVEN}"
         return first
 
     def flag_for(self, dest: str) -> str:
@@ -367,12 +377,21 @@ class _Reader(ast.NodeVisitor):
                                                        if t in said}
         found = False
         for x, _ in _interval(test):
-            ahead = isinstance(x, ast.BinOp) and isinstance(x.op, ast.Add) \
-                and isinstance(x.right, ast.Constant) and isinstance(x.right.value, int) and x.right.value > 0
-            if not (ahead or ast.unparse(x) in counted):
+            if not (_ahead(x) or ast.unparse(x) in counted or self.starts_past_zero(x)):
                 return False
             found = True
         return found
+
+    def starts_past_zero(self, x: ast.expr) -> bool:
+        """`x` is the counter of an enclosing `for x in range(start, ...)` whose start is past 0: a positive
+        number, `n + 1`, or a name set to one before (`self.first = self.last_step + 1`)."""
+        said = ast.unparse(x)
+        for loop in self.counters:
+            if isinstance(loop, ast.For) and ast.unparse(loop.target) == said and isinstance(loop.iter, ast.Call) \
+                    and _dotted(loop.iter.func) == "range" and len(loop.iter.args) >= 2:
+                start = loop.iter.args[0]
+                return _ahead(start) or ast.unparse(start) in self.ahead
+        return False
 
     def visit_Import(self, node: ast.Import) -> None:
         self.imports += _imported(node, self.rel)
@@ -477,6 +496,8 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         targets = node.targets
+        if len(targets) == 1 and _ahead(node.value):
+            self.ahead.add(ast.unparse(targets[0]))
         names = [n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple | ast.List) else (t,))
                  if isinstance(n, ast.Name)]
         callee = _dotted(node.value.func) if isinstance(node.value, ast.Call) else ""
@@ -893,6 +914,13 @@ def _mentioned(paths: list[Path], done: set[Path], root: Path) -> set[str] | Non
 def _conjuncts(test: ast.expr) -> list[ast.expr]:
     """The parts of `a and b and c`, all of which hold when it does."""
     return test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+
+
+def _ahead(x: ast.expr) -> bool:
+    """A value past 0 by its form: a positive whole number, or `something + n`."""
+    if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Add):
+        x = x.right
+    return isinstance(x, ast.Constant) and type(x.value) is int and x.value > 0
 
 
 def _counts_up(node: ast.AugAssign) -> bool:

@@ -105,10 +105,10 @@ def find_step(tree: ast.Module, rel: str) -> list[Anchor] | None:
     return None
 
 
-def loop_of(tree: ast.Module, line: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
+def loop_of(tree: ast.Module, line: int, up: int = 2) -> tuple[tuple[int, int], tuple[int, int]] | None:
     """((start, end) of the outermost loop around `line` in its function, (start, end) of that function, or
-    of the module, cut before its next loop); None when no loop of that function holds it (the loop is in a
-    caller)."""
+    of the module, cut before its next loop). A function with no loop around the line (a `_run_batch` that
+    one step) is looked for where the module calls it, `up` callers deep; None when no loop is found."""
     scope: ast.AST = tree
     for node in ast.walk(tree):  # the innermost function holding the line
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno <= line <= (
@@ -117,7 +117,12 @@ def loop_of(tree: ast.Module, line: int) -> tuple[tuple[int, int], tuple[int, in
     loops = [n for n in _own_nodes(scope) if isinstance(n, ast.For | ast.AsyncFor | ast.While)
              and n.lineno <= line <= (n.end_lineno or 0)]
     if not loops:
-        return None
+        if not up or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            return None
+        name, inside = scope.name, (scope.lineno, scope.end_lineno or scope.lineno)
+        calls = (n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and not inside[0] <= n.lineno <= inside[1]
+                 and (n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", None)) == name)
+        return next((found for call in calls if (found := loop_of(tree, call, up - 1))), None)
     outer = min(loops, key=lambda n: n.lineno)
     end = outer.end_lineno or outer.lineno
     last = getattr(scope, "end_lineno", None) or (tree.body[-1].end_lineno if tree.body else None) or line
