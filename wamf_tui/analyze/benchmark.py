@@ -71,7 +71,9 @@ def _named_as_in(switch: str | None, args: list[str] | tuple[str, ...]) -> str |
     return switch
 
 
-NOT_EVALS = re.compile(r"split|args|config|schema|backend|tool|input|^_", re.I)
+# a check of settings, types or keys (`validate_expected_param_dtype`), or a predicate (`should_validate`): no eval
+NOT_EVALS = re.compile(r"split|args|config|schema|backend|tool|input|^_|dtype|param|missing|unexpected|keys|shape"
+                       r"|^(should|is|can|has)_", re.I)
 
 
 def _step_files(a: Analysis) -> set[str]:
@@ -81,7 +83,8 @@ def _step_files(a: Analysis) -> set[str]:
 
 def _job_evals(a: Analysis) -> list[Fact]:
     """Evaluation passes the job runs: in its own entry or where its training step is, one row a name.
-    Not `train_test_split`, `validate_args` or a library's `_validate_*` helper in a module it imports."""
+    Not `train_test_split`, `validate_args`, a check of dtypes or keys, `should_validate`, or a library's
+    `_validate_*` helper in a module it imports."""
     step_files = _step_files(a)
     seen: set[str] = set()
     kept = []
