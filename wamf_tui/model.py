@@ -228,6 +228,7 @@ class Fact(BaseModel):
     dead: RepoText | None = None  # why it never runs: a condition the code fixes false (`args.save is False`)
     every: int | None = None  # the interval the code fixes (`step % 1000 == 0`, counted): first at that step
     unset: RepoText | None = None  # a flag its condition needs set (`if args.save_dir:`, default None): off without it
+    config_off: RepoText | None = None  # why the YAML file the command names leaves it off ("x is not set in a.yml")
 
 
 class StepControl(BaseModel):

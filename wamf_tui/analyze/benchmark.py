@@ -125,7 +125,11 @@ def _after_loop(a: Analysis, fact: Fact) -> str | None:
 
 def _left_out(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> str | None:
     """How a feature is off when its condition needs a flag the command does not give (`if args.save_dir:`,
-    `--save_dir` default None): the flag stays out of the run line. None when the command gives it."""
+    `--save_dir` default None): the flag stays out of the run line; or a key the YAML file the command names
+    leaves unset (`elif cfg.hub_model_id:`): the file stays as it is. None when the command gives it."""
+    if fact.config_off and not any(fact.config_off.split(" ")[0].split(".")[-1] in w for w in args
+                                   if not w.endswith((".yml", ".yaml"))):
+        return fact.config_off
     if fact.unset is None or any(w.split("=")[0] == fact.unset for w in args):
         return None
     return f"{fact.unset} left out (default {a.flags.get(fact.unset) or 'None'})"
@@ -253,7 +257,9 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     for t in a.trackers:
         # a tracker's own variable only (WANDB_MODE for wandb, ...): never one that controls another tracker
         var = TRACKER_ENV.get(t.name)
-        off = switch_off(t.off_switch, a.flags, a.off_values) or ((var, [], [var]) if var else None)
+        left = _left_out(t, a, args)
+        off = switch_off(t.off_switch, a.flags, a.off_values) or ((left, [], []) if left else None) \
+            or ((var, [], [var]) if var else None)
         # under a condition no switch of the job's is known for (`if config.enable_tensorboard:`): it logs when
         # that holds, which the code may or may not make so; never said to log in every run
         when = f"when {t.guard} holds" if t.guard and not off else "in every run"
@@ -339,7 +345,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         if u in far:
             continue
         own = u.off_switch if u.off_switch and u.off_switch.startswith("--") else None
-        off = switch_off(own, a.flags, a.off_values)
+        left = _left_out(u, a, args)
+        off = switch_off(own, a.flags, a.off_values) or ((left, [], []) if left else None)
         how, flags, env = off or (f"{u.name} stays on (limitation: only a code edit stops it)", [], [])
         what = f"{u.name} off ({u.file}:{u.line})" if off is not None else \
             f"{u.name} ({u.file}:{u.line}) has no switch: it runs whenever the job reaches it"

@@ -20,6 +20,7 @@ from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..visible import gated
+from .config_file import leaves_off, named_files
 from .constants import fixed_constants
 from .frameworks import hf_arguments, lightning_cli, signature_flags
 from .hydra_config import add_switches, compose
@@ -124,7 +125,7 @@ def _const(node: ast.AST | None) -> str | None:
 
 
 class _Reader(ast.NodeVisitor):
-    def __init__(self, result: Analysis, rel: str) -> None:
+    def __init__(self, result: Analysis, rel: str, defaults: dict[str, object] | None = None) -> None:
         self.r = result
         self.rel = rel
         self.guards: list[ast.expr] = []
@@ -154,6 +155,7 @@ class _Reader(ast.NodeVisitor):
         self.consts: dict[str, object] = {}  # names the module fixes to a literal (`analyze.constants`)
         self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
         self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
+        self.defaults = defaults if defaults is not None else {}  # class fields' defaults, all modules read
 
         self._dispatch = {
             ast.If: self.visit_If, ast.Import: self.visit_Import, ast.ImportFrom: self.visit_ImportFrom,
@@ -454,6 +456,9 @@ class _Reader(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.classes.append((node.name, [_dotted(b) for b in node.bases]))
+        for stmt in node.body:  # a config class's field defaults: a key a YAML file leaves out takes its default
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+                self.defaults.setdefault(stmt.target.id, _field_default(stmt.value))
         self.generic_visit(node)
         self.classes.pop()
 
@@ -916,6 +921,17 @@ def _conjuncts(test: ast.expr) -> list[ast.expr]:
     return test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
 
 
+def _field_default(value: ast.expr) -> object:
+    """A class field's default: `x: bool = True`, `field(default=None)`, `Field(None, ...)`; True (something)
+    for anything the reading cannot tell, so a key left out is never said to be unset."""
+    if isinstance(value, ast.Call):
+        given = next((k.value for k in value.keywords if k.arg == "default"), None)
+        if given is None and value.args and _dotted(value.func).split(".")[-1] == "Field":
+            given = value.args[0]
+        value = given if given is not None else value
+    return value.value if isinstance(value, ast.Constant) else True
+
+
 def _ahead(x: ast.expr) -> bool:
     """A value past 0 by its form: a positive whole number, or `something + n`."""
     if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Add):
@@ -1056,6 +1072,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     modules: list[ModuleDefs] = []  # each parsed module's functions: which of them the job reaches
     beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
     helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]] = []  # each module's calls of its own functions
+    defaults: dict[str, object] = {}  # config class fields' defaults (`save_final_state: bool = True`)
     whole = True  # every module read parsed: the walk can tell what is never reached
     roots = {called[1]} if called else set()  # what calls in from outside the code (a dispatcher, a config)
     while queue:
@@ -1085,7 +1102,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if why and depth == 0 and "not UTF-8" not in why:
             result.partial = True
         modules.append(summarize(tree, rel, depth == 0))
-        reader = _Reader(result, rel)
+        reader = _Reader(result, rel, defaults)
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.consts = fixed_constants(tree, text)
         try:
@@ -1161,6 +1178,11 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     result.train_calls = train_calls(result, helpers)
     for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
         setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])
+    files = named_files(root, script.parent, command)
+    for f in (f for kind in ("checkpoints", "evals", "uploads", "trackers") for f in getattr(result, kind)):
+        f.config_off = leaves_off(f, files, defaults)
+    for name, _ in files:  # a changed config file is read again, like a changed script
+        result.digests.setdefault(name, digest(root / name))
     mentioned = _mentioned(beyond, done, root) if whole else None
     if mentioned is not None:
         drop_unreached(result, modules, roots | mentioned)

@@ -1,0 +1,71 @@
+"""What the YAML file a command names leaves off, read as data (yaml.safe_load), never run."""
+
+from __future__ import annotations
+
+from conftest import make_repo
+
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.benchmark import propose
+
+TRAIN = """\
+import sys, yaml, torch
+from dataclasses import dataclass
+
+@dataclass
+class Checkpoints:
+    save_final: bool = True
+    save_first: bool = False
+
+cfg = load(sys.argv[1])
+for step in range(1000):
+    loss = model(x)
+    loss.backward()
+    opt.step()
+if cfg.hub_model_id:
+    push_to_hub(cfg.hub_model_id)
+if cfg.checkpoints.save_final:
+    torch.save(model, "final.pt")
+if cfg.checkpoints.save_first:
+    torch.save(model, "first.pt")
+if cfg.eval_every and step % 10 == 0:
+    evaluate(model)
+if cfg.keep or cfg.other:
+    torch.save(model, "either.pt")
+"""
+
+
+def rows(tmp_path, yaml_text: str, command: list[str]):
+    root = make_repo(tmp_path / f"job{len(list(tmp_path.glob('job*')))}",
+                     {"train.py": TRAIN, "configs/a.yml": yaml_text})
+    a = analyze_script(root / "train.py", root, command)
+    return a, {c.what.split(" (")[0].split(" off")[0]: c for c in propose(a, 30, "speed", command)}
+
+
+def test_a_key_the_named_file_leaves_out_or_sets_false_is_off(tmp_path):
+    a, by = rows(tmp_path, "checkpoints:\n  save_first: false\neval_every: 0\n", ["configs/a.yml"])
+    assert by["push_to_hub"].what == "push_to_hub off (train.py:15)"
+    assert by["push_to_hub"].how == "hub_model_id is not set in configs/a.yml"
+    first = next(c for c in a.checkpoints if c.line == 19)
+    assert first.config_off == "checkpoints.save_first is False in configs/a.yml"
+    assert by["eval evaluate"].how == "eval_every is 0 in configs/a.yml"
+    # a dataclass's default True: left out of the file, it still runs; an `or` has no single key
+    assert next(c for c in a.checkpoints if c.line == 17).config_off is None
+    assert next(c for c in a.checkpoints if c.line == 23).config_off is None
+    assert "configs/a.yml" in a.digests  # edited later, the reading is done again
+
+
+def test_nothing_is_claimed_when_the_file_sets_the_key_the_command_overrides_it_or_no_file_is_named(tmp_path):
+    a, _ = rows(tmp_path, "hub_model_id: me/model\ncheckpoints: {}\n", ["configs/a.yml"])
+    assert next(u for u in a.uploads).config_off is None
+    a, by = rows(tmp_path, "checkpoints: {}\n", ["configs/a.yml", "--hub_model_id=me/m"])
+    assert by["push_to_hub"].how != "hub_model_id is not set in configs/a.yml"
+    (tmp_path / "outside.yml").write_text("checkpoints: {}\n")  # beside the repo, not in it
+    for command in ([], ["configs/missing.yml"], ["../outside.yml"]):
+        a, _ = rows(tmp_path, "checkpoints: {}\n", command)
+        assert all(f.config_off is None for f in a.uploads + a.checkpoints), command
+
+
+def test_a_file_that_is_no_mapping_or_no_yaml_is_ignored(tmp_path):
+    for text in ("- a\n- b\n", "key: [unclosed\n", "!!python/object/apply:os.system ['echo hi']\n"):
+        a, _ = rows(tmp_path, text, ["configs/a.yml"])
+        assert all(f.config_off is None for f in a.uploads + a.checkpoints), text

@@ -1,0 +1,95 @@
+"""What the job's own YAML config file leaves off: `elif cfg.hub_model_id: trainer.push_to_hub()` never
+runs when the file the command names does not set `hub_model_id`.
+
+Only a file the command names (`axolotl train examples/lora.yml`, `--config-file x.yaml`) counts: the run
+line keeps it, so the benchmark reads the same file. It is parsed with `yaml.safe_load`, which builds plain
+data and runs nothing. Only a condition that needs the key (a conjunct of an `and` chain, or `is not None`)
+on a config object (`cfg.x`, `self.config.a.b`) is read, and only where the file holds the key's parent.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..files import read_regular
+from ..model import Fact
+
+LIMIT = 1 << 20  # a config file, not a data file
+BASES = ("cfg", "config", "conf", "self.cfg", "self.config", "self.conf")
+
+
+def named_files(root: Path, here: Path, command: Sequence[str]) -> list[tuple[str, dict]]:
+    """(its path in the repo, its mapping) for each YAML file in the repo the command names that reads as one
+    (relative to the repo's root, else to the script's folder)."""
+    found = []
+    top = root.resolve()
+    for word in command:
+        value = word.partition("=")[2] if word.startswith("-") else word
+        if not value.endswith((".yml", ".yaml")):
+            continue
+        for base in (root, here):
+            path = (base / value).resolve()
+            if path.is_file() and path.is_relative_to(top):
+                data = _load(path)
+                if isinstance(data, dict):
+                    found.append((path.relative_to(top).as_posix(), data))
+                break
+    return found
+
+
+def _load(path: Path) -> object:
+    import yaml  # only when a command names a YAML file
+
+    try:
+        return yaml.safe_load(read_regular(path, LIMIT).decode("utf-8", "replace"))
+    except (OSError, yaml.YAMLError, RecursionError):
+        return None
+
+
+def _needed(guard: str) -> list[list[str]]:
+    """The key paths a guard needs set: `cfg.a and x` -> [["a"]]; `self.config.b.c is not None` -> [["b", "c"]]."""
+    try:
+        test = ast.parse(guard, mode="eval").body
+    except SyntaxError:  # a guard cut short in the reading: nothing is claimed
+        return []
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    paths = []
+    for part in parts:
+        if isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.IsNot) \
+                and isinstance(part.comparators[0], ast.Constant) and part.comparators[0].value is None:
+            part = part.left
+        chain: list[str] = []
+        while isinstance(part, ast.Attribute):
+            chain.insert(0, part.attr)
+            part = part.value
+            dotted = ast.unparse(part)
+            if dotted in BASES and chain:
+                paths.append(chain)
+                break
+    return paths
+
+
+def leaves_off(fact: Fact, files: list[tuple[str, dict]], defaults: dict[str, object]) -> str | None:
+    """Why the command's config file leaves `fact` off ("hub_model_id is not set in x.yml"), else None.
+    A key the file leaves out takes the default a config class of the code gives it (`save_final_state:
+    bool = True` keeps it on); with no such field, it reads as unset."""
+    if not fact.guard or not files:
+        return None
+    for path in _needed(fact.guard):
+        for name, data in files:
+            node: object = data
+            for key in path[:-1]:
+                node = node.get(key) if isinstance(node, dict) else None
+            if not isinstance(node, dict):
+                continue  # the file does not hold this part of the config: nothing known
+            key = ".".join(path)
+            if path[-1] not in node:
+                default = defaults.get(path[-1])
+                if default in (None, False, 0, ""):
+                    return f"{key} is not set in {name}" + (f" (default {default!r})" if path[-1] in defaults else "")
+                continue
+            if node[path[-1]] in (None, False, 0, "", [], {}):
+                return f"{key} is {node[path[-1]]!r} in {name}"
+    return None
