@@ -618,3 +618,20 @@ def test_a_step_in_a_function_without_a_loop_has_its_loop_where_it_is_called(tmp
     save = next(c for c in rows if "torch.save" in c.what)
     assert save.what == ("torch.save off (train.py:14): it runs after training (the call at line 12 that runs the "
                          "loop returns), and the step cap stops the job inside it")
+
+
+def test_a_save_after_a_library_trainers_train_call_runs_once_after_training(tmp_path):
+    """`trainer.train()` runs the library's whole loop: the saves after it in the same function run once, at the
+    end; one in another function is no such thing."""
+    body = HF_JOB.replace("    trainer.train()\n", "    trainer.save_model('early')\n    trainer.train()\n"
+                          "    trainer.save_state()\n    trainer.save_model(training_args.output_dir)\n") \
+        + "\ndef later():\n    trainer.save_model('x')\nlater()\n"
+    _, a, rows = changes(tmp_path, {"train.py": body})
+    line = next(n for n, text in enumerate(body.splitlines(), 1) if text == "    trainer.train()")
+    said = {c.what.split(" (")[1].split(")")[0]: c.what for c in rows
+            if c.what.startswith(("save_model", "save_state"))}
+    after = f"runs once, after training (the call at line {line} that runs the loop returns)"
+    assert said[f"train.py:{line + 1}"] == f"save_state (train.py:{line + 1}) {after}"
+    assert said[f"train.py:{line + 2}"] == f"save_model (train.py:{line + 2}) {after}"
+    assert "after training" not in said[f"train.py:{line - 1}"]  # before the loop
+    assert "after training" not in said[f"train.py:{len(body.splitlines()) - 1}"]  # in another function

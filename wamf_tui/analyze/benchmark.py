@@ -112,12 +112,11 @@ def _by_hand(a: Analysis) -> bool:
 
 def _after_loop(a: Analysis, fact: Fact) -> str | None:
     """Where training ends when `fact` comes after it: after the loop in the same function, or after a
-    call of that function in its caller (`train(...)`, then `save(...)`). It runs once, when training is
-    done. None otherwise (inside the loop, before it, or elsewhere)."""
+    call of that function in its caller (`train(...)`, then `save(...)`), or after a library trainer's
+    `trainer.train()` / `.fit()`. It runs once, when training is done. None otherwise (inside the loop,
+    before it, or elsewhere)."""
     loop, scope = a.train_loop, a.train_scope
-    if loop is None or scope is None:
-        return None
-    if fact.file == loop.file and loop.end < fact.line <= scope.end:
+    if loop is not None and scope is not None and fact.file == loop.file and loop.end < fact.line <= scope.end:
         return f"the training loop (ends at line {loop.end})"
     call = next((c for c in a.train_calls if c.file == fact.file and c.start < fact.line <= c.end), None)
     return f"training (the call at line {call.start} that runs the loop returns)" if call else None

@@ -155,6 +155,7 @@ class _Reader(ast.NodeVisitor):
         self.consts: dict[str, object] = {}  # names the module fixes to a literal (`analyze.constants`)
         self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
         self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
+        self.fits: list[int] = []  # `trainer.train()`, `trainer.fit(model)`: a library's whole training loop
         self.defaults = defaults if defaults is not None else {}  # class fields' defaults, all modules read
 
         self._dispatch = {
@@ -613,6 +614,7 @@ class _Reader(ast.NodeVisitor):
             self.trainer_built = self.trainer_built or f"{self.rel}:{node.lineno}"
         if last == "fit" or last == "train" and name.endswith("trainer.train"):
             self.r.kind = "training"
+            self.fits.append(node.lineno)  # the library's loop runs in this call: what follows it runs after
             if last == "train" and self.trainer_built:  # the library runs the loop: read it from its log
                 hook = f"{HF_HOOK}, attached to the Trainer built at {self.trainer_built}"
                 for role in ("loss", "grad_clip"):
@@ -1073,6 +1075,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
     helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]] = []  # each module's calls of its own functions
     defaults: dict[str, object] = {}  # config class fields' defaults (`save_final_state: bool = True`)
+    fits: list[Span] = []  # each `trainer.train()` / `.fit()` call, to the end of its function
     whole = True  # every module read parsed: the walk can tell what is never reached
     roots = {called[1]} if called else set()  # what calls in from outside the code (a dispatcher, a config)
     while queue:
@@ -1109,6 +1112,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             reader.hydra_main(tree)
             reader.visit(tree)
             helpers.append((modules[-1], reader.sites))
+            fits += [Span(file=rel, start=n, end=c.end if (c := modules[-1].innermost(n)) else 10**9)
+                     for n in reader.fits]
         except RecursionError:
             result.partial = True
             result.notes.append(f"{rel}: nested too deeply; facts may be missing")
@@ -1175,7 +1180,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                           and a.file == backward] + step
     for module, sites in helpers:
         lift_to_callers(result, module, sites)
-    result.train_calls = train_calls(result, helpers)
+    result.train_calls = train_calls(result, helpers) + fits
     for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
         setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])
     files = named_files(root, script.parent, command)
