@@ -635,3 +635,35 @@ def test_a_save_after_a_library_trainers_train_call_runs_once_after_training(tmp
     assert said[f"train.py:{line + 2}"] == f"save_model (train.py:{line + 2}) {after}"
     assert "after training" not in said[f"train.py:{line - 1}"]  # before the loop
     assert "after training" not in said[f"train.py:{len(body.splitlines()) - 1}"]  # in another function
+
+
+MICRO = """\
+import torch
+class Loop:
+    def forward_backward(self, batch):
+        for i in range(0, len(batch), self.micro):
+            loss = self.model(batch[i])
+            loss.backward()
+    def optimize(self):
+        self.opt.step()
+    def run_step(self, batch):
+        self.forward_backward(batch)
+        self.optimize()
+    def run_loop(self):
+        while True:
+            self.run_step(next(self.data))
+        torch.save(self.model, "last.pt")
+Loop().run_loop()
+"""
+
+
+def test_a_micro_batch_loop_is_not_the_training_loop(tmp_path):
+    """improved-diffusion's idiom: the backward sits in a loop over micro-batches, stepped in a sibling method;
+    the training loop is the caller's caller's. With no such caller, the micro-batch loop is all there is."""
+    _, a, rows = changes(tmp_path, {"train.py": MICRO})
+    assert (a.train_loop.start, a.train_loop.end, a.train_scope.start) == (13, 14, 12)
+    save = next(c for c in rows if "torch.save" in c.what)
+    assert save.what.startswith("torch.save off (train.py:15): it runs after the training loop (ends at line 14)")
+    alone = MICRO.replace("            self.run_step(next(self.data))\n", "            pass\n")
+    _, a, _ = changes(tmp_path / "alone", {"train.py": alone})
+    assert (a.train_loop.start, a.train_loop.end) == (4, 6)
