@@ -312,3 +312,88 @@ def test_the_detected_pane_follows_the_chosen_script():
     rows = [text for label, text in describe(d) if label == "script" or text.endswith(".py") or "more" in text]
     assert rows == ["s0.py", "s1.py", "s2.py", "2 more in the job question"]
     assert describe(d, "s4.py")[0] == ("script", "s4.py  (chosen)")
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({}, None),
+    ({"Makefile": "build:\n\tcc\n"}, None),  # no test target
+    ({"Makefile": "test:\n\tpytest\n", "noxfile.py": ""}, "make test"),
+    ({"noxfile.py": "", "tox.ini": "[testenv]\n"}, "nox"),
+    ({"tox.ini": "[testenv]\ncommands = pytest\n", "pytest.ini": ""}, "tox"),
+    ({"tox.ini": "[flake8]\n"}, None),  # tox.ini without an environment: no tox
+    ({"tox.ini": "[pytest]\n"}, "pytest"),
+    ({"pyproject.toml": "[tool.pytest.ini_options]\n"}, "pytest"),
+    ({"pytest.ini": "[pytest]\n"}, "pytest"),
+    ({"setup.cfg": "[tool:pytest]\n"}, "pytest"),
+    ({"setup.cfg": "[metadata]\n", "test/t.py": ""}, "pytest test"),
+    ({"tests/t.py": "", "test/t.py": ""}, "pytest tests"),
+])
+def test_the_test_command_a_maintainer_would_reach_for(tmp_path, files, expected):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert find_test_command(tmp_path) == expected
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("from research.core import probe\n",
+     "research.core.probe (already imported in train.py; switched on with PROBE=1)"),
+    ("from tools import parity\n",
+     "tools.parity (already imported in train.py; switched on with PARITY=1 PARITY_OUT=records.jsonl)"),
+    ("import mylib.parity\n",
+     "mylib.parity (already imported in train.py; switched on with PARITY=1 PARITY_OUT=records.jsonl)"),
+    ("from a import b, probe\n", "a.probe (already imported in train.py; switched on with PROBE=1)"),
+    ("import probes\nfrom x import probe_utils\n", None),  # other names: no recorder
+])
+def test_a_recorder_the_job_already_imports_and_how_it_is_switched_on(tmp_path, source, expected):
+    (tmp_path / "train.py").write_text(source)
+    (tmp_path / "notes.txt").write_text("from research.core import probe\n")  # not Python: not read
+    assert find_recorder(tmp_path, ["notes.txt", "train.py"]) == expected
+
+
+@pytest.mark.parametrize("where", ["probe", "parity", "tools/probe", "src/probe", "parity.py"])
+def test_a_recorder_folder_or_module_the_repo_ships(tmp_path, where):
+    path = tmp_path / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("") if where.endswith(".py") else path.mkdir()
+    assert find_recorder(tmp_path, []) == (f"{where.removesuffix('.py')} (the repo's own recorder; switched on "
+                                           "as its module says, e.g. PROBE=1)")
+
+
+RANKED = {
+    "README.md": "Train:\n\n```\ntorchrun --nproc_per_node=8 train.py --lr 1\n```\n",
+    "train.py": "import torch\nloss.backward()\nif __name__ == '__main__':\n    main()\n",
+    "generate.py": "import torch\nif __name__ == '__main__':\n    sample()\n",
+    "examples/sub/README.md": "```\npython run.py --x 1\n```\n",
+    "examples/sub/run.py": "import torch\nopt.zero_grad()\nloss.backward()\n",
+    "scripts/launch.py": "from pkg.train_util import loop\nif __name__ == '__main__':\n    loop()\n",
+    "pkg/__init__.py": "",
+    "pkg/train_util.py": "import torch\ndef loop():\n    loss.backward()\n",
+    "pkg/cli.py": "def main():\n    pass\n",
+    "setup.py": "setup(entry_points={'console_scripts': ['mytrain=pkg.cli:main']})\n",
+    "docs/usage.rst": "Run::\n\n    python scripts/launch.py --fast\n",
+    "tests/test_train.py": "import torch\nloss.backward()\n",
+    ".gitignore": "ignored/\n",
+}
+
+
+def test_scripts_are_ranked_by_what_trains_and_where_the_repo_launches_them(tmp_path):
+    root = make_repo(tmp_path / "r", RANKED)
+    (root / "untracked.py").write_text("import torch\nloss.backward()\n")  # not ignored: a candidate too
+    (root / "ignored").mkdir()
+    (root / "ignored" / "train.py").write_text("import torch\nloss.backward()\n")
+    scan = scan_scripts(root)
+    assert scan.folders == ["docs/", "examples/", "pkg/", "scripts/", "tests/"]
+    assert scan.consoles == {"mytrain": "pkg.cli:main"}
+    by = {c.path: c for c in scan.candidates}
+    assert "ignored/train.py" not in by and "untracked.py" in by
+    # entry name 5, torch 4, __main__ 2, trains 6, launched 6, the repo's own README 3
+    assert by["train.py"].score == 26 and scan.candidates[0].path == "train.py"
+    assert by["train.py"].launch.launcher == "torchrun" and by["train.py"].launch.nproc_per_node == 8
+    run = by["examples/sub/run.py"]  # its README's folder is where it runs
+    assert run.launch.cwd == "examples/sub" and "launched in examples/sub/README.md:2" in run.reasons
+    launch = by["scripts/launch.py"]  # its loop lives in the package it imports; the .rst launches it
+    assert "trains (in pkg/train_util.py)" in launch.reasons and launch.launch.source == "docs/usage.rst:3"
+    assert by["generate.py"].reasons[-1] == "does not train (by its name)"
+    assert by["generate.py"].score == 5 + 4 + 2 - 12  # entry name, torch, __main__, beside a trainer by its name
+    assert by["tests/test_train.py"].score == 4 + 6 - 1 - 10 - 6  # torch, trains, one folder deep, a test, no launch

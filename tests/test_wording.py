@@ -66,3 +66,25 @@ def test_allowed_changes_explained_for_algorithm_engineers_only():
     mlsys = flow.current(state_at(Step.RULES, "mlsys"))
     assert [o.value for o in algo.options] == list(ALLOWED_CHANGES)
     assert all(o.note for o in algo.options) and not any(o.note for o in mlsys.options)
+
+
+def test_explain_gives_each_registers_help_and_falls_back_to_the_prompt():
+    from wamf_tui.wording import explain
+
+    m = MESSAGES["confirm"]
+    assert explain("confirm", "mlsys") == m.help_mlsys and explain("confirm", "algo") == m.help_algo
+    assert m.help_mlsys != m.help_algo
+    assert explain("dirty_recheck", "mlsys") == MESSAGES["dirty_recheck"].mlsys  # no help: the words themselves
+    assert explain("dirty_recheck", "algo") == MESSAGES["dirty_recheck"].algo
+    assert say("done", "mlsys") == MESSAGES["done"].mlsys  # no fields given: the text as written, braces and all
+
+
+def test_the_done_lines_name_the_contract_and_both_commands():
+    from wamf_tui.model import InitState
+    from wamf_tui.wording import CLAUDE, CODEX, done_lines, done_message
+
+    state = InitState(contract_path="/r/contract.md", reader_register="mlsys")
+    assert done_message(state) == (f"Written: /r/contract.md. Next: {CLAUDE} (Claude Code) or {CODEX} (Codex); "
+                                   "diagnose for one measured fix.")
+    assert done_lines(state) == [done_message(state), f"  Claude Code: {CLAUDE}", f"  Codex:       {CODEX}",
+                                 "  (or who-ate-my-flops:diagnose for one measured fix)"]
