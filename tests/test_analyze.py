@@ -527,3 +527,38 @@ def test_wrapper_counts_a_container_of_optimizers_once_per_step(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert "wamf: stopped after 5 optimizer steps" in r.stderr
     assert r.stdout.count("step ") == 4  # the 5th step is stopped inside opt.step(), before its print
+
+
+IDIOMS = """\
+import argparse, torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+from accelerate import Accelerator
+from pydantic import BaseModel, Field
+
+class Hub(BaseModel):
+    push_id: str | None = Field(None, description="where to push")
+
+p = argparse.ArgumentParser()
+p.add_argument("--report_to", default="wandb,tensorboard")
+args = p.parse_args()
+accelerator = Accelerator(log_with=args.report_to)
+net = build_net()
+model = DDP(net)
+scaler = torch.cuda.amp.GradScaler()
+for iter_num in range(100):
+    with torch.autocast("cuda"):
+        loss = model(x)
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_the_reader_knows_the_common_idioms_by_their_usual_names(tmp_path):
+    """`DDP(...)`, `GradScaler()` and a bare `autocast(...)`, `opt.step()`, an accelerate tracker list, and a
+    pydantic field's positional default: each a fact at its line."""
+    root = repo_with(tmp_path, {"train.py": IDIOMS})
+    a = analyze_script(root / "train.py")
+    assert [(p.name, p.line) for p in a.parallelism] == [("DDP", 14)]
+    assert [p.line for p in a.precision] == [15, 17]
+    assert {x.role: x.line for x in a.anchors}["optimizer_step"] == 20
+    assert sorted(t.name for t in a.trackers) == ["tensorboard", "wandb"]

@@ -69,3 +69,16 @@ def test_a_file_that_is_no_mapping_or_no_yaml_is_ignored(tmp_path):
     for text in ("- a\n- b\n", "key: [unclosed\n", "!!python/object/apply:os.system ['echo hi']\n"):
         a, _ = rows(tmp_path, text, ["configs/a.yml"])
         assert all(f.config_off is None for f in a.uploads + a.checkpoints), text
+
+
+def test_a_pydantic_fields_default_decides_a_key_the_file_leaves_out(tmp_path):
+    source = ("import sys\nfrom pydantic import BaseModel, Field\nclass Hub(BaseModel):\n"
+              "    strategy: str = Field('every_save', description='s')\n    private: bool = Field(default=None)\n"
+              "    tags: list = Field(default_factory=list)\n"
+              "cfg = load(sys.argv[1])\nfor step in range(9):\n    loss = model(x)\n    loss.backward()\n"
+              "    opt.step()\nif cfg.strategy:\n    push_to_hub('a')\nif cfg.private:\n    upload_folder('b')\n"
+              "if cfg.tags:\n    upload_folder('c')\n")
+    root = make_repo(tmp_path / "job", {"train.py": source, "a.yml": "other: 1\n"})
+    a = analyze_script(root / "train.py", root, ["a.yml"])
+    assert [(u.line, u.config_off) for u in a.uploads] == [
+        (13, None), (15, "private is not set in a.yml (default None)"), (17, None)]  # a factory: something
