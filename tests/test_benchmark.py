@@ -667,3 +667,25 @@ def test_a_micro_batch_loop_is_not_the_training_loop(tmp_path):
     alone = MICRO.replace("            self.run_step(next(self.data))\n", "            pass\n")
     _, a, _ = changes(tmp_path / "alone", {"train.py": alone})
     assert (a.train_loop.start, a.train_loop.end) == (4, 6)
+
+
+@pytest.mark.parametrize("own_flag", [True, False])
+def test_a_save_at_each_epochs_end_comes_after_the_loop_over_batches(tmp_path, own_flag):
+    """dcgan's idiom: the step in a loop over batches inside a loop over epochs, the save after the inner
+    loop: it runs at each epoch's end, which the wrapper's cap (inside the first epoch) never reaches."""
+    body = ("for epoch in range(args.max_steps if 0 else 25):\n    for i, data in enumerate(loader):\n"
+            "        loss = model(data)\n        loss.backward()\n        opt.step()\n"
+            "        if i % 100 == 0:\n            save_image(data, 'x.png')\n"
+            "    torch.save(model.state_dict(), 'epoch.pt')\n")
+    head = STEPS_FLAG if own_flag else "import torch\n"
+    _, a, rows = changes(tmp_path, {"train.py": head + body})
+    line, inner_end = head.count("\n") + 8, head.count("\n") + 7
+    assert (a.train_inner.start, a.train_inner.end) == (line - 6, inner_end)
+    save = next(c for c in rows if "torch.save" in c.what)
+    after = f"after each pass of the loop that holds the step (an epoch; it ends at line {inner_end})"
+    if own_flag:
+        assert save.what == f"torch.save (train.py:{line}) runs {after}"
+    else:
+        assert save.what == f"torch.save off (train.py:{line}): it runs {after}, and the step cap stops the job " \
+                            "inside it"
+        assert save.exclusion.startswith(f"checkpoint at train.py:{line} excluded: it runs {after}, which the wrapper")

@@ -308,6 +308,7 @@ class Analysis(BaseModel):
     hydra: HydraTree | None = None  # a Hydra app's composed config
     train_loop: Span | None = None  # the outermost loop around the training step, in its function
     train_scope: Span | None = None  # that function (or the whole module)
+    train_inner: Span | None = None  # the loop inside it that holds the step (batches, in a loop of epochs)
     train_calls: list[Span] = []  # each call of that function, to the end of the caller: what follows runs after
     files: list[RepoText] = []
     digests: dict[RepoText, str] = {}  # file -> digest of the bytes read: a resumed session sees what changed

@@ -113,11 +113,14 @@ def _by_hand(a: Analysis) -> bool:
 def _after_loop(a: Analysis, fact: Fact) -> str | None:
     """Where training ends when `fact` comes after it: after the loop in the same function, or after a
     call of that function in its caller (`train(...)`, then `save(...)`), or after a library trainer's
-    `trainer.train()` / `.fit()`. It runs once, when training is done. None otherwise (inside the loop,
-    before it, or elsewhere)."""
-    loop, scope = a.train_loop, a.train_scope
+    `trainer.train()` / `.fit()`: it runs once, when training is done. Or inside a loop of epochs, after
+    the loop over batches that holds the step: it runs at each epoch's end. None otherwise (inside the
+    step's own loop, before it, or elsewhere)."""
+    loop, scope, inner = a.train_loop, a.train_scope, a.train_inner
     if loop is not None and scope is not None and fact.file == loop.file and loop.end < fact.line <= scope.end:
         return f"the training loop (ends at line {loop.end})"
+    if loop is not None and inner is not None and fact.file == inner.file and inner.end < fact.line <= loop.end:
+        return f"each pass of the loop that holds the step (an epoch; it ends at line {inner.end})"
     call = next((c for c in a.train_calls if c.file == fact.file and c.start < fact.line <= c.end), None)
     return f"training (the call at line {call.start} that runs the loop returns)" if call else None
 
@@ -298,11 +301,11 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                 what=f"{c.name} off ({c.file}:{c.line}): it runs after {end}, "
                      "and the step cap stops the job inside it", how="WAMF_MAX_STEPS (wrapper)",
                 why="no checkpoints left behind",
-                exclusion=f"checkpoint at {c.file}:{c.line} excluded: it runs after the training loop, which the "
-                          f"wrapper's step cap stops first; {checkpoint_price(a, c.off_switch)}"))
+                exclusion=f"checkpoint at {c.file}:{c.line} excluded: it runs after {end}, which the wrapper's "
+                          f"step cap stops first; {checkpoint_price(a, c.off_switch)}"))
             continue
         # no switch of its own: it writes whenever the job reaches it (into the run folder, at best)
-        still = (f"runs once, after {end}" if end else None) or still_runs(c) \
+        still = (f"runs {'' if end.startswith('each') else 'once, '}after {end}" if end else None) or still_runs(c) \
             or (None if off else "has no switch: it runs whenever the job reaches it")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",

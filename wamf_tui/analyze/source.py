@@ -26,7 +26,7 @@ from .frameworks import hf_arguments, lightning_cli, signature_flags
 from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
-from .step import QUIET_FUNCTIONS, ROLES, find_step, loop_of, name_of
+from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of, name_of
 
 MAX_BYTES = 2 * 1024 * 1024
 # Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
@@ -1130,6 +1130,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             if spans:
                 result.train_loop = Span(file=rel, start=spans[0][0], end=spans[0][1])
                 result.train_scope = Span(file=rel, start=spans[1][0], end=spans[1][1])
+                if inner := inner_loop(tree, backward, spans[0]):
+                    result.train_inner = Span(file=rel, start=inner[0], end=inner[1])
         if depth and _MAIN.search(text) and re.search(r"\.backward\(|\.step\(", text):
             mains.append(path)
         if submitter is None and depth <= 1 and "submitit" in text and (hit := submits(tree)):

@@ -139,6 +139,15 @@ def loop_of(tree: ast.Module, line: int, up: int = 2,
     return (outer.lineno, end), (getattr(scope, "lineno", 1), min([last, *(n - 1 for n in later)]))
 
 
+def inner_loop(tree: ast.Module, line: int, outer: tuple[int, int]) -> tuple[int, int] | None:
+    """The innermost loop around `line` when it sits inside the loop `outer` (a loop over batches in a
+    loop over epochs); None when the step's innermost loop is `outer` itself, or outside it."""
+    spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+             if isinstance(n, ast.For | ast.AsyncFor | ast.While) and n.lineno <= line <= (n.end_lineno or 0)]
+    inner = max(spans, default=None)
+    return inner if inner and inner != outer and outer[0] < inner[0] and inner[1] <= outer[1] else None
+
+
 def _targets(node: ast.AST) -> set[str]:
     if isinstance(node, ast.Assign):
         targets = node.targets
