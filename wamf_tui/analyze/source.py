@@ -923,10 +923,18 @@ def _conjuncts(test: ast.expr) -> list[ast.expr]:
     return test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
 
 
-def _optimizer_steps(tree: ast.Module) -> tuple[int, ...]:
-    """The lines of the module's `opt.step()` / `self.optimizer.step()` calls."""
-    return tuple(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr == "step" and "opt" in _dotted(n.func.value).lower())
+_OPT_STEP = re.compile(r"\b[\w.]*opt\w*\.step\(", re.I)
+
+
+def _optimizer_steps(text: str) -> tuple[int, ...]:
+    """The lines of the module's `opt.step()` / `self.optimizer.step()` calls, read from its text (a walk
+    of a large module's tree costs more than the rest of this)."""
+    lines, line, at = [], 1, 0
+    for m in _OPT_STEP.finditer(text):
+        line += text.count("\n", at, m.start())
+        at = m.start()
+        lines.append(line)
+    return tuple(lines)
 
 
 def _field_default(value: ast.expr) -> object:
@@ -1126,7 +1134,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if step is None and "backward" in text:
             step = find_step(tree, rel)
             backward = next((x.line for x in step or [] if x.role == "backward"), None)
-            spans = loop_of(tree, backward, stepped=_optimizer_steps(tree)) if backward else None
+            spans = loop_of(tree, backward, stepped=_optimizer_steps(text)) if backward else None
             if spans:
                 result.train_loop = Span(file=rel, start=spans[0][0], end=spans[0][1])
                 result.train_scope = Span(file=rel, start=spans[1][0], end=spans[1][1])
