@@ -1134,7 +1134,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if step is None and "backward" in text:
             step = find_step(tree, rel)
             backward = next((x.line for x in step or [] if x.role == "backward"), None)
-            spans = loop_of(tree, backward, stepped=_optimizer_steps(text)) if backward else None
+            spans = loop_of(tree, backward, stepped=_optimizer_steps(text), text=text) if backward else None
             if spans:
                 result.train_loop = Span(file=rel, start=spans[0][0], end=spans[0][1])
                 result.train_scope = Span(file=rel, start=spans[1][0], end=spans[1][1])

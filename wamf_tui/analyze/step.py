@@ -105,13 +105,14 @@ def find_step(tree: ast.Module, rel: str) -> list[Anchor] | None:
     return None
 
 
-def loop_of(tree: ast.Module, line: int, up: int = 2,
-            stepped: tuple[int, ...] = ()) -> tuple[tuple[int, int], tuple[int, int]] | None:
+def loop_of(tree: ast.Module, line: int, up: int = 2, stepped: tuple[int, ...] = (),
+            text: str = "") -> tuple[tuple[int, int], tuple[int, int]] | None:
     """((start, end) of the outermost loop around `line` in its function, (start, end) of that function, or
     of the module, cut before its next loop). A function with no loop around the line (a `_run_batch` that
     one step) is looked for where the module calls it, `up` callers deep; so is one whose loop holds none
     of the module's optimizer steps (`stepped`, their lines): a micro-batch loop, stepped after it or by a
-    caller, kept only when no loop further out is found. None when no loop is found."""
+    caller, kept only when no loop further out is found. None when no loop is found. `text`, the module's
+    source, spares the walk for callers of a function whose name it holds only once (its `def`)."""
     scope: ast.AST = tree
     for node in ast.walk(tree):  # the innermost function holding the line
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno <= line <= (
@@ -120,11 +121,12 @@ def loop_of(tree: ast.Module, line: int, up: int = 2,
     loops = [n for n in _own_nodes(scope) if isinstance(n, ast.For | ast.AsyncFor | ast.While)
              and n.lineno <= line <= (n.end_lineno or 0)]
     micro = bool(stepped) and not any(n.lineno <= s <= (n.end_lineno or 0) for n in loops for s in stepped)
-    if (not loops or micro) and up and isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+    if (not loops or micro) and up and isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and not (
+            text and len(re.findall(rf"\b{re.escape(scope.name)}\b", text)) < 2):
         name, inside = scope.name, (scope.lineno, scope.end_lineno or scope.lineno)
         calls = (n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and not inside[0] <= n.lineno <= inside[1]
                  and (n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", None)) == name)
-        found = next((found for call in calls if (found := loop_of(tree, call, up - 1))), None)
+        found = next((found for call in calls if (found := loop_of(tree, call, up - 1, text=text))), None)
         if found or not loops:
             return found
     if not loops:
