@@ -101,6 +101,8 @@ async def test_existing_contract_shows_diff_and_keeps_backup(tmp_path):
             await pilot.pause()
         assert path.read_text() == "# my old contract\n"
         assert "-# my old contract" in str(app.screen.query_one("#preview-body").render())
+        # the write hid the options, and the focus went to a pane: the choice must have the keys again
+        await until(pilot, lambda: app.screen.focused is app.screen.query_one("#options"), "the choice focused")
         await pilot.press("enter")  # overwrite, keep a .bak
         await until(pilot, lambda: app.state.at == "done", "the contract written")
         copy = {c.title: c for c in app.get_system_commands(app.screen)}["Copy the contract path"]

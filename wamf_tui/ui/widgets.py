@@ -235,7 +235,11 @@ class QuestionView(Vertical):
         if not same:
             # Typing always lands in the answer line: keys batched by a slow SSH link would
             # otherwise reach whichever widget had focus before a Tab was processed.
-            (answer if answer.display else options).focus()
+            target = answer if answer.display else options
+            target.focus()
+            # a list hidden by the question before (a reading, a write) took the focus away to a pane, and a
+            # widget shown in this same tick takes it only once laid out: ask again after the refresh
+            self.call_after_refresh(lambda: target.display and self.screen.focused is not target and target.focus())
 
     def _fill_options(self, q: Question, word: str = "") -> None:
         options = self.query_one("#options", OptionList)
