@@ -26,11 +26,11 @@ async def settle(pilot, app: WamfApp, timeout: float = 60) -> None:
     """Wait until detection and the script's reading have reported (bounded: a hang fails here)."""
     await pilot.pause()
     for _ in range(int(timeout / 0.05)):
-        if not app.pending:
+        if not app.talk.pending:
             break
         await pilot.pause(0.05)
     else:
-        raise AssertionError(f"still waiting for {app.pending} after {timeout} s")
+        raise AssertionError(f"still waiting for {app.talk.pending} after {timeout} s")
     await pilot.pause()
 
 

@@ -70,5 +70,5 @@ def state_at(step: Step, register: str = "algo", at: str = "") -> InitState:
 
 def app_at(step: Step, register: str = "algo", at: str = "") -> WamfApp:
     app = WamfApp(state_at(step, register, at), detect=False)
-    app.ascii_only = False
+    app.talk.ascii_only = False
     return app

@@ -200,10 +200,10 @@ async def test_a_rescan_stops_the_previous_detection_and_drops_its_answers(tmp_p
 
     async def only_hardware_pending() -> None:
         for _ in range(200):
-            if app.pending == ["hardware"]:
+            if app.talk.pending == ["hardware"]:
                 return
             await pilot.pause(0.05)
-        raise AssertionError(app.pending)
+        raise AssertionError(app.talk.pending)
 
     async with app.run_test(size=(120, 40)) as pilot:
         await only_hardware_pending()
@@ -279,7 +279,7 @@ async def test_keys_screen_palette_jump_and_ascii(tmp_path):
     from wamf_tui.ui.dialogs import KeysScreen
 
     app = demo_app(tmp_path, detect=False)
-    app.ascii_only = True
+    app.talk.ascii_only = True
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert app.screen.has_class("-ascii")
@@ -414,10 +414,10 @@ async def test_the_run_question_waits_for_the_scripts_reading(tmp_path, monkeypa
 async def settle_detection(pilot, app: WamfApp) -> None:
     await pilot.pause()
     for _ in range(1200):  # bounded: a detection that never reports fails here
-        if not any(p != "analysis" for p in app.pending):
+        if not any(p != "analysis" for p in app.talk.pending):
             return
         await pilot.pause(0.05)
-    raise AssertionError(f"detection still pending: {app.pending}")
+    raise AssertionError(f"detection still pending: {app.talk.pending}")
 
 
 async def test_resume_reads_a_script_whose_reading_was_cut_off(tmp_path):

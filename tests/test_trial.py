@@ -286,7 +286,7 @@ async def test_t_at_the_run_question_says_what_runs_and_runs_only_after_a_second
         for _ in range(60):  # Enter through the proposals, with this interpreter as the environment
             await pilot.pause(0.05)
             q = app.screen.qview.question if hasattr(app.screen, "qview") else None
-            if q is not None and q.key == "run" and not app.pending:
+            if q is not None and q.key == "run" and not app.talk.pending:
                 break
             if q is not None and q.key == "activate":
                 app.screen.qview.query_one("#answer").value = activate

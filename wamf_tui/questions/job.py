@@ -7,7 +7,7 @@ from datetime import datetime
 
 from .. import proposals
 from ..model import InitState, Step
-from ..wording import say
+from ..wording import explain, say
 from .base import Ask, Option, Outcome, Question, Value, opt, put, read, setter
 
 
@@ -63,7 +63,7 @@ def _take_command(state: InitState, value: Value) -> tuple[InitState, Outcome]:
 
 def _reading(state: InitState) -> Question:
     r = state.reader_register
-    return Question("reading", "choice", say("reading", r, script=state.script), put(state, "reading", "text").help,
+    return Question("reading", "choice", say("reading", r, script=state.script), explain("reading", r),
                     free_text=False)
 
 
@@ -132,7 +132,7 @@ def _guarantees(state: InitState) -> Question:
     problems = proposals.known_problems(state)
     if problems:  # never ask the user to vouch for what detection knows is false
         return Question("guarantees", "choice", say("guarantees_problems", r, problems="; ".join(problems)),
-                        put(state, "guarantees", "text").help, free_text=False, default="anyway",  # never loops
+                        explain("guarantees", r), free_text=False, default="anyway",  # never loops
                         options=[opt(state, "guarantee_recheck", "recheck"), opt(state, "guarantee_node", "node"),
                                  opt(state, "guarantee_anyway", "anyway")])
     return put(state, "guarantees", "choice", free_text=False, default="yes",

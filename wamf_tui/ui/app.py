@@ -93,22 +93,6 @@ class WamfApp(App):
     def state(self, state: InitState) -> None:
         self.talk.state = state
 
-    @property
-    def pending(self) -> list[str]:
-        return self.talk.pending
-
-    @pending.setter
-    def pending(self, subjects: list[str]) -> None:
-        self.talk.pending = subjects
-
-    @property
-    def ascii_only(self) -> bool:
-        return self.talk.ascii_only
-
-    @ascii_only.setter
-    def ascii_only(self, on: bool) -> None:
-        self.talk.ascii_only = on
-
     # --- lifecycle -------------------------------------------------------------
 
     def on_mount(self) -> None:
@@ -210,7 +194,7 @@ class WamfApp(App):
             self.detection.stop()  # a re-scan: the previous child's answers are no longer wanted
         self.detect_run += 1
         self.failures_told = set()
-        self.pending = list(SUBJECTS)
+        self.talk.pending = list(SUBJECTS)
         self._redraw(keep_typed=True)
         # The child starts once the frame is on screen: before that it would compete with the first paint.
         self.call_after_refresh(self._launch_detection, self.detect_run)
@@ -229,8 +213,8 @@ class WamfApp(App):
     def on_facts_arrived(self, msg: FactsArrived) -> None:
         if msg.run != self.detect_run:
             return
-        if msg.subject in self.pending:
-            self.pending.remove(msg.subject)
+        if msg.subject in self.talk.pending:
+            self.talk.pending.remove(msg.subject)
         if isinstance(msg.facts, Exception):
             if str(msg.facts) not in self.failures_told:
                 self.notify(f"{msg.subject} failed: {msg.facts}", severity="warning")
@@ -244,8 +228,8 @@ class WamfApp(App):
 
     def on_analysis_ready(self, msg: AnalysisReady) -> None:
         told = ""
-        if "analysis" in self.pending:
-            self.pending.remove("analysis")
+        if "analysis" in self.talk.pending:
+            self.talk.pending.remove("analysis")
         if isinstance(msg.analysis, Exception):
             self.state = flow.analysis_failed(self.state)  # the flow goes on; the run line is the user's to check
             self.notify(f"analysis failed: {msg.analysis}", severity="warning")
@@ -313,7 +297,7 @@ class WamfApp(App):
             self.notify(f"{self.state.script} is not a file in the repo; the run line is yours to write",
                         severity="warning")
             return
-        self.pending.append("analysis")
+        self.talk.pending.append("analysis")
         self.state = self.state.model_copy(update={"reading": True})
         launch = self.state.launch
         root, command, by = self.state.repo_path, list(launch.args) if launch else [], called(launch)
