@@ -136,8 +136,10 @@ def test_a_hanging_command_is_stopped_at_the_limit_with_nothing_left(tmp_path, a
 def test_stop_ends_the_whole_group(tmp_path, activate):
     pids = tmp_path / "pids"
     pids.mkdir()
-    job_text = f"import os, time\nopen(os.path.join({str(pids)!r}, str(os.getpid())), 'w')\nprint('up', flush=True)\n" \
-        "time.sleep(300)\n"
+    # One write per "up": print() writes the text and its newline apart, so two unbuffered processes can
+    # print "upup" (1 run in 16 here), and a test waiting for two "up" lines then waited out the sleep.
+    job_text = f"import os, time\nopen(os.path.join({str(pids)!r}, str(os.getpid())), 'w')\nos.write(1, b'up\\n')\n" \
+        "time.sleep(120)\n"
     repo = make_repo(tmp_path / "job", {"train.py": job_text})
     job = trial.Trial(activate, "python train.py & python train.py; wait", repo, grace_s=1.0)
     seen = []
