@@ -303,6 +303,19 @@ def test_a_save_no_switch_reaches_is_said_to_run_never_to_be_off(tmp_path):
         "checkpoint at train.py:6 has no switch: it runs whenever the job reaches it in every benchmark run")
 
 
+@pytest.mark.parametrize(("guard", "when"), [
+    ("accelerator.is_main_process", "whenever the job reaches it"),  # rank 0 always gets there
+    ("args.local_rank in (-1, 0)", "whenever the job reaches it"),
+    ("gstep % cfg.save_every == 0", "when gstep % cfg.save_every == 0 holds"),  # an interval the code sets
+])
+def test_a_save_no_switch_reaches_runs_under_its_guard_unless_the_guard_only_picks_a_rank(tmp_path, guard, when):
+    body = "import torch\ngstep = 0\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n" \
+           f"    opt.step()\n    gstep += 1\n    if {guard}:\n        torch.save(model.state_dict(), 'last.pt')\n"
+    _, _, rows = changes(tmp_path, {"train.py": body})
+    save = next(c for c in rows if c.what.startswith("torch.save"))
+    assert save.what == f"torch.save (train.py:9) has no switch: it runs {when}"
+
+
 STEPS_FLAG = "import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--max_steps', default=1000)\n" \
              "args = p.parse_args()\n"
 
@@ -462,7 +475,7 @@ def test_a_save_in_a_later_loop_is_not_after_the_training_loop(tmp_path):
     _, a, rows = changes(tmp_path, {"train.py": body})
     assert (a.train_loop.end, a.train_scope.end) == (5, 5)
     save = next(c for c in rows if "train.py:11" in c.what)
-    assert save.what == "torch.save (train.py:11) has no switch: it runs whenever the job reaches it"
+    assert save.what == "torch.save (train.py:11) has no switch: it runs when step == 999 holds"
 
 
 def test_uploads_in_imported_modules_no_switch_reaches_are_one_row(tmp_path):
@@ -484,7 +497,7 @@ def test_uploads_in_imported_modules_no_switch_reaches_are_one_row(tmp_path):
     assert [(c.what, c.enabled) for c in uploads] == [
         ("upload_folder off (train.py:13)", True),
         # the job's config decides this one (`if cfg.hub_model_id:`): its own row
-        ("upload_folder (mylib.py:7) has no switch: it runs whenever the job reaches it", False),
+        ("upload_folder (mylib.py:7) has no switch: it runs when cfg.hub_model_id holds", False),
         ("2 upload call(s) in imported modules (mylib.py)", False)]
     assert "every run" not in uploads[2].why and uploads[2].exclusion.startswith("2 upload call(s)")
 
@@ -584,8 +597,9 @@ def test_a_negated_store_true_is_given_to_switch_off_and_no_flag_of_an_or_is_a_s
                                                     ["--no_wandb"])
     saves = [c for c in rows if "torch.save" in c.what]
     assert [c.what for c in saves] == [
-        "torch.save (train.py:15) has no switch: it runs whenever the job reaches it",
-        "torch.save (train.py:17) has no switch: it runs whenever the job reaches it"]
+        "torch.save (train.py:15) has no switch: it runs when not args.resume holds",
+        "torch.save (train.py:17) has no switch: it runs when not args.distributed or (args.distributed and "
+        "args.rank % 8 == 0) holds"]
     assert not any(f.startswith(("--resume", "--distributed", "--rank")) for c in rows for f in c.flags)
     assert check_run("python train.py " + " ".join(f for c in rows for f in c.flags), root, a).problems == []
 

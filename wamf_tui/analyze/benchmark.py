@@ -81,6 +81,19 @@ def _step_files(a: Analysis) -> set[str]:
     return {x.file for x in a.anchors if x.role == "backward"} | {a.script}
 
 
+_RANK = re.compile(r"rank|main_process|master|is_main|world|^(and|or|not|is|in|None)$", re.I)
+
+
+def _when(f: Fact) -> str:
+    """When a save or upload no switch reaches runs: under its guard (`if step % cfg.save_every == 0`, an
+    interval the code sets), or every time the job gets there. Never said to run at every step when a
+    condition the reading could not settle decides."""
+    names = re.findall(r"[A-Za-z_][\w.]*", f.guard or "")
+    if not names or "__name__" in names or all(_RANK.search(n) for n in names):  # rank 0 always gets there
+        return "whenever the job reaches it"
+    return f"when {f.guard} holds"
+
+
 def _job_evals(a: Analysis) -> list[Fact]:
     """Evaluation passes the job runs: in its own entry or where its training step is, one row a name.
     Not `train_test_split`, `validate_args`, a check of dtypes or keys, `should_validate`, or a library's
@@ -304,9 +317,10 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                 exclusion=f"checkpoint at {c.file}:{c.line} excluded: it runs after {end}, which the wrapper's "
                           f"step cap stops first; {checkpoint_price(a, c.off_switch)}"))
             continue
-        # no switch of its own: it writes whenever the job reaches it (into the run folder, at best)
+        # no switch of its own: it writes whenever the job reaches it and its guard holds (into the run
+        # folder, at best)
         still = (f"runs {'' if end.startswith('each') else 'once, '}after {end}" if end else None) or still_runs(c) \
-            or (None if off else "has no switch: it runs whenever the job reaches it")
+            or (None if off else f"has no switch: it runs {_when(c)}")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
             how=how, flags=flags, env=env, why=f"its write is {TIMED}" if still else "no checkpoints left behind",
@@ -351,7 +365,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         off = switch_off(own, a.flags, a.off_values) or ((left, [], []) if left else None)
         how, flags, env = off or (f"{u.name} stays on (limitation: only a code edit stops it)", [], [])
         what = f"{u.name} off ({u.file}:{u.line})" if off is not None else \
-            f"{u.name} ({u.file}:{u.line}) has no switch: it runs whenever the job reaches it"
+            f"{u.name} ({u.file}:{u.line}) has no switch: it runs {_when(u)}"
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env,
                                        drop=_dropped(how), why="no uploads" if off else "it uploads in every run",
                                        enabled=off is not None))
