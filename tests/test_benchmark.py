@@ -457,6 +457,42 @@ def test_accelerates_trackers_are_read_from_log_with(tmp_path, default, what, en
     assert (row.what, row.env) == (what, env)
 
 
+SAVE_HOOK = """\
+import argparse
+from accelerate import Accelerator
+p = argparse.ArgumentParser()
+p.add_argument("--checkpointing_steps", type=int, default=500)
+args = p.parse_args()
+def main():
+    accelerator = Accelerator()
+    def save_model_hook(models, weights, output_dir):
+        if accelerator.is_main_process:
+            for m in models:
+                m.save_pretrained(output_dir)
+    accelerator.register_save_state_pre_hook(save_model_hook)
+    step = 0
+    for b in loader:
+        loss = model(b)
+        accelerator.backward(loss)
+        opt.step()
+        step += 1
+        if step % args.checkpointing_steps == 0:
+            accelerator.save_state("ckpt")
+main()
+"""
+
+
+@pytest.mark.parametrize("saves_state", [True, False])
+def test_a_save_in_accelerates_save_state_hook_takes_the_save_state_row(tmp_path, saves_state):
+    """The hook runs inside `accelerator.save_state()` and only there: `--checkpointing_steps` switches both
+    off, and no row says the hook's save runs whenever the job reaches it. Without a save_state, it keeps its row."""
+    body = SAVE_HOOK if saves_state else SAVE_HOOK.replace('accelerator.save_state("ckpt")', "pass")
+    _, a, rows = changes(tmp_path, {"train.py": body})
+    saves = [(c.what, c.flags) for c in rows if "save" in c.what]
+    assert saves == ([("save_state off (train.py:20)", ["--checkpointing_steps=1000000000"])] if saves_state else
+                     [("save_pretrained (train.py:11) has no switch: it runs whenever the job reaches it", [])])
+
+
 @pytest.mark.parametrize(("source", "expected"), [
     (ABSL_JOB, ["--max_steps=30", "--eval_every=-1", "--output_dir=runs/wamf-bench"]),
     (CLICK_JOB, ["--max-steps=30", "--eval-every=0", "--out-dir=runs/wamf-bench"]),

@@ -65,6 +65,7 @@ OUT_NAMES = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint|log|logging|root)
 HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last two extend the first
 # Libraries that make a function's parameters its flags: the call's last name -> the config system
 # (its first word is the module that must be imported for the call to be that library's).
+SAVE_HOOKS = frozenset({"register_save_state_pre_hook"})  # accelerate runs the function inside save_state()
 SIGNATURE_CLIS = {"CLI": "jsonargparse CLI", "Fire": "fire", "run": "typer", "cli": "tyro"}
 # The last name part of every call visit_Call acts on; any other call is only walked into.
 # absl's flag definitions: DEFINE_x(name, default, help); booleans are switched off with `--noname`
@@ -154,6 +155,7 @@ class _Reader(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # `import torch as th`: th -> torch
         self.consts: dict[str, object] = {}  # names the module fixes to a literal (`analyze.constants`)
         self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
+        self.save_hooks: set[str] = set()  # its functions handed to accelerate as save-state hooks
         self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
         self.fits: list[int] = []  # `trainer.train()`, `trainer.fit(model)`: a library's whole training loop
         self.defaults = defaults if defaults is not None else {}  # class fields' defaults, all modules read
@@ -542,6 +544,8 @@ class _Reader(ast.NodeVisitor):
         last = name.rsplit(".", 1)[-1]
         if last in self.local and (name == last or name == "self." + last):
             self.sites.setdefault(last, []).append(self.made(last, node))
+        if last in SAVE_HOOKS and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in self.local:
+            self.save_hooks.add(node.args[0].id)
         if not _acts_on(last):
             self._walk_chain(node.func)
             visit = self.visit
@@ -690,6 +694,14 @@ class _Reader(ast.NodeVisitor):
             self.r.kind = "training"
             for k in node.keywords:
                 self._library_keyword(k, PL_KEYS, node, hf=False)
+
+    def hooks_run_in_save_state(self) -> None:
+        """A save-state hook (`accelerator.register_save_state_pre_hook(save_model_hook)`) runs inside
+        `accelerator.save_state()` and only there: those calls are its calls, so the save in it takes their
+        rows (off with `--checkpointing_steps`), never one of its own that says it runs whenever reached."""
+        states = [c for c in self.r.checkpoints if c.file == self.rel and c.name == "save_state"]
+        for hook in self.save_hooks if states else ():
+            self.sites.setdefault(hook, []).extend(states)
 
     def _option(self, opt: str, default: str | None, node: ast.Call, helped: str | None) -> None:
         """One option of the job's parser, whatever declares it: its default, the value its help says
@@ -1125,6 +1137,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         try:
             reader.hydra_main(tree)
             reader.visit(tree)
+            reader.hooks_run_in_save_state()
             helpers.append((modules[-1], reader.sites))
             fits += [Span(file=rel, start=n, end=c.end if (c := modules[-1].innermost(n)) else 10**9)
                      for n in reader.fits]
