@@ -79,6 +79,28 @@ def test_a_module_calling_its_own_function_does_not_reach_anothers_of_the_same_n
     assert saves(root) == ["pkg/util.py:7"]  # the bare name now means the imported function
 
 
+def test_a_save_inside_the_jobs_own_save_call_is_that_saves_row(tmp_path):
+    """`ckpt.save_checkpoint(model)` in the loop writes through the checkpointer's `torch.save`: that one runs
+    when, and only when, the call does, so the call's row stands for it. A library save the job calls itself
+    (`ckpt.dump`) stays, and so does one a module read only as text may call."""
+    train = TRAIN.replace("util.save_ckpt(model)", "ckpt.save_checkpoint(model)").replace(
+        "from pkg import util", "from pkg import ckpt") + "    ckpt.dump(model)\n"
+    lib = "import torch\n\ndef save_checkpoint(m):\n    _write(m)\n\ndef _write(m):\n    torch.save(m, 'c.pt')\n\n" \
+          "def dump(m):\n    torch.save(m, 'd.pt')\n"
+    deep = {"pkg/__init__.py": "", "pkg/ckpt.py": lib, "pkg/a.py": "from pkg import b\n",
+            "pkg/b.py": "from pkg import c\n", "pkg/c.py": "from pkg import d\n"}  # d: past the depth read
+    train = train.replace("from pkg import ckpt", "from pkg import ckpt, a")
+    # code read only as text calls `save_checkpoint` too: a save as well, which the call's row does not cover
+    # but which writes through `_write` all the same
+    root = write(tmp_path, {"train.py": train, **deep, "pkg/d.py": "from pkg import ckpt\nckpt.save_checkpoint(0)\n"})
+    assert saves(root) == ["pkg/ckpt.py:10", "train.py:10"]
+    rows = [c.what for c in propose(analyze_script(root / "train.py", root), 30)]
+    assert "1 save call(s) in imported modules (pkg/ckpt.py)" in rows
+    # `_write` itself called from code read only as text: it may run on its own
+    root = write(tmp_path / "b", {"train.py": train, **deep, "pkg/d.py": "from pkg.ckpt import _write\n_write(0)\n"})
+    assert saves(root) == ["pkg/ckpt.py:10", "pkg/ckpt.py:7", "train.py:10"]
+
+
 def test_a_function_called_only_from_a_module_read_as_text_is_kept(tmp_path):
     """train -> a (read) -> b (past the depth read for facts) -> a.write_optimizer: b calls back into a."""
     root = write(tmp_path, {

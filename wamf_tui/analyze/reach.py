@@ -8,6 +8,9 @@ method so named, whatever `x` is (a class built from a config is never named in 
 whose bases are not all the repo's own hands every method to its base (a framework calls its hooks); one
 built only on the repo's classes reaches its dunders and what is called by name.
 
+A save inside a save (the checkpointer's `torch.save` under the job's `save_checkpoint(...)`) is folded
+into the outer one's row: `_fold_nested_saves`.
+
 The same calls say when a helper's save runs (`lift_to_callers`: at each call, under its condition) and
 what comes after training (`train_calls`: the calls of the function the training loop is in).
 """
@@ -212,6 +215,32 @@ def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str])
     for kind in ("checkpoints", "evals", "uploads", "trackers"):
         facts: list[Fact] = getattr(result, kind)
         setattr(result, kind, [f for f in facts if inside(f.file, f.line)])
+    _fold_nested_saves(result, modules, roots, live)
+
+
+def _fold_nested_saves(result: Analysis, modules: list[ModuleDefs], roots: set[str],
+                       live: set[tuple[str, int]]) -> None:
+    """A save inside a save (`torch.save` deep in the checkpointer that the job's `save_checkpoint(...)`
+    calls) is how that save writes: it runs when, and only when, the outer one does, so the outer one's
+    row stands for it. Found by walking again with the repo's save functions never called (the names of
+    the saves found, where the repo defines them, called anywhere): what only they reached goes."""
+    defined = {d.name for m in modules for d in m.defs}
+    # a call of the repo's own function (`self.save_checkpoint()`, a helper's call), not `torch.save`
+    names = {c.name for c in result.checkpoints if "." not in c.name} & defined
+    if not names:
+        return
+    cut = {n for name in names for n in (name, "." + name)} | {f"{m.file}:{name}" for m in modules for name in names}
+    trimmed = [ModuleDefs(m.file, m.top - cut, m.main, [Def(d.file, d.name, d.start, d.end, d.refs - cut, d.owner)
+                                                        for d in m.defs],
+                          [Klass(k.file, k.name, k.bases, k.refs - cut) for k in m.classes]) for m in modules]
+    still = reached(trimmed, roots - names)  # a save's name in code read as text only is a call of that save too
+    by_file = {m.file: m for m in modules}
+
+    def nested(c: Fact) -> bool:
+        where = by_file[c.file].innermost(c.line) if c.file in by_file else None
+        return where is not None and (c.file, where.start) in live and (c.file, where.start) not in still
+
+    result.checkpoints = [c for c in result.checkpoints if not nested(c)]
 
 
 def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[Fact]]) -> None:
