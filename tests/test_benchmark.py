@@ -656,18 +656,22 @@ def test_a_loop_counted_from_past_zero_never_fires_an_interval_at_its_first_step
 
 def test_a_step_in_a_function_without_a_loop_has_its_loop_where_it_is_called(tmp_path):
     """The DDP tutorial's idiom: `_run_batch` steps once, `_run_epoch` loops over it, `train` calls that per
-    epoch and saves after it: the save comes after training, which the wrapper's cap stops first."""
+    epoch and saves after it: the save comes at each epoch's end, which the wrapper's cap stops first; one
+    after the loop of epochs comes once, after training."""
     body = ("import torch\nclass Trainer:\n    def _run_batch(self, b):\n        loss = self.model(b)\n"
             "        loss.backward()\n        self.opt.step()\n    def _run_epoch(self, epoch):\n"
             "        for b in self.data:\n            self._run_batch(b)\n    def train(self, epochs):\n"
             "        for epoch in range(epochs):\n            self._run_epoch(epoch)\n"
             "            if epoch % self.save_every == 0:\n                torch.save(self.model, 'snap.pt')\n"
-            "Trainer().train(10)\n")
+            "        torch.save(self.model, 'final.pt')\nTrainer().train(10)\n")
     root, a, rows = changes(tmp_path, {"train.py": body})
     assert (a.train_loop.start, a.train_loop.end, a.train_scope.start) == (8, 9, 7)
-    save = next(c for c in rows if "torch.save" in c.what)
-    assert save.what == ("torch.save off (train.py:14): it runs after training (the call at line 12 that runs the "
-                         "loop returns), and the step cap stops the job inside it")
+    saves = [c.what for c in rows if "torch.save" in c.what]
+    assert saves == [
+        "torch.save off (train.py:14): it runs after each call that trains (line 12, in the loop at line 11: an "
+        "epoch), and the step cap stops the job in the first epoch (unless an epoch has under 30 steps)",
+        "torch.save off (train.py:15): it runs after training (the call at line 12 that runs the loop returns), "
+        "and the step cap stops the job inside it"]
 
 
 def test_a_save_after_a_library_trainers_train_call_runs_once_after_training(tmp_path):
@@ -737,5 +741,50 @@ def test_a_save_at_each_epochs_end_comes_after_the_loop_over_batches(tmp_path, o
         assert save.what == f"torch.save (train.py:{line}) runs {after}"
     else:
         assert save.what == f"torch.save off (train.py:{line}): it runs {after}, and the step cap stops the job " \
-                            "inside it"
+                            "in the first epoch (unless an epoch has under 30 steps)"
         assert save.exclusion.startswith(f"checkpoint at train.py:{line} excluded: it runs {after}, which the wrapper")
+
+
+EPOCHS = """\
+import argparse, torch
+p = argparse.ArgumentParser()
+p.add_argument("--epochs", type=int, default=10)
+p.add_argument("--max_steps", type=int, default=0)
+p.add_argument("--eval_strategy", default="epoch")
+args = p.parse_args()
+def train(epoch):
+    for b in loader:
+        loss = model(b)
+        loss.backward()
+        opt.step()
+def test(split):
+    print(split)
+for epoch in range(1, args.epochs + 1):
+    train(epoch)
+    if args.eval_strategy != "no":
+        test("val")
+test("test")
+"""
+
+
+@pytest.mark.parametrize(("args", "rows"), [
+    (None, ["eval test (train.py:17) out of the timed steps: it runs after each call that trains (line 15, in the loop "
+          "at line 14: an epoch), and the step cap stops the job in the first epoch (unless an epoch has under 30 "
+          "steps)"]),
+    (("--max_steps", "300"), ["eval test (train.py:17) runs after each call that trains (line 15, in the loop at line "
+                              "14: an epoch)"]),
+    (("--max_steps", "300", "--eval_strategy=no"), ["eval test (train.py:17) out of the timed steps"]),
+])
+def test_an_eval_after_each_call_that_trains_runs_at_each_epochs_end_unless_the_run_line_makes_its_guard_false(
+        tmp_path, args, rows):
+    """mnist's idiom: `train(epoch)` then `test()` in the loop of epochs. Under the wrapper's cap the job never
+    gets there; with the job's own step flag it runs at each epoch's end, unless the run line's own value
+    makes its guard false (`!= "no"` with `--eval_strategy=no`). The eval after the loop keeps the first
+    one's row (one row a name)."""
+    flag = 'p.add_argument("--max_steps", type=int, default=0)'
+    job = EPOCHS if args is not None else EPOCHS.replace(flag, "# no step flag")
+    args = args or ()
+    root = make_repo(tmp_path / "job", {"train.py": job})
+    a = analyze_script(root / "train.py", root, list(args))
+    got = [c.what for c in propose(a, 30, args=args) if c.what.startswith("eval")]
+    assert got == rows

@@ -265,6 +265,7 @@ class Span(BaseModel):
     file: RepoText
     start: int
     end: int
+    loop: int | None = None  # a call of the training function inside a loop (of epochs) starting here
 
 
 class HydraTree(BaseModel):

@@ -8,6 +8,7 @@ same answer twice, prefer the script's own flags, price what is switched off.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -127,15 +128,65 @@ def _after_loop(a: Analysis, fact: Fact) -> str | None:
     """Where training ends when `fact` comes after it: after the loop in the same function, or after a
     call of that function in its caller (`train(...)`, then `save(...)`), or after a library trainer's
     `trainer.train()` / `.fit()`: it runs once, when training is done. Or inside a loop of epochs, after
-    the loop over batches that holds the step: it runs at each epoch's end. None otherwise (inside the
-    step's own loop, before it, or elsewhere)."""
+    the loop over batches that holds the step, or after a call of the function that trains inside a loop
+    of its caller (`for epoch in ...: train(epoch); test()`): it runs at each epoch's end. None otherwise
+    (inside the step's own loop, before it, or elsewhere)."""
     loop, scope, inner = a.train_loop, a.train_scope, a.train_inner
     if loop is not None and scope is not None and fact.file == loop.file and loop.end < fact.line <= scope.end:
         return f"the training loop (ends at line {loop.end})"
     if loop is not None and inner is not None and fact.file == inner.file and inner.end < fact.line <= loop.end:
         return f"each pass of the loop that holds the step (an epoch; it ends at line {inner.end})"
     call = next((c for c in a.train_calls if c.file == fact.file and c.start < fact.line <= c.end), None)
+    if call is not None and call.loop is not None:
+        return f"each call that trains (line {call.start}, in the loop at line {call.loop}: an epoch)"
     return f"training (the call at line {call.start} that runs the loop returns)" if call else None
+
+
+def _set_in_run(a: Analysis, args: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """Flag -> value in the run line: the job's command's own, then each switch the table proposes
+    (`--eval_strategy no`), which wins."""
+    words = list(args)
+    for f in (*a.trackers, *a.checkpoints, *a.evals, *a.uploads):
+        off = switch_off(f.off_switch, a.flags, a.off_values)
+        words += off[1] if off else []
+    given: dict[str, str] = {}
+    for i, w in enumerate(words):
+        name, eq, value = w.partition("=")
+        if name.startswith("--") and (eq or i + 1 < len(words) and not words[i + 1].startswith("-")):
+            given[name] = value if eq else words[i + 1]
+    return given
+
+
+def _made_false(f: Fact, given: dict[str, str]) -> tuple[str, list[str], list[str]] | None:
+    """(how, flags, env) when the run line's values make a conjunct of the guard false: `if
+    args.eval_strategy != "no":` with `--eval_strategy no` given, `== "steps"` with another value."""
+    try:
+        test = ast.parse(f.guard or "", mode="eval").body
+    except SyntaxError:  # cut short, or `a ... b` (an interval's `if` and its own)
+        return None
+    for part in test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]:
+        if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.Eq | ast.NotEq)
+                and isinstance(part.comparators[0], ast.Constant)):
+            continue
+        left = part.left
+        name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else ""
+        flag = next((k for k in given if k.lstrip("-").replace("-", "_") == name), None)
+        if flag is not None and (given[flag] == str(part.comparators[0].value)) is isinstance(part.ops[0], ast.NotEq):
+            return f"{flag} {given[flag]} in the run line", [], []
+    return None
+
+
+def _runs_after(end: str | None) -> str | None:
+    """A save or eval after the training call or loop: once when training is done, or at each epoch's end."""
+    return f"runs {'' if end.startswith('each') else 'once, '}after {end}" if end else None
+
+
+def _cap_first(end: str, steps: int | None) -> str:
+    """Why the wrapper's step cap means it never runs: the job stops inside the training (or its first
+    epoch, which the code cannot prove has more steps than the benchmark)."""
+    if end.startswith("each"):
+        return f"and the step cap stops the job in the first epoch (unless an epoch has under {steps} steps)"
+    return "and the step cap stops the job inside it"
 
 
 def _left_out(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> str | None:
@@ -286,6 +337,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                                        why="no runs on a tracker dashboard" if off else f"it logs {when}",
                                        enabled=off is not None))
     own_files = _step_files(a)
+    given = _set_in_run(a, args)
     # saves in the modules it imports that no switch of the job reaches: one row, not one per library helper
     # (but one a guard fires at step 0 is timed in every run, and said on its own)
     elsewhere = [c for c in a.checkpoints if c.file not in own_files and not still_runs(c)
@@ -293,7 +345,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     for c in a.checkpoints:
         if c in elsewhere:
             continue
-        off = switch_off(c.off_switch, a.flags, a.off_values)
+        off = switch_off(c.off_switch, a.flags, a.off_values) or _made_false(c, given)
         if not off and (left := _left_out(c, a, args)):  # never runs, not even at step 0
             changes.append(BenchmarkChange(
                 what=f"{c.name} off ({c.file}:{c.line})", how=left, why="no checkpoints left behind",
@@ -311,15 +363,15 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         end = _after_loop(a, c) if not off else None
         if end and wrapper_cap:  # the cap stops the job inside the loop: the save after it never comes
             changes.append(BenchmarkChange(
-                what=f"{c.name} off ({c.file}:{c.line}): it runs after {end}, "
-                     "and the step cap stops the job inside it", how="WAMF_MAX_STEPS (wrapper)",
+                what=f"{c.name} off ({c.file}:{c.line}): it runs after {end}, {_cap_first(end, steps)}",
+                how="WAMF_MAX_STEPS (wrapper)",
                 why="no checkpoints left behind",
                 exclusion=f"checkpoint at {c.file}:{c.line} excluded: it runs after {end}, which the wrapper's "
                           f"step cap stops first; {checkpoint_price(a, c.off_switch)}"))
             continue
         # no switch of its own: it writes whenever the job reaches it and its guard holds (into the run
         # folder, at best)
-        still = (f"runs {'' if end.startswith('each') else 'once, '}after {end}" if end else None) or still_runs(c) \
+        still = _runs_after(end) or still_runs(c) \
             or (None if off else f"has no switch: it runs {_when(c)}")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
@@ -336,18 +388,28 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             exclusion=f"{what} not switched off: they run whenever the job calls them; "
                       "price: bytes on disk / write bandwidth per call (to measure)"))
     for e in _job_evals(a):
-        off = switch_off(_named_as_in(e.off_switch, args), a.flags, a.off_values)
+        off = switch_off(_named_as_in(e.off_switch, args), a.flags, a.off_values) or _made_false(e, given)
         if not off and (left := _left_out(e, a, args)):
             changes.append(BenchmarkChange(
                 what=f"eval {e.name} ({e.file}:{e.line}) out of the timed steps", how=left,
                 why="evals are priced, not timed", exclusion=f"eval {e.name} at {e.file}:{e.line} excluded ({left}); "
                                                               f"{eval_price(a)}"))
             continue
+        end = _after_loop(a, e) if not off else None  # after the call that trains: an epoch's end, or the job's
+        if end and wrapper_cap:
+            changes.append(BenchmarkChange(
+                what=f"eval {e.name} ({e.file}:{e.line}) out of the timed steps: it runs after {end}, "
+                     f"{_cap_first(end, steps)}", how="WAMF_MAX_STEPS (wrapper)", why="evals are priced, not timed",
+                exclusion=f"eval {e.name} at {e.file}:{e.line} excluded: it runs after {end}, which the wrapper's "
+                          f"step cap stops first; {eval_price(a)}"))
+            continue
         within = not off and e.every and (steps is None or steps >= e.every)  # the code's interval comes
         how, flags, env = off or (f"{steps} steps, below its interval ({e.every})" if _past(e, steps) else
                                   f"no switch: the code runs it every {e.every} steps" if within else
+                                  f"no switch: the job runs it after {end}" if end else
                                   "step count below the eval interval", [], [])
-        still = still_runs(e) or (f"runs at step {e.every}: the code sets its interval" if within else None)
+        still = _runs_after(end) or still_runs(e) or (
+            f"runs at step {e.every}: the code sets its interval" if within else None)
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
             how=how, flags=flags, env=env, why=f"it is {TIMED}" if still else "evals are priced, not timed",

@@ -55,6 +55,7 @@ class ModuleDefs:
     main: tuple[int, int] | None = None  # an imported module's `if __name__ == "__main__":` block: never run
     defs: list[Def] = field(default_factory=list)
     classes: list[Klass] = field(default_factory=list)
+    loops: list[tuple[int, int]] = field(default_factory=list)  # (first, last line) of each for / while
     _owner: list[Def | None] | None = field(default=None, repr=False)  # line -> its innermost function
 
     def unrun(self, line: int) -> bool:
@@ -109,6 +110,8 @@ def _body_refs(body: list[ast.stmt], out: ModuleDefs, owner: str | None) -> set[
             if type(value) is str and _IDENTIFIER.match(value):
                 add("." + value)  # getattr(self, "save"), a hook named in a string
             continue
+        if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
+            out.loops.append((node.lineno, node.end_lineno or node.lineno))
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             _define(node, out, owner, stack)
             continue
@@ -289,7 +292,9 @@ def _calls_of_helper(f: Fact, result: Analysis, module: ModuleDefs, sites: dict[
 
 def train_calls(result: Analysis, helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]]) -> list[Span]:
     """Each call of the function the training loop is in, from its module (`train(...)` in `main()`), to
-    the end of the calling function: a save after it runs once, when training is done."""
+    the end of the calling function: a save after it runs once, when training is done. A call inside a loop
+    of the caller (`for epoch in ...: train(...); save(...)`) trains one epoch: what follows it in that loop
+    runs at each epoch's end (`loop` set), and only what follows the loop runs once training is done."""
     scope = result.train_scope
     trainer = next((d for m, _ in helpers for d in m.defs if scope and d.file == scope.file and d.start <= scope.start
                     and d.end == scope.end), None) if scope else None
@@ -301,5 +306,12 @@ def train_calls(result: Analysis, helpers: list[tuple[ModuleDefs, dict[str, list
             continue
         for s in sites.get(trainer.name, []):
             caller = module.innermost(s.line)
-            out.append(Span(file=s.file, start=s.line, end=caller.end if caller else 10**9))
+            end = caller.end if caller else 10**9
+            around = [lp for lp in module.loops if lp[0] < s.line <= lp[1] and (caller is None or caller.start < lp[0])]
+            if around:
+                epochs = min(around, key=lambda lp: lp[1] - lp[0])  # the innermost loop around the call
+                out.append(Span(file=s.file, start=s.line, end=epochs[1], loop=epochs[0]))
+                out.append(Span(file=s.file, start=s.line, end=end))  # past the loop: once, after training
+            else:
+                out.append(Span(file=s.file, start=s.line, end=end))
     return out
