@@ -231,6 +231,15 @@ class Fact(BaseModel):
     config_off: RepoText | None = None  # why the YAML file the command names leaves it off ("x is not set in a.yml")
 
 
+class Overhead(BaseModel):
+    """A setting of the job's config that costs time in every step (DeepSpeed's `wall_clock_breakdown`)."""
+
+    name: RepoText
+    file: RepoText
+    line: int
+    cost: RepoText  # what it does in each step, in a few words
+
+
 class StepControl(BaseModel):
     name: RepoText
     file: RepoText
@@ -290,6 +299,7 @@ class Analysis(BaseModel):
     checkpoints: list[Fact] = []
     evals: list[Fact] = []
     uploads: list[Fact] = []
+    overheads: list[Overhead] = []  # settings that slow every step (DeepSpeed's timers and profilers)
     output_dirs: list[Fact] = []
     seeds: list[Fact] = []
     step_controls: list[StepControl] = []

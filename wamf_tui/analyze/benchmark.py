@@ -329,13 +329,19 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         # under a condition no switch of the job's is known for (`if config.enable_tensorboard:`): it logs when
         # that holds, which the code may or may not make so; never said to log in every run
         when = f"when {t.guard} holds" if t.guard and not off else "in every run"
-        how, flags, env = off or (f"{t.name} stays on (limitation: only a code edit stops {t.name}; it writes "
-                                  "where the job tells it)", [], [])
+        stays = f"its \"enabled\": false in {t.file} stops it" if t.file.endswith(".json") else \
+            f"only a code edit stops {t.name}; it writes where the job tells it"
+        how, flags, env = off or (f"{t.name} stays on (limitation: {stays})", [], [])
         what = f"{t.name} tracker off ({t.file}:{t.line})" if off else \
             f"{t.name} tracker ({t.file}:{t.line}) has no switch: it logs {when}"
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env, drop=_dropped(how),
                                        why="no runs on a tracker dashboard" if off else f"it logs {when}",
                                        enabled=off is not None))
+    for o in a.overheads:  # the file the run line keeps holds the switch: said, timed, never edited
+        changes.append(BenchmarkChange(
+            what=f"{o.name} on ({o.file}:{o.line}): it {o.cost}",
+            how=f"stays on (limitation: only an edit of {o.file} turns it off)", why=f"it is {TIMED}",
+            exclusion=f"{o.name} at {o.file}:{o.line} is on in every benchmark run, so it is timed: it {o.cost}"))
     own_files = _step_files(a)
     given = _set_in_run(a, args)
     # saves in the modules it imports that no switch of the job reaches: one row, not one per library helper

@@ -22,7 +22,8 @@ from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepCon
 from ..visible import gated
 from .config_file import leaves_off, named_files
 from .constants import fixed_constants
-from .frameworks import hf_arguments, lightning_cli, signature_flags
+from .deepspeed_config import named_configs, read_config
+from .frameworks import hf_arguments, lightning_cli, signature_flags, table
 from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
@@ -79,7 +80,7 @@ CALLS = frozenset(
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
         "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
-        "mark_flag_as_required", "Accelerator", *ABSL_DEFINES,
+        "mark_flag_as_required", "Accelerator", "add_config_arguments", *ABSL_DEFINES,
     })
 # The tables by the call's last name part: a call can only match an entry that ends like it.
 TRACKERS_BY_LAST: dict[str, list[str]] = {}
@@ -661,6 +662,9 @@ class _Reader(ast.NodeVisitor):
         elif name == "exec" and node.args and "configurator" in ast.dump(node.args[0]):
             self.configured = True  # names assigned below are not settings the configurator can reach
             self.r.config_system = "configurator"
+        elif last == "add_config_arguments" and "deepspeed" in name:  # `deepspeed.add_config_arguments(parser)`
+            for opt, default in table("deepspeed")["parser_arguments"].items():
+                self._option(opt, default, node, None)
         elif last == "add_argument":
             opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             if not opts and node.args:
@@ -1215,6 +1219,11 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     files = named_files(root, script.parent, command)
     for f in (f for kind in ("checkpoints", "evals", "uploads", "trackers") for f in getattr(result, kind)):
         f.config_off = leaves_off(f, files, defaults)
+    for name, text, data in named_configs(root, script.parent, command, files):
+        trackers, overheads = read_config(name, text, data)
+        result.trackers += trackers
+        result.overheads += overheads
+        result.digests.setdefault(name, digest(root / name))
     for name, _ in files:  # a changed config file is read again, like a changed script
         result.digests.setdefault(name, digest(root / name))
     mentioned = _mentioned(beyond, done, root) if whole else None
