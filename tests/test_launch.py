@@ -417,6 +417,20 @@ def test_a_variable_inside_a_word_stays_one_word():
     assert got.args == ["--out=path to save", "--a", "1", "--b", "2", "--p", "path to save"]
 
 
+def test_a_shell_arrays_words_are_the_commands_arguments(tmp_path):
+    """Megatron's launch scripts: `ARGS=(` a flag a line `)` (a comment on a line ends there, a quoted value
+    stays one word), `ARGS+=(...)`, then `torchrun ${DIST[@]} train.py "${ARGS[@]}"`; a `$1` the script leaves
+    to its caller is said, never run."""
+    script = ("#!/bin/bash\nCKPT=$1\nDIST=(--nproc_per_node 8)\nARGS=(\n    --num-layers 2\n"
+              "    --backend auto # one of (flash/local)\n    --schedule \"0:16 2B:32\"\n    --save $CKPT\n)\n"
+              "ARGS+=(--fp16)\ntorchrun ${DIST[@]} train.py \"${ARGS[@]}\" --lr 1\n")
+    root = make_repo(tmp_path / "job", {"scripts/run.sh": script, "train.py": TRAIN})
+    launch = next(x for x in scan_scripts(root).launches if x.source == "scripts/run.sh:11")
+    assert (launch.launcher, launch.path, launch.nproc_per_node) == ("torchrun", "train.py", 8)
+    assert launch.args == ["--num-layers", "2", "--backend", "auto", "--schedule", "0:16 2B:32", "--fp16", "--lr", "1"]
+    assert launch.left_out == ["--save $1"]
+
+
 def test_a_scripts_own_docstring_says_how_it_runs_when_no_doc_does(tmp_path):
     doc = ('"""Pretrain.\n\nUsage: python train.py [options]\n\nOn 4 GPUs:\n    $ torchrun --nproc_per_node=4 '
            'train.py \\\n        --lr 1e-3\n"""\n')

@@ -24,6 +24,8 @@ _PYTHON = re.compile(r"python[\d.]*")
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(.*)$")
 _DEFAULT = re.compile(r"\$\{(\w+):?[-=]([^}]*)\}")
 _VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+_ARRAY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)(\+?)=\((.*)$")  # `ARGS=(`, `ARGS+=(--fp16)`
+_ARRAY_USE = re.compile(r"\"?\$\{(\w+)\[[@*]\]\}\"?")  # `${ARGS[@]}`, `"${ARGS[@]}"`: its words
 # What a README leaves for its reader to fill: `<your_path>`, `<output dir>`, `[imagenet folder]`, `{step}`,
 # `path/to/images`.
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|\{[A-Za-z_]\w*\}"
@@ -74,7 +76,37 @@ def commands_in(name: str, text: str) -> list[tuple[int, str]]:
             s = s.lstrip("@-")
         s = s[2:] if s.startswith("$ ") else s
         kept.append((n, s.lstrip(">").strip()))
-    return [(n, c) for n, c in _joined(kept) if c and not c.startswith("#")]
+    return _arrays([(n, c) for n, c in _joined(kept) if c and not c.startswith("#")])
+
+
+def _arrays(commands: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """A shell array written over several lines (`ARGS=(`, a flag a line, `)`) as one command, its lines
+    kept apart so a comment on one ends there."""
+    out: list[tuple[int, str]] = []
+    open_: list[str] | None = None
+    for n, c in commands:
+        if open_ is not None:
+            open_.append(c)
+            if _closes(c):
+                out[-1] = (out[-1][0], "\n".join(open_))
+                open_ = None
+            continue
+        out.append((n, c))
+        m = _ARRAY.match(c)
+        if m is not None and not _closes(m.group(3)):
+            open_ = [c]
+    if open_ is not None:
+        out[-1] = (out[-1][0], "\n".join(open_))
+    return out
+
+
+def _closes(line: str) -> bool:
+    """Whether an array's line ends it (`)`, not one inside a comment or quotes)."""
+    try:
+        words = shlex.split(line, comments=True)
+    except ValueError:
+        return False
+    return bool(words) and words[-1].endswith(")")
 
 
 def _joined(lines: Iterable[tuple[int, str]], starts: Callable[[str], bool] = bool) -> Iterator[tuple[int, str]]:
@@ -112,10 +144,33 @@ def docstring_commands(text: str) -> list[tuple[int, str]]:
             if "..." not in c and not re.search(r"\[-?\w*\]", c)]
 
 
-def shell_defaults(text: str) -> dict[str, str]:
-    """Variables a shell script sets before its commands: `A=1`, `export A=x`, `A=${A:-8}` (its default)."""
+def shell_defaults(text: str, known: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Variables a shell script sets before its commands: `A=1`, `export A=x`, `A=${A:-8}` (its default), and
+    arrays (`ARGS=(` over lines `)`, `ARGS+=(--fp16)`), kept under `ARGS[@]` as their words, shell-quoted.
+    `known`: what earlier commands set (an array `+=` extends)."""
     found: dict[str, str] = {}
+    earlier = known or {}
+    array: tuple[str, list[str]] | None = None  # an array being read, over several lines
     for line in text.splitlines():
+        a = _ARRAY.match(line) if array is None else None
+        if a is not None:
+            name = f"{a.group(1)}[@]"
+            array = (a.group(1), shlex.split(found.get(name, earlier.get(name, ""))) if a.group(2) else [])
+            line = a.group(3)
+        if array is not None:
+            try:
+                words = shlex.split(line, comments=True)
+            except ValueError:
+                array = None
+                continue
+            closed = _closes(line)
+            if closed:
+                words[-1] = words[-1][:-1]
+            array[1].extend(_expand(w, found)[0] for w in words if w)
+            if closed:
+                found[f"{array[0]}[@]"] = " ".join(shlex.quote(w) for w in array[1])
+                array = None
+            continue
         m = _ASSIGN.match(line)
         if not m or " " in m.group(2).strip().strip("'\"") and not m.group(2).strip().startswith(("'", '"')):
             continue
@@ -135,6 +190,8 @@ def _expand(word: str, known: Mapping[str, str], line: bool = False) -> tuple[st
     command line, split into words afterwards) a value stands as one word where the variable is part of
     one (`--out=$OUT_DIR`, `"$X"`), and splits where it stands alone (`$FLAGS`)."""
     word = _DEFAULT.sub(lambda m: known.get(m.group(1), m.group(2)), word)
+    if line:  # an array's words, each one word whether the use is quoted or not
+        word = _ARRAY_USE.sub(lambda m: known.get(f"{m.group(1)}[@]", m.group(0)), word)
     missing: list[str] = []
 
     def var(m: re.Match[str]) -> str:

@@ -110,7 +110,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
     for job in queued or []:  # `cd $SLURM_SUBMIT_DIR` is the job's own folder
         job_vars = {"SLURM_SUBMIT_DIR": "."}
         for _, cmd in _script_commands(f"{job.id}.sbatch", job.script):
-            job_vars.update(shell_defaults(cmd))
+            job_vars.update(shell_defaults(cmd, job_vars))
             found(parse_launch(cmd, job.source, job.folder, job_vars, consoles, listed.__contains__))
     trains: set[str] = set()
     imports: dict[str, set[str]] = {}  # script -> the repo files it imports
@@ -139,7 +139,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
         defaults: dict[str, str] = {}
         for n, cmd in _script_commands(rel, text):
             # variables as a reader typing the file top-down has them (a doc may set them a block earlier)
-            defaults.update(shell_defaults(cmd))
+            defaults.update(shell_defaults(cmd, defaults))
             found(parse_launch(cmd, f"{rel}:{n}", where, defaults, consoles, listed.__contains__))
     for launch in scan.launches:
         c = cands.setdefault(launch.path or "", ScriptCandidate(path=launch.path or "", score=0))
