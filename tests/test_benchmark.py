@@ -788,3 +788,42 @@ def test_an_eval_after_each_call_that_trains_runs_at_each_epochs_end_unless_the_
     a = analyze_script(root / "train.py", root, list(args))
     got = [c.what for c in propose(a, 30, args=args) if c.what.startswith("eval")]
     assert got == rows
+
+
+OUTPUTS = """\
+import argparse, torch
+from tools import profile
+p = argparse.ArgumentParser()
+p.add_argument("--steps", type=int, default=1000)
+p.add_argument("--use-dist-ckpt", action="store_true")
+p.add_argument("--server-logging", action=argparse.BooleanOptionalAction, default=False)
+p.add_argument("--logits-save-dir", default=None)
+p.add_argument("--save", default=None)
+args = p.parse_args()
+for step in range(args.steps):
+    loss = model(x)
+    loss.backward()
+    opt.step()
+    if args.save and step % 100 == 0:
+        torch.save(model, args.save)
+"""
+PROFILER = "import argparse\ndef main():\n    p = argparse.ArgumentParser()\n    p.add_argument('--output')\n" \
+           "    p.parse_args()\nif __name__ == '__main__':\n    main()\n"
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_the_output_folder_is_never_a_switch_an_artifact_a_saves_own_setting_or_another_tools(tmp_path, own):
+    """A boolean named like a folder (`--use-dist-ckpt`), one artifact's folder (`--logits-save-dir`: given, it
+    writes logits), the folder a save needs set (`--save`: given, it saves) and another tool's parser in a
+    module the job imports (a profiler's `--output`) are never given the benchmark folder; the job's own
+    `--output_dir` is. (A module read only as text says "main", so the profiler's `main()` may be reached.)"""
+    body = OUTPUTS.replace('p.add_argument("--steps"', 'p.add_argument("--output_dir", default="out")\n'
+                           'p.add_argument("--steps"') if own else OUTPUTS
+    deep = {"tools/a.py": "from tools import b\n", "tools/b.py": "from tools import c\n",
+            "tools/c.py": "# runs in the main thread\n"}
+    body = body.replace("from tools import profile", "from tools import profile, a")
+    _, a, rows = changes(tmp_path, {"train.py": body, "tools/__init__.py": "", "tools/profile.py": PROFILER, **deep})
+    out = [c.flags for c in rows if c.what == "all outputs into one folder"]
+    assert out == ([["--output_dir=runs/wamf-bench"]] if own else [])
+    save = next(c for c in rows if "torch.save" in c.what)
+    assert save.how == "--save left out (default None)"

@@ -101,6 +101,19 @@ def test_a_save_inside_the_jobs_own_save_call_is_that_saves_row(tmp_path):
     assert saves(root) == ["pkg/ckpt.py:10", "pkg/ckpt.py:7", "train.py:10"]
 
 
+def test_a_name_a_module_read_as_text_only_defines_is_no_call(tmp_path):
+    """Past the depth read, `def export_all(...)` of another module's own is a definition, not a call: the
+    unused `export_all` of the module read stays unreached. A call there (`export_all(m)`) reaches it."""
+    deep = {"pkg/__init__.py": "", "pkg/util.py": UTIL, "pkg/a.py": "from pkg import b\n",
+            "pkg/b.py": "from pkg import c\n", "pkg/c.py": "from pkg import d\n"}
+    train = TRAIN.replace("from pkg import util", "from pkg import util, a")
+    root = write(tmp_path / "def", {"train.py": train, **deep, "pkg/d.py": "def export_all(m):\n    return m\n"})
+    assert saves(root) == ["pkg/util.py:4"]
+    call = "from pkg import util\nutil.export_all(0)\n"
+    root = write(tmp_path / "call", {"train.py": train, **deep, "pkg/d.py": call})
+    assert saves(root) == ["pkg/util.py:4", "pkg/util.py:7"]
+
+
 def test_a_function_called_only_from_a_module_read_as_text_is_kept(tmp_path):
     """train -> a (read) -> b (past the depth read for facts) -> a.write_optimizer: b calls back into a."""
     root = write(tmp_path, {

@@ -176,6 +176,13 @@ def _made_false(f: Fact, given: dict[str, str]) -> tuple[str, list[str], list[st
     return None
 
 
+def _takes_folder(flag: str, a: Analysis) -> bool:
+    """A flag the run line may point at the benchmark folder: not a switch (`--use-dist-ckpt`, a boolean), and
+    not one a save or tracker needs set (Megatron's `if args.save:`): giving it would turn that on."""
+    return a.flags.get(flag) not in ("False", "True") and not any(
+        f.unset == flag for f in (*a.checkpoints, *a.trackers, *a.uploads, *a.evals))
+
+
 def _runs_after(end: str | None) -> str | None:
     """A save or eval after the training call or loop: once when training is done, or at each epoch's end."""
     return f"runs {'' if end.startswith('each') else 'once, '}after {end}" if end else None
@@ -445,7 +452,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             what=what, how="no switch: they run only if the job calls them", why="the job's own uploads are above",
             enabled=False, exclusion=f"{what} not switched off: they run whenever the job calls them; "
                       "price: bytes uploaded / upload bandwidth per call (to measure)"))
-    out = next((o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)), None)
+    out = next((o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)
+                and _takes_folder(o.off_switch.split("=")[0], a)), None)
     if out:
         flag = out.split("=")[0]
         default = (a.flags.get(flag) or "").strip("'\"")

@@ -198,7 +198,8 @@ def _open(name: str, classes: dict[str, Klass], seen: set[str]) -> bool:
 
 
 def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str]) -> None:
-    """Leave out the saves, evals, uploads and trackers in functions the job never reaches. None is left out
+    """Leave out the saves, evals, uploads and trackers in functions the job never reaches, and the output
+    folders and seeds of parsers there (another tool's `main()` in a module it imports). None is left out
     when the walk does not reach the training step itself (its loss, backward or optimizer step): then the
     walk missed a way in (a framework, a caller it cannot see)."""
     live = reached(modules, roots)
@@ -215,7 +216,7 @@ def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str])
 
     if any(not inside(a.file, a.line) for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")):
         return
-    for kind in ("checkpoints", "evals", "uploads", "trackers"):
+    for kind in ("checkpoints", "evals", "uploads", "trackers", "output_dirs", "seeds"):
         facts: list[Fact] = getattr(result, kind)
         setattr(result, kind, [f for f in facts if inside(f.file, f.line)])
     _fold_nested_saves(result, modules, roots, live)

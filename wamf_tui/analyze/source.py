@@ -41,6 +41,7 @@ UNSET = ("None", "False", "''", '""')  # defaults a flag left out keeps false
 FLAGS_UNREAD = ("tyro", "jsonargparse CLI", "omegaconf", "unknown")
 REACH_BYTES = 64 * 1024 * 1024  # code read as text past FOLLOW_DEPTH (what it calls) before no fact is dropped
 REACH_ENTRIES = 50_000  # files and folders walked there before the same
+_DEFINED = re.compile(rb"\b(?:def|class)\s+\w+")
 _WORD = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else 32 for c in range(256))  # rest: space
 
 TRACKERS = {  # call suffix -> (name, environment switch)
@@ -62,7 +63,10 @@ EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|
 STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
                         r"num_train_steps|max_iterations|num_iters|total_iters|train_iters|"
                         r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
-OUT_NAMES = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint|log|logging|root)_?(dir|path|root)?$|^out_dir$")
+# the job's output folder: a bare `ckpt`, `checkpoint` or `logging` is rather a switch or an input to resume
+# from, and a named one (`logits_save_dir`, `initial_checkpoint_dir`) one artifact, given only to write it
+OUT_NAMES = re.compile(r"^(out|output|save|root)_?(dir|path|root)?$|^(ckpt|checkpoint|log|logging|logs)_?"
+                       r"(dir|path|root)$|^outf$")
 HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last two extend the first
 # Libraries that make a function's parameters its flags: the call's last name -> the config system
 # (its first word is the module that must be imported for the call to be that library's).
@@ -160,6 +164,7 @@ class _Reader(ast.NodeVisitor):
         self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
         self.fits: list[int] = []  # `trainer.train()`, `trainer.fit(model)`: a library's whole training loop
         self.defaults = defaults if defaults is not None else {}  # class fields' defaults, all modules read
+        self.options = 0  # the parser options this module declares
 
         self._dispatch = {
             ast.If: self.visit_If, ast.Import: self.visit_Import, ast.ImportFrom: self.visit_ImportFrom,
@@ -711,6 +716,7 @@ class _Reader(ast.NodeVisitor):
         """One option of the job's parser, whatever declares it: its default, the value its help says
         switches it off (`-1 disables`), and whether it sets the step count or an output folder."""
         self.r.flags[opt] = default
+        self.options += 1
         off = re.search(r"(?<![\w.])(-1|0)\b[^.;]{0,20}\b(disables?|turns? (it )?off|means (no|never|off))"
                         r"|\b(disable[sd]?|off)\b[^.;]{0,20}?(?<![\w.])(-1|0)\b", helped or "", re.I)
         if off:
@@ -930,7 +936,8 @@ def _mentioned(paths: list[Path], done: set[Path], root: Path) -> set[str] | Non
                 left -= len(data)
                 if left < 0:
                     return None
-                words.update(data.translate(_WORD).split())  # four times faster than a regex's findall
+                # a name only defined there (`def main():`, its own CLI) is not called from there
+                words.update(_DEFINED.sub(b" ", data).translate(_WORD).split())  # translate: 4x a regex findall
     return {w.decode() for w in words}
 
 
@@ -1106,6 +1113,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]] = []  # each module's calls of its own functions
     defaults: dict[str, object] = {}  # config class fields' defaults (`save_final_state: bool = True`)
     fits: list[Span] = []  # each `trainer.train()` / `.fit()` call, to the end of its function
+    options: dict[str, int] = {}  # each module read: how many parser options it declares
     whole = True  # every module read parsed: the walk can tell what is never reached
     roots = {called[1]} if called else set()  # what calls in from outside the code (a dispatcher, a config)
     while queue:
@@ -1141,6 +1149,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         try:
             reader.hydra_main(tree)
             reader.visit(tree)
+            options[rel] = reader.options
             reader.hooks_run_in_save_state()
             helpers.append((modules[-1], reader.sites))
             fits += [Span(file=rel, start=n, end=c.end if (c := modules[-1].innermost(n)) else 10**9)
@@ -1226,6 +1235,14 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.digests.setdefault(name, digest(root / name))
     for name, _ in files:  # a changed config file is read again, like a changed script
         result.digests.setdefault(name, digest(root / name))
+    # the job's own parser is in its entry, in the module a launcher it calls runs (submitit's), or in the
+    # module that declares most options; an output flag of another tool's parser in a module it imports (a
+    # profiler's `--output`) is not the job's
+    own = {result.script, max(options, key=options.__getitem__, default="")}
+    if submitter is not None and mains:
+        own.add(_rel(mains[0], root))
+    result.output_dirs = [o for o in result.output_dirs if not (o.off_switch or "").startswith("--")
+                          or o.file in own or not options.get(o.file)]
     mentioned = _mentioned(beyond, done, root) if whole else None
     if mentioned is not None:
         drop_unreached(result, modules, roots | mentioned)
