@@ -182,8 +182,9 @@ def test_only_the_jobs_own_evaluations_are_rows(tmp_path):
     body = ("import torch\nfrom helpers import _validate_backend, train_test_split\n"
             "train, val = train_test_split(data)\n_validate_backend(cfg)\nvalidate_args(args)\n"
             "validate_expected_param_dtype(model)\nvalidate_missing_and_unexpected_for_lora(keys)\n"
-            "for step in range(100):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
-            "    if step > 0 and should_validate(step):\n        evaluate(model)\n        evaluate(model)\n")
+            "for step in range(100):\n    loss = model(x)\n    rerun.validate_result(loss)\n    loss.backward()\n"
+            "    opt.step()\n    if step > 0 and should_validate(step):\n        evaluate(model)\n"
+            "        evaluate(model)\n")
     root, a, rows = changes(tmp_path, {"train.py": body, "helpers.py": helper})
     assert [c.what.split(" (")[0] for c in rows if c.what.startswith("eval ")] == ["eval evaluate"]
 

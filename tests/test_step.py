@@ -266,3 +266,38 @@ def test_the_optimizer_stepped_in_a_sibling_method_is_the_steps(tmp_path):
     got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
     assert (got["backward"], got["optimizer_step"], got["grad_clip"]) == (
         at(SIBLINGS, "loss.backward()"), at(SIBLINGS, "self.optimizers.step()"), at(SIBLINGS, "clip_grad_norm_"))
+
+
+BRANCHED_LOSS = """\
+import torch
+from pipeline import run_schedule
+
+def loss_func(args, loss_mask, output_tensor):
+    if args.kd_dir is not None:
+        loss_func_kd = build_kd_loss(args.kd_dir)
+        loss, n = loss_func_kd(loss_mask, output_tensor)
+    elif getattr(args, "modelopt", False):
+        loss, n = loss_func_modelopt(loss_mask, output_tensor)
+    else:
+        losses = output_tensor.view(-1).float()
+        loss = torch.sum(losses * loss_mask.view(-1))
+    return loss
+
+def forward_step(batch, model):
+    output_tensor = model(batch["tokens"], labels=batch["labels"])
+    return output_tensor, loss_func
+
+for step in range(1000):
+    run_schedule(forward_step, model)
+    optimizer.step()
+"""
+
+
+def test_the_loss_is_the_one_the_default_path_computes(tmp_path):
+    """Megatron's `loss_func`: a distillation branch (`args.kd_dir is not None`) and a ModelOpt one come first;
+    the loss the job computes by default is in the `else`, reduced from `losses`. `loss_func_kd = build(...)` is
+    a function, and `loss_func_modelopt(...)` runs no model."""
+    root = make_repo(tmp_path / "job", {"train.py": BRANCHED_LOSS})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert (got["loss"], got["forward"]) == (at(BRANCHED_LOSS, "loss = torch.sum"),
+                                             at(BRANCHED_LOSS, "output_tensor = model("))

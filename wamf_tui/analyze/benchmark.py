@@ -74,7 +74,7 @@ def _named_as_in(switch: str | None, args: list[str] | tuple[str, ...]) -> str |
 
 # a check of settings, types or keys (`validate_expected_param_dtype`), or a predicate (`should_validate`): no eval
 NOT_EVALS = re.compile(r"split|args|config|schema|backend|tool|input|^_|dtype|param|missing|unexpected|keys|shape"
-                       r"|^(should|is|can|has)_", re.I)
+                       r"|result|^(should|is|can|has)_", re.I)  # `validate_result(loss)`: a NaN check of a step
 
 
 def _step_files(a: Analysis) -> set[str]:
@@ -213,6 +213,7 @@ def _past(fact: Fact, steps: int | None) -> bool:
     return fact.every is not None and steps is not None and steps < fact.every
 
 
+UNSET_DEFAULTS = ("None", "''", '""')  # a step flag's default that says no total
 TIMED = "timed in every benchmark run (its price is in the contract)"  # a row's reason, when it still runs
 
 
@@ -305,7 +306,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     total = _total(control, args)
     if control is not None and not control.name.startswith("-") and control.file != a.script:
         total = None  # a name read in a module the entry imports (`max_iter = iteration`) says nothing of its total
-    was = f" (was {total})" if total else ""
+    was = f" (was {total})" if total and total not in UNSET_DEFAULTS else ""
     if steps is None:
         changes.append(BenchmarkChange(what=f"whole job kept{was}", how="no step limit", why="it fits in one run"))
     else:

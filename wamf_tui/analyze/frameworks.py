@@ -66,7 +66,7 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
 
 HYPHENATED = ("typer", "tyro")  # they turn `out_dir` into `--out-dir`
 _STEPS = re.compile(r"^(max_steps|max_iters|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
-                    r"num_iterations|max_iterations|num_iters)$")
+                    r"num_iterations|max_iterations|num_iters|train_iters)$")
 _OUT = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint)_?(dir|path)?$")
 
 
@@ -138,6 +138,46 @@ def _parameter(name: str, annotation: ast.expr | None, default: ast.expr | None,
         a.output_dirs.append(Fact(name=name, off_switch=f"{flag}=...", file=rel, line=lineno))
     elif name == "seed":
         a.seeds.append(Fact(name=name, off_switch=f"{flag}=...", file=rel, line=lineno))
+
+
+def factory_flags(factories: list[tuple[str, list[str], int]], classes: Callable[[str], ast.ClassDef | None],
+                  rel: str, a: Analysis) -> None:
+    """The options of argparse groups made from dataclasses (Megatron's `ArgumentGroupFactory(TrainingConfig,
+    exclude=[...]).build_group(parser)`): each field not left out is `--field-name`; a bool is a switch,
+    `--name` when it defaults to False and `--no-name` / `--disable-name` when to True; a field's
+    `metadata={"argparse_meta": {"arg_names": [...]}}` names it outright."""
+    for cls, exclude, line in factories:
+        made = classes(cls)
+        if made is None:
+            a.notes.append(f"{rel}:{line}: the options made from {cls} are not read (its class is not in the repo)")
+            continue
+        for name, annotation, value, _ in _members(made):
+            if name in exclude or name.startswith("_"):
+                continue
+            default = _default(value)
+            named = _arg_names(value)
+            if name_of(annotation) == "bool" if annotation is not None else False:
+                names = named or ([f"--{name}".replace("_", "-")] if default != "True" else
+                                  [f"--no-{name}".replace("_", "-"), f"--disable-{name}".replace("_", "-")])
+                default = "False"
+            else:
+                names = named or [f"--{name}".replace("_", "-")]
+            for flag in names:
+                a.flags.setdefault(flag, default)
+            if _STEPS.match(name):
+                a.step_controls.append(StepControl(name=names[0], default=default, file=rel, line=line))
+
+
+def _arg_names(value: ast.expr | None) -> list[str]:
+    """`field(..., metadata={"argparse_meta": {"arg_names": ["--save-interval", ...]}})`: the names given."""
+    if not (isinstance(value, ast.Call) and name_of(value.func).endswith("field")):
+        return []
+    meta = next((k.value for k in value.keywords if k.arg == "metadata"), None)
+    try:
+        names = ast.literal_eval(meta).get("argparse_meta", {}).get("arg_names", []) if meta is not None else []
+    except (ValueError, TypeError, SyntaxError, AttributeError, RecursionError):
+        return []
+    return [n for n in names if isinstance(n, str) and n.startswith("--")]
 
 
 def lightning_cli(rel: str, line: int, a: Analysis) -> None:

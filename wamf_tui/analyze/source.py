@@ -23,7 +23,7 @@ from ..visible import gated
 from .config_file import leaves_off, named_files
 from .constants import fixed_constants
 from .deepspeed_config import named_configs, read_config
-from .frameworks import hf_arguments, lightning_cli, signature_flags, table
+from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags, table
 from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
@@ -84,7 +84,7 @@ CALLS = frozenset(
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
         "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
-        "mark_flag_as_required", "Accelerator", "add_config_arguments", *ABSL_DEFINES,
+        "mark_flag_as_required", "Accelerator", "add_config_arguments", "ArgumentGroupFactory", *ABSL_DEFINES,
     })
 # The tables by the call's last name part: a call can only match an entry that ends like it.
 TRACKERS_BY_LAST: dict[str, list[str]] = {}
@@ -142,6 +142,9 @@ class _Reader(ast.NodeVisitor):
         self.counters: list[ast.stmt | set[str]] = []  # per enclosing loop: the loop, then (once asked for)
         # every counter `+=`'d anywhere in its body
         self.roles: set[str] = {a.role for a in result.anchors}
+        self.optional: dict[str, tuple[int, int]] = {}  # role -> (its anchor's index, its function's line) when
+        # found under a condition a setting decides
+        self.function = 0  # the first line of the function being read (0: module level)
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
@@ -161,6 +164,8 @@ class _Reader(ast.NodeVisitor):
         self.consts: dict[str, object] = {}  # names the module fixes to a literal (`analyze.constants`)
         self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
         self.save_hooks: set[str] = set()  # its functions handed to accelerate as save-state hooks
+        self.factories: list[tuple[str, list[str], int]] = []  # (config class, fields left out, line) of each
+        # `ArgumentGroupFactory(Config, exclude=[...])`: an argparse group made from a dataclass's fields
         self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
         self.fits: list[int] = []  # `trainer.train()`, `trainer.fit(model)`: a library's whole training loop
         self.defaults = defaults if defaults is not None else {}  # class fields' defaults, all modules read
@@ -203,10 +208,24 @@ class _Reader(ast.NodeVisitor):
 
     # --- helpers ------------------------------------------------------------
 
-    def anchor(self, role: str, node: ast.AST, once: bool = True) -> None:
-        if once and role in self.roles or self.quiet and role == "loss":
+    def anchor(self, role: str, node: ast.AST, once: bool = True, tentative: bool = False) -> None:
+        """The first `role` found; a tentative one (`losses = ...`, or under a condition a setting decides)
+        gives way to the next the same function has on its default path (`loss = torch.sum(losses)`)."""
+        if self.quiet and role == "loss":
             return  # never a loss in an eval function, a no_grad block or a constructor
+        optional = any(_tests_setting(g) for g in self.guards)
+        if once and role in self.roles:
+            # a loss under `if args.kd_dir is not None:` (a feature a setting turns on) gives way to one the
+            # same function computes on its default path (its `else:`)
+            weak = self.optional.get(role)
+            if weak is not None and not optional and weak[1] == self.function:
+                self.r.anchors[weak[0]] = Anchor.model_construct(role=role, file=self.rel, line=node.lineno)
+                if not tentative:
+                    del self.optional[role]
+            return
         self.roles.add(role)
+        if (optional or tentative) and role in ("loss", "forward"):
+            self.optional[role] = (len(self.r.anchors), self.function)
         self.r.anchors.append(Anchor.model_construct(role=role, file=self.rel, line=node.lineno))
 
     def fact(self, kind: str, name: str, node: ast.AST, off: str | None = None) -> None:
@@ -455,11 +474,11 @@ class _Reader(ast.NodeVisitor):
             "no_grad" in _dotted(d) or "inference_mode" in _dotted(d) for d in node.decorator_list)
         self.quiet += quiet
         self.depth += 1
-        outer = self.blocks, self.given, self.loops, self.counters  # its body runs when called, not here
-        self.blocks, self.given, self.loops, self.counters = [], [], [], []
+        outer = self.blocks, self.given, self.loops, self.counters, self.function  # its body runs when called
+        self.blocks, self.given, self.loops, self.counters, self.function = [], [], [], [], node.lineno
         for child in node.body:
             visit(child)
-        self.blocks, self.given, self.loops, self.counters = outer
+        self.blocks, self.given, self.loops, self.counters, self.function = outer
         self.depth -= 1
         self.quiet -= quiet
 
@@ -516,11 +535,11 @@ class _Reader(ast.NodeVisitor):
                  if isinstance(n, ast.Name)]
         callee = _dotted(node.value.func) if isinstance(node.value, ast.Call) else ""
         constructor = callee.split(".")[-1][:1].isupper()  # loss_fn = nn.MSELoss() builds, does not compute
-        if any("loss" in n.lower() for n in names) and isinstance(node.value, ast.Call | ast.BinOp) \
-                and not constructor:
-            if "model" in callee.lower() or callee.endswith(("net", "forward")):
-                self.anchor("forward", node)
-            self.anchor("loss", node)
+        if any("loss" in n.lower() and not _FUNCTION_NAME.search(n) for n in names) \
+                and isinstance(node.value, ast.Call | ast.BinOp) and not constructor:
+            if re.search(r"(^|[._])model($|[._])", callee.lower()) or callee.endswith(("net", "forward")):
+                self.anchor("forward", node)  # `model(x)`, `self.model.forward(x)`; not `loss_func_modelopt(...)`
+            self.anchor("loss", node, tentative="loss" not in names)  # `losses = ...`, reduced below
         elif isinstance(node.value, ast.Call):
             callee = _dotted(node.value.func).lower()
             if callee.split(".")[-1] in ("model", "net", "module", "forward"):  # not get_model(): a constructor
@@ -667,6 +686,11 @@ class _Reader(ast.NodeVisitor):
         elif name == "exec" and node.args and "configurator" in ast.dump(node.args[0]):
             self.configured = True  # names assigned below are not settings the configurator can reach
             self.r.config_system = "configurator"
+        elif last == "ArgumentGroupFactory" and node.args and isinstance(node.args[0], ast.Name):
+            exclude = next((k.value for k in node.keywords if k.arg == "exclude"), None)
+            left = [e.value for e in exclude.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)] \
+                if isinstance(exclude, ast.List | ast.Tuple) else []
+            self.factories.append((node.args[0].id, left, node.lineno))
         elif last == "add_config_arguments" and "deepspeed" in name:  # `deepspeed.add_config_arguments(parser)`
             for opt, default in table("deepspeed")["parser_arguments"].items():
                 self._option(opt, default, node, None)
@@ -941,6 +965,43 @@ def _mentioned(paths: list[Path], done: set[Path], root: Path) -> set[str] | Non
     return {w.decode() for w in words}
 
 
+_FUNCTION_NAME = re.compile(r"(func|fn|function|fns)(_|$)", re.I)  # `loss_func_kd = build(...)`: a function
+
+
+def _tests_setting(test: ast.expr) -> bool:
+    """Whether a condition reads a setting (`args.kd_dir is not None`, `getattr(args, "modelopt", False)`,
+    `cfg.use_ema`): the branch is a feature the job's configuration turns on."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute) and _dotted(n.value) in (*SETTINGS, "cfg", "config", "self.config"):
+            return True
+        if isinstance(n, ast.Call) and _dotted(n.func) == "getattr" and n.args and _dotted(n.args[0]) in SETTINGS:
+            return True
+    return False
+
+
+def _unset_now_known(result: Analysis) -> None:
+    """A guard's flag that only a module read later declares (Megatron's `--tensorboard-dir`, made from a
+    dataclass in `arguments.py`, read after the `if args.tensorboard_dir:` in `global_vars.py`): the flag
+    that conjunct needs set, as `unset_flag` finds it where the flag was known first."""
+    dests = {opt.lstrip("-").replace("-", "_"): opt for opt in result.flags if opt.startswith("-")}
+    for kind in ("checkpoints", "evals", "uploads", "trackers"):
+        for f in getattr(result, kind):
+            if f.unset is not None or not f.guard:
+                continue
+            try:
+                test = ast.parse(f.guard, mode="eval").body
+            except SyntaxError:  # cut short, or `a ... b`
+                continue
+            for c in _conjuncts(test):
+                if isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.IsNot) \
+                        and isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value is None:
+                    c = c.left
+                flag = dests.get(c.attr, "") if isinstance(c, ast.Attribute) and _dotted(c.value) in SETTINGS else ""
+                if flag and (result.flags[flag] or "None") in UNSET:
+                    f.unset = flag
+                    break
+
+
 def _conjuncts(test: ast.expr) -> list[ast.expr]:
     """The parts of `a and b and c`, all of which hold when it does."""
     return test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
@@ -1037,7 +1098,7 @@ def _class_finder(tree: ast.Module, path: Path, root: Path) -> Callable[[str], a
     """A class this file imports by name (`from pkg.args import TrainArgs`, `from .args import X`), read from
     its module's source when asked for; None when it is not the repo's."""
     where: dict[str, tuple[Path | None, str]] = {}
-    for node in tree.body:
+    for node in ast.walk(tree):  # at the top, or inside the function that builds the parser
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = path.parents[node.level - 1] if node.level <= len(path.parents) else None
@@ -1049,15 +1110,24 @@ def _class_finder(tree: ast.Module, path: Path, root: Path) -> Callable[[str], a
 
     def find(name: str) -> ast.ClassDef | None:
         file, real = where.get(name, (None, ""))
-        if file is None or not file.is_file():
-            return None
-        if file not in read:
-            text, _ = _read(file)
-            try:
-                read[file] = ast.parse(text or "")
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                read[file] = ast.Module(body=[], type_ignores=[])
-        return next((n for n in read[file].body if isinstance(n, ast.ClassDef) and n.name == real), None)
+        for _ in range(3):  # a package's `__init__` that imports it from its module: followed there
+            if file is None or not file.is_file():
+                return None
+            if file not in read:
+                text, _ = _read(file)
+                try:
+                    read[file] = ast.parse(text or "")
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    read[file] = ast.Module(body=[], type_ignores=[])
+            found = next((n for n in read[file].body if isinstance(n, ast.ClassDef) and n.name == real), None)
+            if found is not None:
+                return found
+            again = next(((n, a) for n in read[file].body if isinstance(n, ast.ImportFrom) and not n.level
+                          for a in n.names if (a.asname or a.name) == real), None)
+            if again is None:
+                return None
+            file, real = _module_path(root, again[0].module or ""), again[1].name
+        return None
 
     return find
 
@@ -1149,7 +1219,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         try:
             reader.hydra_main(tree)
             reader.visit(tree)
-            options[rel] = reader.options
+            if reader.factories:
+                factory_flags(reader.factories, _class_finder(tree, path, root), rel, result)
+            options[rel] = reader.options + len(reader.factories)
             reader.hooks_run_in_save_state()
             helpers.append((modules[-1], reader.sites))
             fits += [Span(file=rel, start=n, end=c.end if (c := modules[-1].innermost(n)) else 10**9)
@@ -1220,6 +1292,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         found = {a.role for a in step}
         result.anchors = [a for a in result.anchors if a.role not in ROLES or a.role not in found
                           and a.file == backward] + step
+    _unset_now_known(result)
     for module, sites in helpers:
         lift_to_callers(result, module, sites)
     result.train_calls = train_calls(result, helpers) + fits

@@ -1,0 +1,102 @@
+"""A parser whose options are made from dataclasses at run time (Megatron's `ArgumentGroupFactory(Config,
+exclude=[...]).build_group(parser)`): the options are read from the classes' fields, so the run line uses
+the job's own step flag and leaves out the folders that turn saves and tensorboard on. Each case is a small
+repo written here, read by the real analyzer."""
+
+from __future__ import annotations
+
+from conftest import make_repo
+
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.benchmark import propose
+from wamf_tui.validate import check_run
+
+CONFIG = """\
+from dataclasses import dataclass, field
+
+@dataclass
+class TrainingConfig:
+    train_iters: int | None = None
+    save: str | None = None
+    save_interval: int | None = field(default=None, metadata={"argparse_meta": {"arg_names": ["--save-interval",
+                                                                                            "--persistent-save-interval"]}})
+    tensorboard_dir: str | None = None
+    bias_gelu_fusion: bool = True
+    use_flash: bool = False
+    internal_only: int = 3
+"""
+
+ARGUMENTS = """\
+import argparse
+from pkg.utils import ArgumentGroupFactory
+
+def parse_args():
+    parser = argparse.ArgumentParser()
+    from pkg.config import TrainingConfig
+    ArgumentGroupFactory(TrainingConfig, exclude=["internal_only"]).build_group(parser, "training")
+    parser.add_argument("--lr", type=float, default=1e-4)
+    return parser.parse_args()
+"""
+
+LOGGING = """\
+from torch.utils.tensorboard import SummaryWriter
+
+def writer(args):
+    if args.tensorboard_dir:
+        return SummaryWriter(args.tensorboard_dir)
+"""
+
+TRAIN = """\
+import torch
+from pkg import logging
+from pkg.arguments import parse_args
+
+def train():
+    args = parse_args()
+    tb = logging.writer(args)
+    iteration = 0
+    while iteration < args.train_iters:
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+        iteration += 1
+        if args.save and iteration % args.save_interval == 0:
+            torch.save(model.state_dict(), args.save)
+
+if __name__ == "__main__":
+    train()
+"""
+
+FILES = {"train.py": TRAIN, "pkg/__init__.py": "", "pkg/logging.py": LOGGING, "pkg/arguments.py": ARGUMENTS,
+         "pkg/utils.py": "class ArgumentGroupFactory:\n    pass\n",
+         "pkg/config/__init__.py": "from pkg.config.training import TrainingConfig\n",
+         "pkg/config/training.py": CONFIG}
+
+
+def test_the_options_made_from_a_dataclass_are_the_jobs_own(tmp_path):
+    root = make_repo(tmp_path / "job", FILES)
+    args = ["--train-iters", "500000", "--lr", "3e-4"]
+    a = analyze_script(root / "train.py", root, args)
+    for flag, default in (("--train-iters", "None"), ("--save", "None"), ("--tensorboard-dir", "None"),
+                          ("--persistent-save-interval", "None"), ("--no-bias-gelu-fusion", "False"),
+                          ("--disable-bias-gelu-fusion", "False"), ("--use-flash", "False")):
+        assert a.flags[flag] == default, flag
+    assert "--internal-only" not in a.flags and "--bias-gelu-fusion" not in a.flags
+    rows = {c.what: (c.how, c.flags) for c in propose(a, 30, args=args)}
+    assert rows["total steps cut to 30 (was 500000)"] == ("--train-iters=30", ["--train-iters=30"])
+    # the tracker's module is read before the one that declares `--tensorboard-dir`
+    assert rows["tensorboard tracker off (pkg/logging.py:5)"] == ("--tensorboard-dir left out (default None)", [])
+    assert rows["torch.save off (train.py:15)"] == ("--save left out (default None)", [])
+    assert not any(r.startswith("all outputs") for r in rows)  # `--save` given would save
+    assert check_run("python train.py --train-iters 30 --no-bias-gelu-fusion --use-flash --lr 1", root, a).problems \
+        == []
+    assert check_run("python train.py --internal-only 4", root, a).problems == [
+        "--internal-only is not an option of train.py"]
+
+
+def test_a_class_outside_the_repo_is_said_not_read(tmp_path):
+    files = {**FILES, "pkg/arguments.py": ARGUMENTS.replace("from pkg.config import", "from megatron_cfg import")}
+    root = make_repo(tmp_path / "job", files)
+    a = analyze_script(root / "train.py", root)
+    assert "--train-iters" not in a.flags
+    assert any("the options made from TrainingConfig are not read" in n for n in a.notes)
