@@ -979,15 +979,19 @@ def _tests_setting(test: ast.expr) -> bool:
     return False
 
 
+_SETTING_READ = re.compile(r"\b(?:args|opts?|FLAGS)\.(\w+)")
+
+
 def _unset_now_known(result: Analysis) -> None:
     """A guard's flag that only a module read later declares (Megatron's `--tensorboard-dir`, made from a
     dataclass in `arguments.py`, read after the `if args.tensorboard_dir:` in `global_vars.py`): the flag
     that conjunct needs set, as `unset_flag` finds it where the flag was known first."""
-    dests = {opt.lstrip("-").replace("-", "_"): opt for opt in result.flags if opt.startswith("-")}
+    dests = {opt.lstrip("-").replace("-", "_"): opt for opt in result.flags
+             if opt.startswith("-") and (result.flags[opt] or "None") in UNSET}
     for kind in ("checkpoints", "evals", "uploads", "trackers"):
         for f in getattr(result, kind):
-            if f.unset is not None or not f.guard:
-                continue
+            if f.unset is not None or not f.guard or not any(n in dests for n in _SETTING_READ.findall(f.guard)):
+                continue  # parsed only where a setting left out would switch it off
             try:
                 test = ast.parse(f.guard, mode="eval").body
             except SyntaxError:  # cut short, or `a ... b`
@@ -997,7 +1001,7 @@ def _unset_now_known(result: Analysis) -> None:
                         and isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value is None:
                     c = c.left
                 flag = dests.get(c.attr, "") if isinstance(c, ast.Attribute) and _dotted(c.value) in SETTINGS else ""
-                if flag and (result.flags[flag] or "None") in UNSET:
+                if flag:
                     f.unset = flag
                     break
 
