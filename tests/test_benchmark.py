@@ -828,3 +828,55 @@ def test_the_output_folder_is_never_a_switch_an_artifact_a_saves_own_setting_or_
     assert out == ([["--output_dir=runs/wamf-bench"]] if own else [])
     save = next(c for c in rows if "torch.save" in c.what)
     assert save.how == "--save left out (default None)"
+
+
+TYRO_METRICS = """\
+import tyro
+from dataclasses import dataclass, field
+from torch.utils.tensorboard import SummaryWriter
+
+@dataclass
+class Metrics:
+    log_freq: int = 10
+    enable_tensorboard: bool = False
+
+@dataclass
+class Profiling:
+    enable_profiling: bool = False
+
+@dataclass
+class Job:
+    metrics: Metrics = field(default_factory=Metrics)
+    profiling: Profiling = field(default_factory=Profiling)
+    steps: int = 1000
+
+def loggers(config):
+    if config.enable_tensorboard:
+        return SummaryWriter("tb")
+
+def main(cfg: Job):
+    tb = loggers(cfg.metrics)
+    for step in range(cfg.steps):
+        loss = model(batch)
+        loss.backward()
+        opt.step()
+
+if __name__ == "__main__":
+    main(tyro.cli(Job))
+"""
+
+
+@pytest.mark.parametrize(("command", "how"), [
+    (["--metrics.log-freq", "10"], "--metrics.no-enable-tensorboard given"),
+    (["--metrics.log_freq=10"], "--metrics.no-enable-tensorboard given"),
+    ([], None),  # no section of the command holds the field: unknown where tyro puts it
+])
+def test_a_tyro_jobs_bool_under_a_nested_config_is_switched_off_by_its_negation(tmp_path, command, how):
+    """torchtitan's idiom: `if config.enable_tensorboard:` on the metrics config, which a config function may
+    set true; tyro's `--metrics.no-enable-tensorboard` turns it off whatever that function set. The section
+    comes from a field of the same class the command sets."""
+    root = make_repo(tmp_path / "job", {"train.py": TYRO_METRICS})
+    a = analyze_script(root / "train.py", root, command)
+    row = next(c for c in propose(a, 30, "speed", command) if c.what.startswith("tensorboard"))
+    assert (row.how, row.flags) == ((how, ["--metrics.no-enable-tensorboard"]) if how else (row.how, []))
+    assert row.what.startswith("tensorboard tracker off" if how else "tensorboard tracker (train.py:")

@@ -131,7 +131,8 @@ def _const(node: ast.AST | None) -> str | None:
 
 
 class _Reader(ast.NodeVisitor):
-    def __init__(self, result: Analysis, rel: str, defaults: dict[str, object] | None = None) -> None:
+    def __init__(self, result: Analysis, rel: str, defaults: dict[str, object] | None = None,
+                 switches: dict[str, set[str]] | None = None) -> None:
         self.r = result
         self.rel = rel
         self.guards: list[ast.expr] = []
@@ -169,6 +170,7 @@ class _Reader(ast.NodeVisitor):
         self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
         self.fits: list[int] = []  # `trainer.train()`, `trainer.fit(model)`: a library's whole training loop
         self.defaults = defaults if defaults is not None else {}  # class fields' defaults, all modules read
+        self.switches = switches if switches is not None else {}  # a class's bool field -> its other fields
         self.options = 0  # the parser options this module declares
 
         self._dispatch = {
@@ -484,9 +486,15 @@ class _Reader(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.classes.append((node.name, [_dotted(b) for b in node.bases]))
+        fields = {}
         for stmt in node.body:  # a config class's field defaults: a key a YAML file leaves out takes its default
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-                self.defaults.setdefault(stmt.target.id, _field_default(stmt.value))
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                fields[stmt.target.id] = _dotted(stmt.annotation)
+                if stmt.value is not None:
+                    self.defaults.setdefault(stmt.target.id, _field_default(stmt.value))
+        for name, kind in fields.items():  # tyro makes `--section.no-name` of each bool field
+            if kind == "bool":
+                self.switches.setdefault(name, set()).update(f for f in fields if f != name)
         self.generic_visit(node)
         self.classes.pop()
 
@@ -979,6 +987,25 @@ def _tests_setting(test: ast.expr) -> bool:
     return False
 
 
+def _nested_switches(result: Analysis, switches: dict[str, set[str]], command: Sequence[str]) -> None:
+    """A tyro job's feature under a bool field of a nested config (`if config.enable_tensorboard:`, the field
+    of the class whose `log_freq` the command sets as `--metrics.log_freq`): off with `--metrics.no-enable-
+    tensorboard`, tyro's own negation, whatever the config function set. Only where one section holds it."""
+    given: dict[str, set[str]] = {}  # a field the command sets -> the sections it sets it in
+    for word in command:
+        section, dot, key = word.partition("=")[0].removeprefix("--").rpartition(".")
+        if word.startswith("--") and dot and section:
+            given.setdefault(key.replace("-", "_"), set()).add(section)
+    for kind in ("checkpoints", "evals", "uploads", "trackers"):
+        for f in getattr(result, kind):
+            name = f.off_switch or ""
+            if name not in switches or f.guard is None or not f.guard.endswith(f".{name}"):
+                continue
+            sections = {s for other in switches[name] for s in given.get(other, ())}
+            if len(sections) == 1:
+                f.off_switch = f"--{sections.pop()}.no-{name.replace('_', '-')} {GIVEN}"
+
+
 _SETTING_READ = re.compile(r"\b(?:args|opts?|FLAGS)\.(\w+)")
 
 
@@ -1186,6 +1213,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
     helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]] = []  # each module's calls of its own functions
     defaults: dict[str, object] = {}  # config class fields' defaults (`save_final_state: bool = True`)
+    switches: dict[str, set[str]] = {}  # config classes' bool fields, each with the other fields of its class
     fits: list[Span] = []  # each `trainer.train()` / `.fit()` call, to the end of its function
     options: dict[str, int] = {}  # each module read: how many parser options it declares
     whole = True  # every module read parsed: the walk can tell what is never reached
@@ -1217,7 +1245,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if why and depth == 0 and "not UTF-8" not in why:
             result.partial = True
         modules.append(summarize(tree, rel, depth == 0))
-        reader = _Reader(result, rel, defaults)
+        reader = _Reader(result, rel, defaults, switches)
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.consts = fixed_constants(tree, text)
         try:
@@ -1299,6 +1327,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     _unset_now_known(result)
     for module, sites in helpers:
         lift_to_callers(result, module, sites)
+    if result.config_system == "tyro":  # at the call that starts a tracker (`if config.enable_tensorboard:`)
+        _nested_switches(result, switches, command)
     result.train_calls = train_calls(result, helpers) + fits
     for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
         setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])
