@@ -156,7 +156,7 @@ def factory_flags(factories: list[tuple[str, list[str], int]], classes: Callable
                 continue
             default = _default(value)
             named = _arg_names(value)
-            if name_of(annotation) == "bool" if annotation is not None else False:
+            if annotation is not None and name_of(annotation) == "bool":
                 names = named or ([f"--{name}".replace("_", "-")] if default != "True" else
                                   [f"--no-{name}".replace("_", "-"), f"--disable-{name}".replace("_", "-")])
                 default = "False"
