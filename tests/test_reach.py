@@ -330,3 +330,56 @@ def test_past_its_bounds_the_walk_gives_up_and_keeps_every_save(tmp_path, monkey
     monkeypatch.setattr(source, "REACH_ENTRIES", 10_000)
     monkeypatch.setattr(source, "REACH_BYTES", 5)
     assert len(saves(root)) == 4
+
+
+ENGINE = """\
+def step_loss(model, batch):
+    loss = model(batch)
+    loss.backward()
+    return loss
+"""
+
+TRAINER = """\
+import torch
+from pkg import engine
+
+class Trainer:
+    def training_step(self, batch):
+        loss = engine.step_loss(self.model, batch)
+        self.optimizer.step()
+        return loss
+
+    def train(self):
+        for self.iteration in range(1, self.cfg.steps + 1):
+            self.training_step(next(self.data))
+            if self.iteration % self.cfg.checkpoint_interval == 0:
+                self.save_checkpoint()
+        self.save_checkpoint()
+
+    def save_checkpoint(self):
+        torch.save(self.model.state_dict(), "ckpt.pt")
+        self.post_save()
+
+    def post_save(self):
+        if self.cfg.eval_after_save:
+            evaluate_checkpoint("ckpt.pt")
+"""
+
+
+def test_a_backward_in_a_helper_module_finds_its_loop_around_the_optimizer_step(tmp_path):
+    """nanotron's shape: the backward sits in a helper with no loop (a gradient accumulator's), the optimizer
+    step in the trainer's `training_step`, called from `train`'s loop. That loop is the training loop, so the
+    trainer's saves are the job's own rows: the one in the loop under its interval, the one after it stopped by
+    the wrapper's cap. The eval a save runs after itself is the save's, no row of its own."""
+    root = write(tmp_path, {"run.py": "from pkg.trainer import Trainer\nTrainer().train()\n", "pkg/__init__.py": "",
+                            "pkg/engine.py": ENGINE, "pkg/trainer.py": TRAINER})
+    a = analyze_script(root / "run.py", root)
+    got = {x.role: f"{x.file}:{x.line}" for x in a.anchors}
+    assert (got["backward"], got["optimizer_step"]) == ("pkg/engine.py:3", "pkg/trainer.py:7")
+    assert (a.train_loop.file, a.train_loop.start, a.train_loop.end) == ("pkg/trainer.py", 11, 14)
+    rows = [c.what for c in propose(a, 30) if "save" in c.what or c.what.startswith("eval")]
+    assert rows == [
+        "save_checkpoint (pkg/trainer.py:14) has no switch: it runs when self.iteration % "
+        "self.cfg.checkpoint_interval == 0 holds",
+        "save_checkpoint off (pkg/trainer.py:15): it runs after the training loop (ends at line 14), and the step "
+        "cap stops the job inside it"]

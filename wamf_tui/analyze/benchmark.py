@@ -78,8 +78,10 @@ NOT_EVALS = re.compile(r"split|args|config|schema|backend|tool|input|^_|dtype|pa
 
 
 def _step_files(a: Analysis) -> set[str]:
-    """The job's own files: its entry, and where its training step is."""
-    return {x.file for x in a.anchors if x.role == "backward"} | {a.script}
+    """The job's own files: its entry, where its training step is, and where the loop around it is (a
+    trainer's loop over a step whose backward sits in a helper module)."""
+    return {x.file for x in a.anchors if x.role == "backward"} | {a.script} \
+        | ({a.train_loop.file} if a.train_loop else set())
 
 
 _RANK = re.compile(r"rank|main_process|master|is_main|world|^(and|or|not|is|in|None)$", re.I)
@@ -421,6 +423,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         how, flags, env = off or (f"{steps} steps, below its interval ({e.every})" if _past(e, steps) else
                                   f"no switch: the code runs it every {e.every} steps" if within else
                                   f"no switch: the job runs it after {end}" if end else
+                                  "no switch: its guard holds at step 0" if still_runs(e) else
                                   "step count below the eval interval", [], [])
         still = _runs_after(end) or still_runs(e) or (
             f"runs at step {e.every}: the code sets its interval" if within else None)

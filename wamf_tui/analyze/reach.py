@@ -226,8 +226,9 @@ def _fold_nested_saves(result: Analysis, modules: list[ModuleDefs], roots: set[s
                        live: set[tuple[str, int]]) -> None:
     """A save inside a save (`torch.save` deep in the checkpointer that the job's `save_checkpoint(...)`
     calls) is how that save writes: it runs when, and only when, the outer one does, so the outer one's
-    row stands for it. Found by walking again with the repo's save functions never called (the names of
-    the saves found, where the repo defines them, called anywhere): what only they reached goes."""
+    row stands for it; so does an eval a save runs (a post-save hook's evaluation of the checkpoint).
+    Found by walking again with the repo's save functions never called (the names of the saves found,
+    where the repo defines them, called anywhere): what only they reached goes."""
     defined = {d.name for m in modules for d in m.defs}
     # a call of the repo's own function (`self.save_checkpoint()`, a helper's call), not `torch.save`
     names = {c.name for c in result.checkpoints if "." not in c.name} & defined
@@ -245,6 +246,7 @@ def _fold_nested_saves(result: Analysis, modules: list[ModuleDefs], roots: set[s
         return where is not None and (c.file, where.start) in live and (c.file, where.start) not in still
 
     result.checkpoints = [c for c in result.checkpoints if not nested(c)]
+    result.evals = [e for e in result.evals if not nested(e)]  # an eval after each save: the save's row
 
 
 def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[Fact]]) -> None:

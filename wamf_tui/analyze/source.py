@@ -1006,6 +1006,25 @@ def _nested_switches(result: Analysis, switches: dict[str, set[str]], command: S
                 f.off_switch = f"--{sections.pop()}.no-{name.replace('_', '-')} {GIVEN}"
 
 
+def _loop_of_the_optimizer_step(result: Analysis, root: Path, steps: list[Anchor]) -> None:
+    """A backward in a helper with no loop of its module around it (a gradient accumulator's, called from a
+    pipeline engine): the training loop is the one around the optimizer step the job takes in another
+    module (`self.optimizer.step()` in `training_step`, called from `train`'s loop), found there the same
+    way, and that step is the job's."""
+    for a in steps:
+        text, _ = _read(root / a.file)
+        try:
+            tree = ast.parse(text or "")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        spans = loop_of(tree, a.line, stepped=_optimizer_steps(text or ""), text=text or "")
+        if spans:
+            result.train_loop = Span(file=a.file, start=spans[0][0], end=spans[0][1])
+            result.train_scope = Span(file=a.file, start=spans[1][0], end=spans[1][1])
+            result.anchors.append(a)
+            return
+
+
 _SETTING_READ = re.compile(r"\b(?:args|opts?|FLAGS)\.(\w+)")
 
 
@@ -1322,8 +1341,11 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         # `forward_backward_step`) is taken from the name-based reading of the same file
         backward = next((a.file for a in step if a.role == "backward"), None)
         found = {a.role for a in step}
+        elsewhere = [a for a in result.anchors if a.role == "optimizer_step" and a.file != backward]
         result.anchors = [a for a in result.anchors if a.role not in ROLES or a.role not in found
                           and a.file == backward] + step
+        if result.train_loop is None and "optimizer_step" not in found:
+            _loop_of_the_optimizer_step(result, root, elsewhere)
     _unset_now_known(result)
     for module, sites in helpers:
         lift_to_callers(result, module, sites)
