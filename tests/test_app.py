@@ -70,6 +70,26 @@ async def test_typed_answers_digits_and_markup_are_literal(tmp_path):
         assert app.state.step == Step.JOB
 
 
+async def test_keys_that_reach_a_pane_are_the_questions(tmp_path):
+    """The focus on the preview pane (a write hid the options a frame ago, or a Tab): an Enter answers the
+    question and typed letters land in its answer line, never lost in the pane."""
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.screen.query_one("#preview").focus()
+        await until(pilot, lambda: app.screen.focused is app.screen.query_one("#preview"), "the pane focused")
+        want = app.screen.qview.highlighted_value()
+        await pilot.press("enter")
+        await until(pilot, lambda: app.state.step == Step.JOB, "the reader answered")
+        assert want and app.state.reader == want  # Enter took the highlighted option, as in the answer line
+        await pilot.press("escape")
+        await until(pilot, lambda: app.state.step == Step.READER, "back at the reader")
+        app.screen.query_one("#preview").focus()
+        await until(pilot, lambda: app.screen.focused is app.screen.query_one("#preview"), "the pane focused")
+        await pilot.press(*"perf")
+        await until(pilot, lambda: app.screen.query_one("#answer").value == "perf", "typed into the answer")
+
+
 async def test_placeholder_answer_is_refused_and_kept_editable(tmp_path):
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

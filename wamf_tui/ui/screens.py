@@ -228,8 +228,36 @@ class StepScreen(Screen):
     def action_toggle_preview(self) -> None:
         self.toggle_class("-show-preview")
 
+    def _hand_on(self, event) -> bool:
+        """An Enter or a typed letter that reached a pane (the focus it took while a write hid the options, a
+        frame before the next question's took it back; or a Tab) is the question's: once the answer line or
+        the options are laid out, they take the focus and do what the key does there."""
+        bound = {b.key for b in self.BINDINGS if isinstance(b, Binding)}
+        target = self.qview.target()
+        if target is None or not (event.key == "enter" or event.is_printable and event.key not in bound):
+            return False
+        event.stop()
+        key, character = event.key, event.character
+
+        def again() -> None:
+            if not (target.display and target.region.area):
+                return
+            target.focus()
+            if key == "enter":
+                self.call_later(target.action_submit if isinstance(target, Input) else target.action_select)
+            elif isinstance(target, Input) and character:
+                if target.selection.is_empty:
+                    target.insert_text_at_cursor(character)
+                else:
+                    target.replace(character, *target.selection)
+
+        self.call_after_refresh(again)
+        return True
+
     def on_key(self, event) -> None:
         """Up/down in the answer line move the option highlight, so the hands can stay on the keyboard row."""
+        if isinstance(self.focused, PreviewPane | DetectedPane) and self._hand_on(event):
+            return
         if event.key in ("up", "down") and isinstance(self.focused, Input):
             options = self.query_one("#options", OptionList)
             if options.display and options.option_count:

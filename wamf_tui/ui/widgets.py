@@ -235,11 +235,16 @@ class QuestionView(Vertical):
         if not same:
             # Typing always lands in the answer line: keys batched by a slow SSH link would
             # otherwise reach whichever widget had focus before a Tab was processed.
-            target = answer if answer.display else options
+            target = self.target() or options
             target.focus()
             # a list hidden by the question before (a reading, a write) took the focus away to a pane, and a
             # widget shown in this same tick takes it only once laid out: ask again after the refresh
             self.call_after_refresh(lambda: target.display and self.screen.focused is not target and target.focus())
+
+    def target(self) -> Input | OptionList | None:
+        """Where the keys go: the answer line when shown, else the options; None while neither is (a write)."""
+        answer, options = self.query_one("#answer", Input), self.query_one("#options", OptionList)
+        return answer if answer.display else options if options.display else None
 
     def _fill_options(self, q: Question, word: str = "") -> None:
         options = self.query_one("#options", OptionList)
