@@ -136,6 +136,8 @@ def test_a_tracker_is_switched_off_only_by_its_own_variable(tmp_path):
     assert tb.env == [] and "WANDB" not in tb.how and "only a code edit stops tensorboard" in tb.how
     assert tb.what == "tensorboard tracker (train.py:3) has no switch: it logs in every run" and not tb.enabled
     assert tb.why == "it logs in every run"
+    assert tb.exclusion == ("tensorboard tracker at train.py:3 stays on: it logs in every run, and its logging is "
+                            "timed in every benchmark run")  # recorded in the contract, with nothing to switch
     assert wb.env == ["WANDB_MODE=disabled"]
 
 

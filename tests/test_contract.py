@@ -185,7 +185,9 @@ def test_everything_else_says_each_answer_and_a_default_for_each_left_empty():
         mode="accuracy", dirty_decision="diff saved to dirty.patch", guarantees="same tokens seen", anything_else="  ",
         activate="source .venv/bin/activate", run="python train.py --steps=30",
         changes=[BenchmarkChange(what="a", how="b", why="c", exclusion="eval at train.py:9 excluded"),
-                 BenchmarkChange(what="d", how="e", why="f", exclusion="save off", enabled=False)],
+                 BenchmarkChange(what="d", how="e", why="f", exclusion="save off", enabled=False,
+                                 flags=["--save_every=0"]),  # un-ticked: its switch is not in the run line
+                 BenchmarkChange(what="g", how="h", why="i", exclusion="tensorboard stays on", enabled=False)],
         checks=[Checkpoint(name="loss", where="train.py:4", what="loss", steps="1-30", tolerance="rtol 1e-5"),
                 Checkpoint(name="grad", where="train.py:5", what="g|n", steps="1", tolerance="0", enabled=False)],
         recorder="parity (record: PARITY=1)", extra_checks="eval accuracy at the end")
@@ -199,7 +201,8 @@ def test_everything_else_says_each_answer_and_a_default_for_each_left_empty():
         ("Hints", "bf16, compile"), ("What must not change", "the loss")]
     assert rows[6][0] == "Trial run" and rows[6][1].startswith("2026-12-01 10:00, command ")
     assert rows[7] == ("Anything else", "Benchmark mode: accuracy (deterministic algorithms on, bit-exact checks) · "
-                                        "diff saved to dirty.patch · eval at train.py:9 excluded · same tokens seen")
+                                        "diff saved to dirty.patch · eval at train.py:9 excluded · "
+                                        "tensorboard stays on · same tokens seen")  # nothing to switch: said
     st = st.model_copy(update={"run": st.run + " --lr=1"})  # the trial ran another command: its row goes
     assert [r[0] for r in contract.everything_else_rows(st)] == [
         "Allowed changes", "Your own tests", "Hands off", "When to stop", "Hints", "What must not change",

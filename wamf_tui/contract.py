@@ -127,7 +127,8 @@ def everything_else_rows(state: InitState) -> list[tuple[str, str]]:
                 " (deterministic algorithms on, bit-exact checks)" if state.mode == "accuracy"
                 else " (deterministic algorithms off, checks within tolerance)"),
             state.dirty_decision,
-            *(c.exclusion or "" for c in state.changes if c.enabled and c.exclusion),
+            # a switched-off row only when it is on; a row with nothing to switch (what stays on) always
+            *(c.exclusion or "" for c in state.changes if c.exclusion and (c.enabled or not (c.flags or c.env))),
             state.guarantees,
             state.anything_else,
         )

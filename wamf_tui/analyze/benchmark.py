@@ -346,7 +346,9 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             f"{t.name} tracker ({t.file}:{t.line}) has no switch: it logs {when}"
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env, drop=_dropped(how),
                                        why="no runs on a tracker dashboard" if off else f"it logs {when}",
-                                       enabled=off is not None))
+                                       enabled=off is not None, exclusion=None if off else
+                                       f"{t.name} tracker at {t.file}:{t.line} stays on: it logs {when}, and "
+                                       "its logging is timed in every benchmark run"))
     for o in a.overheads:  # the file the run line keeps holds the switch: said, timed, never edited
         changes.append(BenchmarkChange(
             what=f"{o.name} on ({o.file}:{o.line}): it {o.cost}",
@@ -447,7 +449,9 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             f"{u.name} ({u.file}:{u.line}) has no switch: it runs {_when(u)}"
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env,
                                        drop=_dropped(how), why="no uploads" if off else "it uploads in every run",
-                                       enabled=off is not None))
+                                       enabled=off is not None, exclusion=None if off else
+                                       f"{u.name} at {u.file}:{u.line} has no switch: it uploads {_when(u)}, "
+                                       "timed in every benchmark run"))
     if far:
         files = sorted({u.file for u in far})
         what = (f"{len(far)} upload call(s) in imported modules ({', '.join(files[:3])}"
