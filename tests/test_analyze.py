@@ -562,3 +562,19 @@ def test_the_reader_knows_the_common_idioms_by_their_usual_names(tmp_path):
     assert [p.line for p in a.precision] == [15, 17]
     assert {x.role: x.line for x in a.anchors}["optimizer_step"] == 20
     assert sorted(t.name for t in a.trackers) == ["tensorboard", "wandb"]
+
+
+def test_a_module_importing_omegaconf_does_not_make_an_argparse_job_an_omegaconf_one(tmp_path):
+    """Megatron's parser is argparse; a module it imports uses OmegaConf for something else. The job's flags are
+    still argparse's, and checked as such; a job whose entry reads OmegaConf first stays an OmegaConf one."""
+    from wamf_tui.validate import check_run
+
+    train = ("import argparse\nfrom pkg import util\np = argparse.ArgumentParser()\np.add_argument('--lr')\n"
+             "args = p.parse_args()\nfor b in data:\n    loss = model(b)\n    loss.backward()\n    opt.step()\n")
+    root = repo_with(tmp_path, {"train.py": train, "pkg/__init__.py": "",
+                                "pkg/util.py": "from omegaconf import OmegaConf\nC = OmegaConf.create({})\n"})
+    a = analyze_script(root / "train.py", root)
+    assert a.config_system == "argparse"
+    assert check_run("python train.py --lr 1 --bogus 2", root, a).problems == ["--bogus is not an option of train.py"]
+    first = repo_with(tmp_path / "o", {"train.py": "from omegaconf import OmegaConf\n" + train})
+    assert analyze_script(first / "train.py", first).config_system == "omegaconf"

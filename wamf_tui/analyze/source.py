@@ -432,8 +432,10 @@ class _Reader(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.imports += _imported(node, self.rel)
-        if node.module and ("hydra" in node.module or "omegaconf" in node.module) and self.r.config_system != "hydra":
-            self.r.config_system = "hydra" if "hydra" in node.module else "omegaconf"
+        if node.module and "hydra" in node.module:
+            self.r.config_system = "hydra"
+        elif node.module and "omegaconf" in node.module and self.r.config_system not in ("hydra", "argparse"):
+            self.r.config_system = "omegaconf"  # a parser read before it is the job's (Megatron's argparse)
         self.generic_visit(node)
 
     def hydra_main(self, tree: ast.Module) -> None:
