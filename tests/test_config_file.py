@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import make_repo
 
 from wamf_tui.analyze import analyze_script
@@ -82,3 +83,32 @@ def test_a_pydantic_fields_default_decides_a_key_the_file_leaves_out(tmp_path):
     a = analyze_script(root / "train.py", root, ["a.yml"])
     assert [(u.line, u.config_off) for u in a.uploads] == [
         (13, None), (15, "private is not set in a.yml (default None)"), (17, None)]  # a factory: something
+
+
+INTERVAL = """\
+import sys, torch
+cfg = load(sys.argv[1])
+for step in range({start}, cfg.steps + 1):
+    loss = model(x)
+    loss.backward()
+    opt.step()
+    if step % cfg.checkpoints.interval == 0:
+        torch.save(model, "ckpt.pt")
+"""
+
+
+@pytest.mark.parametrize(("start", "yml", "what"), [
+    ("1", "checkpoints:\n  interval: 1000\n",
+     "torch.save off (train.py:8): it saves every 1000 steps (checkpoints.interval is 1000 in configs/a.yml), past "
+     "the benchmark's 30"),
+    ("1", "checkpoints:\n  interval: 10\n", "torch.save (train.py:8) has no switch: it runs when step % "
+                                             "cfg.checkpoints.interval == 0 holds"),  # within the 30 steps
+    ("0", "checkpoints:\n  interval: 1000\n", "torch.save (train.py:8) still runs once, at step 0 (step % "
+                                               "cfg.checkpoints.interval == 0 is true at 0)"),
+])
+def test_an_interval_the_config_file_sets_is_read_with_where_the_loop_starts(tmp_path, start, yml, what):
+    """nanotron's `checkpoint_interval: 1000` in the YAML the command names: the loop counts from 1, so the save
+    first comes at step 1000, past the benchmark's 30. From 0, it fires at the first step whatever the file says."""
+    root = make_repo(tmp_path / "job", {"train.py": INTERVAL.replace("{start}", start), "configs/a.yml": yml})
+    a = analyze_script(root / "train.py", root, ["configs/a.yml"])
+    assert [c.what for c in propose(a, 30, args=["configs/a.yml"]) if "torch.save" in c.what] == [what]

@@ -178,6 +178,13 @@ def _made_false(f: Fact, given: dict[str, str]) -> tuple[str, list[str], list[st
     return None
 
 
+def _every(f: Fact, does: str) -> str:
+    """Who sets the interval: the code (`save_interval = 1000`), or the config file the command names."""
+    if f.every_set:
+        return f"it {does} every {f.every} steps ({f.every_set})"
+    return f"the code {does} every {f.every} steps"
+
+
 def _takes_folder(flag: str, a: Analysis) -> bool:
     """A flag the run line may point at the benchmark folder: not a switch (`--use-dist-ckpt`, a boolean), and
     not one a save or tracker needs set (Megatron's `if args.save:`): giving it would turn that on."""
@@ -371,8 +378,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             continue
         if not off and _past(c, steps):
             changes.append(BenchmarkChange(
-                what=f"{c.name} off ({c.file}:{c.line}): the code saves every {c.every} steps, past the benchmark's "
-                     f"{steps}", how=f"{steps} steps, below the interval", why="no checkpoints left behind",
+                what=f"{c.name} off ({c.file}:{c.line}): {_every(c, 'saves')}, past the benchmark's {steps}",
+                how=f"{steps} steps, below the interval", why="no checkpoints left behind",
                 exclusion=f"checkpoint at {c.file}:{c.line} excluded: it first runs at step {c.every}, past the "
                           f"benchmark's {steps}; {checkpoint_price(a, c.off_switch)}"))
             continue

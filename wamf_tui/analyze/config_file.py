@@ -93,3 +93,36 @@ def leaves_off(fact: Fact, files: list[tuple[str, dict]], defaults: dict[str, ob
             if node[path[-1]] in (None, False, 0, "", [], {}):
                 return f"{key} is {node[path[-1]]!r} in {name}"
     return None
+
+
+def interval_set(fact: Fact, files: list[tuple[str, dict]]) -> tuple[int, str] | None:
+    """(n, where it is set) when the guard's step interval is a key the command's config file sets: `if
+    self.iteration_step % self.config.checkpoints.checkpoint_interval == 0:` with `checkpoint_interval: 1000`
+    in the YAML: past the benchmark's steps it never comes (the step counted up first, or the loop from past
+    zero; `still_runs` says when it fires at step 0 all the same)."""
+    if not fact.guard or not files:
+        return None
+    try:
+        test = ast.parse(fact.guard, mode="eval").body
+    except SyntaxError:
+        return None
+    for node in ast.walk(test):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
+                and isinstance(node.left, ast.Name | ast.Attribute)):  # `step % n`, not `(step - 1) % n`
+            continue
+        chain: list[str] = []
+        part = node.right
+        while isinstance(part, ast.Attribute):
+            chain.insert(0, part.attr)
+            part = part.value
+            if ast.unparse(part) in BASES:
+                break
+        else:
+            continue
+        for name, data in files:
+            value: object = data
+            for key in chain:
+                value = value.get(key) if isinstance(value, dict) else None
+            if type(value) is int and value > 0:
+                return value, f"{'.'.join(chain)} is {value} in {name}"
+    return None

@@ -20,7 +20,7 @@ from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..visible import gated
-from .config_file import leaves_off, named_files
+from .config_file import interval_set, leaves_off, named_files
 from .constants import fixed_constants
 from .deepspeed_config import named_configs, read_config
 from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags, table
@@ -1359,6 +1359,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     files = named_files(root, script.parent, command)
     for f in (f for kind in ("checkpoints", "evals", "uploads", "trackers") for f in getattr(result, kind)):
         f.config_off = leaves_off(f, files, defaults)
+        if f.every is None and f.counted and (n := interval_set(f, files)):  # never at step 0 (counted first)
+            f.every, f.every_set = n
     for name, text, data in named_configs(root, script.parent, command, files):
         trackers, overheads = read_config(name, text, data)
         result.trackers += trackers
