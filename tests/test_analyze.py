@@ -517,6 +517,25 @@ for step in range(100):
 
 
 @pytest.mark.slow  # runs a real job with CPU torch
+@pytest.mark.slow  # runs a real job with CPU torch
+def test_wrapper_caps_the_training_a_cli_starts_in_a_new_process(tmp_path):
+    """axolotl's `train` starts `accelerate launch -m ...`: the steps are taken in a child Python process the
+    wrapper never runs. The cap goes with the children (a sitecustomize on their path), stops the child cleanly,
+    and leaves no file behind."""
+    cli = "import subprocess, sys\nsys.exit(subprocess.call([sys.executable, 'train.py']))\n"
+    root = make_repo(tmp_path / "job", {"train.py": TINY, "cli.py": cli})
+    wrapper = tmp_path / "wamf_bench.py"
+    wrapper.write_text(WRAPPER)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    r = subprocess.run([sys.executable, str(wrapper), "cli.py"], cwd=root, capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "WAMF_MAX_STEPS": "4", "TMPDIR": str(scratch)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert len([x for x in r.stdout.splitlines() if x.startswith("loss")]) == 4
+    assert "wamf: stopped after 4 optimizer steps" in r.stderr
+    assert list(scratch.glob("wamf-*")) == []  # (torch keeps its own cache folder there)
+
+
 def test_wrapper_counts_a_container_of_optimizers_once_per_step(tmp_path):
     """Measured with real torch: a cap of 5 must stop after 5 job steps, not after 5 optimizer.step calls."""
     root = make_repo(tmp_path / "job", {"train.py": NESTED})

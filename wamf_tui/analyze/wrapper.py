@@ -12,7 +12,8 @@ python wamf_bench.py -m MODULE [ARGS...]
 python wamf_bench.py --entry MODULE:FUNCTION NAME [ARGS...]   (a console script called NAME)
 
 WAMF_SEED (default 0)     seeds python, numpy and torch (CPU and CUDA) before the job starts
-WAMF_MAX_STEPS (optional)  stops cleanly after that many outermost optimizer steps
+WAMF_MAX_STEPS (optional)  stops cleanly after that many outermost optimizer steps, in this process and in
+                          any Python process it starts (a CLI that launches the training anew)
 WAMF_OUT (optional)       one folder for everything the job writes; trackers go there, disabled
 WAMF_DETERMINISTIC=1      accuracy mode: torch.use_deterministic_algorithms(True)
 """
@@ -54,6 +55,58 @@ if os.environ.get("WAMF_DETERMINISTIC") == "1":
     torch.use_deterministic_algorithms(True)
 
 
+CHILD_CAP = """
+import os, sys
+
+def _hooks(optimizer):
+    left, depth = [int(os.environ.get("WAMF_MAX_STEPS", "0"))], [0]
+
+    def pre(_o, _a, _k):
+        depth[0] += 1
+
+    def post(_o, _a, _k):
+        depth[0] -= 1
+        if depth[0] == 0 and left[0] > 0:
+            left[0] -= 1
+            if left[0] == 0:
+                print("wamf: stopped after " + os.environ["WAMF_MAX_STEPS"] + " optimizer steps", file=sys.stderr)
+                sys.stderr.flush()
+                raise SystemExit(0)
+
+    optimizer.register_optimizer_step_pre_hook(pre)
+    optimizer.register_optimizer_step_post_hook(post)
+
+class _Watch:  # torch is never imported here: only when the child imports its optimizers
+    def find_spec(self, name, path, target=None):
+        if name != "torch.optim.optimizer":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _hooks(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, _Watch())
+_here = os.path.dirname(os.path.abspath(__file__))
+try:  # the environment's own sitecustomize, which this one shadows, still runs
+    import importlib.machinery, importlib.util
+    _spec = importlib.machinery.PathFinder.find_spec(
+        "sitecustomize", [p for p in sys.path if os.path.abspath(p or os.curdir) != _here])
+    if _spec is not None and _spec.loader is not None:
+        _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+except Exception:
+    pass
+"""
+
+
 class _StepLimit(BaseException):
     """Not an Exception: the job's own `except Exception` must not swallow the stop."""
 
@@ -79,6 +132,17 @@ if max_steps:
 
     register_optimizer_step_pre_hook(_enter)
     register_optimizer_step_post_hook(_count)
+    # a CLI that starts the training in a new Python process (`accelerate launch -m ...`): the cap goes with
+    # it, as a sitecustomize on the path the children inherit, which counts their steps the same way
+    import atexit
+    import shutil
+    import tempfile
+
+    _cap = tempfile.mkdtemp(prefix="wamf-cap-")
+    atexit.register(shutil.rmtree, _cap, True)
+    with open(os.path.join(_cap, "sitecustomize.py"), "w") as f:
+        f.write(CHILD_CAP)
+    os.environ["PYTHONPATH"] = _cap + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
 
 try:
     if sys.argv[1] == "-m":  # as `python -m MODULE`: the current folder first on the path
