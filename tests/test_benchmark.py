@@ -882,3 +882,22 @@ def test_a_tyro_jobs_bool_under_a_nested_config_is_switched_off_by_its_negation(
     row = next(c for c in propose(a, 30, "speed", command) if c.what.startswith("tensorboard"))
     assert (row.how, row.flags) == ((how, ["--metrics.no-enable-tensorboard"]) if how else (row.how, []))
     assert row.what.startswith("tensorboard tracker off" if how else "tensorboard tracker (train.py:")
+
+
+def test_a_guard_the_trainers_own_switch_makes_false_is_off(tmp_path):
+    """The DPO job's `if training_args.eval_strategy != "no": trainer.evaluate()` after training: the run line's
+    `--eval_strategy no`, the Trainer table's own switch, makes it false; with another value it would run."""
+    body = HF_JOB.replace("    if training_args.do_eval:\n", '    if training_args.eval_strategy != "no":\n')
+    _, a, rows = changes(tmp_path, {"train.py": body})
+    row = next(c for c in rows if c.what.startswith("eval evaluate"))
+    assert (row.what, row.how) == ("eval evaluate (train.py:20) out of the timed steps", "--eval_strategy no in "
+                                   "the run line")
+
+
+def test_a_store_true_named_like_a_folder_is_never_given_the_benchmark_folder(tmp_path):
+    """`--save` as a switch (`action="store_true"`): `--save=runs/wamf-bench` would stop argparse."""
+    body = ("import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--save', action='store_true')\n"
+            "args = p.parse_args()\nfor b in data:\n    loss = model(b)\n    loss.backward()\n    opt.step()\n")
+    _, a, rows = changes(tmp_path, {"train.py": body})
+    assert a.flags["--save"] == "False"
+    assert not any(c.what == "all outputs into one folder" for c in rows)
