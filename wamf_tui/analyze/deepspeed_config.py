@@ -1,6 +1,6 @@
 """What the DeepSpeed JSON config the job runs with turns on: its monitors (tensorboard, wandb, csv, comet:
-trackers like any other) and the settings that cost time in every step (`wall_clock_breakdown` syncs the
-device three times a step). The table is data (`frameworks/deepspeed.json`).
+trackers like any other) and the settings that cost time in every step (`wall_clock_breakdown` times
+each step's parts with device syncs). The table is data (`frameworks/deepspeed.json`).
 
 Only a file the command names counts (`--deepspeed ds.json`, `--deepspeed_config ds.json`), or one a YAML
 file the command names points to (`deepspeed: ds.json`, accelerate's `deepspeed_config_file:`): the run
