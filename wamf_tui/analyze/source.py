@@ -251,12 +251,8 @@ class _Reader(ast.NodeVisitor):
         statement never runs. Only a conjunct of an `and` chain, never `not x` or `x or y`."""
         for g in self.guards:
             for c in _conjuncts(g):
-                if isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.IsNot) \
-                        and isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value is None:
-                    c = c.left
-                if not (isinstance(c, ast.Attribute) and _dotted(c.value) in SETTINGS):
-                    continue
-                flag = self.flag_for(c.attr)
+                name = _needs_set(c)
+                flag = self.flag_for(name) if name else ""
                 if flag.startswith("-") and flag in self.r.flags and (self.r.flags[flag] or "None") in UNSET:
                     return flag
         return None
@@ -1044,14 +1040,18 @@ def _unset_now_known(result: Analysis) -> None:
                 test = ast.parse(f.guard, mode="eval").body
             except SyntaxError:  # cut short, or `a ... b`
                 continue
-            for c in _conjuncts(test):
-                if isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.IsNot) \
-                        and isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value is None:
-                    c = c.left
-                flag = dests.get(c.attr, "") if isinstance(c, ast.Attribute) and _dotted(c.value) in SETTINGS else ""
-                if flag:
-                    f.unset = flag
-                    break
+            flag = next((dests[n] for c in _conjuncts(test) if (n := _needs_set(c)) in dests), None)
+            if flag:
+                f.unset = flag
+
+
+def _needs_set(conjunct: ast.expr) -> str | None:
+    """The setting a conjunct needs set (`args.save_dir`, `args.resume is not None`), else None."""
+    c = conjunct
+    if isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.IsNot) \
+            and isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value is None:
+        c = c.left
+    return c.attr if isinstance(c, ast.Attribute) and _dotted(c.value) in SETTINGS else None
 
 
 def _conjuncts(test: ast.expr) -> list[ast.expr]:
