@@ -23,18 +23,21 @@ BASES = ("cfg", "config", "conf", "self.cfg", "self.config", "self.conf")
 def named_files(root: Path, here: Path, command: Sequence[str]) -> list[tuple[str, dict]]:
     """(its path in the repo, its mapping) for each YAML file in the repo the command names that reads as one
     (relative to the repo's root, else to the script's folder)."""
+    values = [word.partition("=")[2] if word.startswith("-") else word for word in command]
+    return [(name, data) for name, path in in_repo(root, here, values, (".yml", ".yaml"))
+            if isinstance(data := _load(path), dict)]
+
+
+def in_repo(root: Path, here: Path, values: Sequence[str], suffixes: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """(its path in the repo, the file) for each value naming a file with one of `suffixes` inside the repo,
+    relative to the repo's root, else to the script's folder; each named once."""
     found = []
     top = root.resolve()
-    for word in command:
-        value = word.partition("=")[2] if word.startswith("-") else word
-        if not value.endswith((".yml", ".yaml")):
-            continue
+    for value in dict.fromkeys(v for v in values if v.endswith(suffixes)):
         for base in (root, here):
             path = (base / value).resolve()
             if path.is_file() and path.is_relative_to(top):
-                data = _load(path)
-                if isinstance(data, dict):
-                    found.append((path.relative_to(top).as_posix(), data))
+                found.append((path.relative_to(top).as_posix(), path))
                 break
     return found
 

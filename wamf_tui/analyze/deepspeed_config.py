@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..files import read_regular
 from ..model import Fact, Overhead
+from .config_file import in_repo
 from .frameworks import table
 
 LIMIT = 1 << 20
@@ -28,20 +29,14 @@ def named_configs(root: Path, here: Path, command: Sequence[str], yaml_files: li
     words = [w.partition("=")[2] if w.startswith("-") else w for w in command]
     words += [v for _, data in yaml_files for v in _pointed(data)]
     found: list[tuple[str, str, dict]] = []
-    top = root.resolve()
-    for value in dict.fromkeys(w for w in words if w.endswith(".json")):
-        for base in (root, here):
-            path = (base / value).resolve()
-            if not (path.is_file() and path.is_relative_to(top)):
-                continue
-            try:
-                text = read_regular(path, LIMIT).decode("utf-8", "replace")
-                data = json.loads(text)
-            except (OSError, ValueError, RecursionError):
-                break
-            if isinstance(data, dict) and any(k in data for k in table("deepspeed")["is_config"]):
-                found.append((path.relative_to(top).as_posix(), text, data))
-            break
+    for name, path in in_repo(root, here, words, (".json",)):
+        try:
+            text = read_regular(path, LIMIT).decode("utf-8", "replace")
+            data = json.loads(text)
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(data, dict) and any(k in data for k in table("deepspeed")["is_config"]):
+            found.append((name, text, data))
     return found
 
 
