@@ -597,3 +597,18 @@ def test_a_module_importing_omegaconf_does_not_make_an_argparse_job_an_omegaconf
     assert check_run("python train.py --lr 1 --bogus 2", root, a).problems == ["--bogus is not an option of train.py"]
     first = repo_with(tmp_path / "o", {"train.py": "from omegaconf import OmegaConf\n" + train})
     assert analyze_script(first / "train.py", first).config_system == "omegaconf"
+
+
+def test_a_parser_that_copies_another_parsers_actions_is_not_refused_a_flag(tmp_path):
+    """`tune run` adds torchrun's actions to its own parser with `_add_action`: its options are only known
+    when it runs, so a flag the code does not name is said, not refused."""
+    from wamf_tui.validate import check_run
+
+    train = ("import argparse\nfrom torch.distributed.run import get_args_parser\np = argparse.ArgumentParser()\n"
+             "for action in get_args_parser()._actions:\n    p._add_action(action)\np.add_argument('--lr')\n"
+             "args = p.parse_args()\nfor b in data:\n    loss = model(b)\n    loss.backward()\n    opt.step()\n")
+    root = repo_with(tmp_path, {"train.py": train})
+    a = analyze_script(root / "train.py", root)
+    verdict = check_run("python train.py --lr 1 --nproc_per_node 2", root, a)
+    assert verdict.problems == [] and verdict.warnings == [
+        "train.py copies options from another parser when it runs; its flags were not checked"]

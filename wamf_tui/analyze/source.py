@@ -84,7 +84,8 @@ CALLS = frozenset(
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
         "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
-        "mark_flag_as_required", "Accelerator", "add_config_arguments", "ArgumentGroupFactory", *ABSL_DEFINES,
+        "mark_flag_as_required", "Accelerator", "add_config_arguments", "ArgumentGroupFactory", "_add_action",
+        *ABSL_DEFINES,
     })
 # The tables by the call's last name part: a call can only match an entry that ends like it.
 TRACKERS_BY_LAST: dict[str, list[str]] = {}
@@ -673,6 +674,8 @@ class _Reader(ast.NodeVisitor):
             self.r.parser_open = self.r.parser_open or "builds its parser on parent parsers"
         elif last == "parse_known_args":
             self.r.parser_open = self.r.parser_open or "reads its flags with parse_known_args (unknown flags pass)"
+        elif last == "_add_action":  # `tune run` copies torchrun's actions into its own parser
+            self.r.parser_open = self.r.parser_open or "copies options from another parser when it runs"
         elif last in HF_PARSERS:
             self.r.config_system = "HfArgumentParser"
             if last != "HfArgumentParser":  # TRL's and the alignment handbook's take a YAML file as well
