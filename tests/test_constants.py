@@ -123,17 +123,15 @@ for step in range(1000):
 
 @pytest.mark.parametrize(("save", "command", "rows"), [
     ("args.save_dir", [], ["torch.save off (train.py:13)", "eval evaluate (train.py:15) out of the timed steps"]),
-    ("args.save_dir", ["--save_dir", "/ckpt", "--val_prompts=a cat"], [
-        "torch.save (train.py:13) still runs once, at step 0 (args.save_dir and step % args.every == 0 is true at 0)",
-        "eval evaluate (train.py:15) still runs once, at step 0 (args.val_prompts is not None and step % args.every "
-        "== 0 is true at 0)"]),
+    ("args.save_dir", ["--save_dir", "/ckpt", "--val_prompts=a cat"], [  # given: the run line drops them
+        "torch.save off (train.py:13)", "eval evaluate (train.py:15) out of the timed steps"]),
     ("not args.save_dir", [], [  # runs when the flag is left out: never said to be off
         "torch.save (train.py:13) still runs once, at step 0 (not args.save_dir and step % args.every == 0 is true "
         "at 0)", "eval evaluate (train.py:15) out of the timed steps"]),
 ])
 def test_a_condition_on_a_flag_left_out_keeps_it_off(tmp_path, save, command, rows):
     """`if args.save_dir and ...` with `--save_dir` defaulting to None never runs while the command leaves the
-    flag out (diffusers' `--validation_prompts`); given, its interval still fires at step 0."""
+    flag out (diffusers' `--validation_prompts`), and the benchmark's run line drops it where the command gives it."""
     from wamf_tui.analyze.benchmark import propose
 
     (tmp_path / "train.py").write_text(LEFT_OUT.format(save=save))
@@ -142,3 +140,5 @@ def test_a_condition_on_a_flag_left_out_keeps_it_off(tmp_path, save, command, ro
     assert [c.what for c in got] == rows
     if not command and save == "args.save_dir":
         assert [c.how for c in got] == ["--save_dir left out (default None)", "--val_prompts left out (default None)"]
+    if command:
+        assert [c.drop for c in got] == [["--save_dir"], ["--val_prompts"]]

@@ -486,3 +486,79 @@ def test_a_dispatchers_function_cli_gives_the_subcommands_flags(tmp_path):
     assert check_run(state.run + " --train.save_every=3", root, None, consoles, writing=writing).problems == [
         "--train.save_every is not among the parameters (or dataclass fields) pretrain.py's jsonargparse CLI is "
         "made from"]
+
+
+def test_a_braced_variable_is_the_scripts_own_not_a_placeholder():
+    """`--module ${MODULE}` with `MODULE=${MODULE:-"llama3"}` set above is llama3; only a bare `{step}` (no `$`)
+    is a placeholder the docs leave to the reader. A default with a comment after it is still a default."""
+    known = shell_defaults('MODULE=${MODULE:-"llama3"}\nDATA=${4:-"MOCK"}     # Data prefix, or "MOCK"\n')
+    assert known == {"MODULE": "llama3", "DATA": "MOCK"}
+    got = parse_launch("torchrun -m pkg.train --module ${MODULE} --data $DATA --out {step}", defaults=known,
+                       exists={"pkg/train.py"}.__contains__)
+    assert got.args == ["--module", "llama3", "--data", "MOCK"] and got.unresolved == ["{step}"]
+
+
+def test_the_shells_own_folder_is_where_the_command_runs():
+    got = parse_launch('torchrun train.py --cache "${PWD}/cache"', exists={"train.py"}.__contains__)
+    assert got.args == ["--cache", "./cache"] and not got.unresolved
+
+
+def test_a_scripts_if_runs_the_branch_its_values_choose(tmp_path):
+    """run_train.sh: `if [ -n "$COMM_MODE" ]` (empty by default) holds a one-step debug launch; the `else` is the
+    job. An array built under a test of `$TOKENIZER == "MOCK"` takes the branch its default picks. A test the
+    text cannot decide (`-f`) reads both ways, as before."""
+    script = ('#!/bin/bash\nCOMM_MODE=${COMM_MODE:-""}\nTOK=${1:-"MOCK"}\nARGS=()\n'
+              'if [[ "$TOK" == "MOCK" ]] || [[ -z "$TOK" ]]; then\n    ARGS+=(--mock-data)\nelse\n'
+              '    ARGS+=(--data "$TOK")\nfi\nif [ -f extra.txt ]; then\n    ARGS+=(--extra)\nfi\n'
+              'if [ -n "$COMM_MODE" ]; then\n    python -m pkg.train --debug ${ARGS[@]} --steps 1\n'
+              'elif [ "$COMM_MODE" = "x" ]; then\n    python -m pkg.train --x\nelse\n'
+              '    torchrun --nproc_per_node=8 -m pkg.train ${ARGS[@]}\nfi\n')
+    root = make_repo(tmp_path / "job", {"run.sh": script, "pkg/train.py": TRAIN, "pkg/__init__.py": ""})
+    launches = [x for x in scan_scripts(root).launches if x.source.startswith("run.sh")]
+    assert [(x.launcher, x.args) for x in launches] == [("torchrun", ["--mock-data", "--extra"])]
+
+
+def test_an_arrays_elements_split_where_its_use_is_bare(tmp_path):
+    """`ARGS=("--fp8-format hybrid")` used bare as `${ARGS[@]}` is two words, as the shell passes them; quoted,
+    one. An array inside another (`ALL+=("${A[@]}")`) gives its elements. `uv run` runs the environment's
+    python, which the app finds on its own."""
+    script = ('#!/bin/bash\nA=(--x 1)\nALL=(--y)\nALL+=("${A[@]}")\nF=("--fp8-format hybrid")\n'
+              'uv run torchrun train.py ${F[@]} "${F[@]}" ${ALL[@]}\n')
+    root = make_repo(tmp_path / "job", {"run.sh": script, "train.py": TRAIN})
+    launch = next(x for x in scan_scripts(root).launches if x.source == "run.sh:6")
+    assert (launch.launcher, launch.args) == (
+        "torchrun", ["--fp8-format", "hybrid", "--fp8-format hybrid", "--y", "--x", "1"])
+
+
+def test_a_launch_script_beats_a_docs_page_that_shows_one_flag(tmp_path):
+    """A guide's `torchrun pretrain.py --sharding no_shard` illustrates a flag; the repo's launch script gives the
+    whole job. The README's own command still comes first among equals."""
+    files = {"docs/guide.md": "```bash\ntorchrun --nproc_per_node=8 pretrain.py --sharding no_shard\n```\n",
+             "examples/run.sh": "torchrun --nproc_per_node 8 pretrain.py --layers 32 --hidden 4096 --mock-data\n",
+             "pretrain.py": TRAIN}
+    top = scan_scripts(make_repo(tmp_path / "a", files)).candidates[0]
+    assert top.launch.source == "examples/run.sh:1"
+    readme = {**files, "README.md": "```bash\ntorchrun --nproc_per_node=8 pretrain.py --layers 2\n```\n"}
+    top = scan_scripts(make_repo(tmp_path / "b", readme)).candidates[0]
+    assert top.launch.source == "README.md:2"
+
+
+def test_a_save_folder_the_command_gives_is_dropped_with_its_value(tmp_path):
+    """The launch script gives `--save ckpts --tensorboard-dir tb`, and the code saves and logs only when they are
+    set (default None): the benchmark's run line drops both, each with its value, and keeps the rest; a store_true
+    switch the command gives (`--fp16`) is not dropped, as it can change the training."""
+    train = ARGPARSE.format(args="p.add_argument('--save')\np.add_argument('--tensorboard-dir')\n"
+                                 "p.add_argument('--steps', type=int, default=1000)\n"
+                                 "p.add_argument('--fp16', action='store_true')\n") + (
+        "from torch.utils.tensorboard import SummaryWriter\nimport torch\n"
+        "if args.tensorboard_dir:\n    tb = SummaryWriter(args.tensorboard_dir)\n"
+        "for step in range(args.steps):\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n"
+        "    if args.save and step % 100 == 0:\n        torch.save(model, args.save)\n")
+    root, state, refused = walk(tmp_path, {
+        "run.sh": "python train.py --save ckpts --fp16 --tensorboard-dir tb --steps 5000\n", "train.py": train})
+    rows = {c.what: c.how for c in state.changes}
+    assert rows["torch.save off (train.py:17)"] == "--save dropped from the run line (unset, as by default)"
+    assert rows["tensorboard tracker off (train.py:11)"] == \
+        "--tensorboard-dir dropped from the run line (unset, as by default)"
+    assert run_of(root, state) == \
+        "WAMF_SEED=0 WAMF_OUT=runs/wamf-bench python ROOT/wamf_bench.py train.py --fp16 --steps=30"

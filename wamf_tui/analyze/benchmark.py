@@ -212,9 +212,19 @@ def _left_out(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> str
     if fact.config_off and not any(fact.config_off.split(" ")[0].split(".")[-1] in w for w in args
                                    if not w.endswith((".yml", ".yaml"))):
         return fact.config_off
-    if fact.unset is None or any(w.split("=")[0] == fact.unset for w in args):
+    if fact.unset is None:
         return None
+    if _unset_given(fact, a, args):
+        return f"{fact.unset} dropped from the run line (unset, as by default)"
     return f"{fact.unset} left out (default {a.flags.get(fact.unset) or 'None'})"
+
+
+def _unset_given(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> list[str]:
+    """The flag the command gives that turns the feature on (`--save ckpts` for `if args.save:`, default None):
+    the benchmark's run line drops it, with its value. Not a boolean switch: a `--use_ema` guard can also
+    change the training itself."""
+    given = fact.unset is not None and any(w.split("=")[0] == fact.unset for w in args)
+    return [fact.unset] if given and (a.flags.get(fact.unset) or "None") in UNSET_DEFAULTS else []
 
 
 def _past(fact: Fact, steps: int | None) -> bool:
@@ -351,7 +361,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         how, flags, env = off or (f"{t.name} stays on (limitation: {stays})", [], [])
         what = f"{t.name} tracker off ({t.file}:{t.line})" if off else \
             f"{t.name} tracker ({t.file}:{t.line}) has no switch: it logs {when}"
-        changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env, drop=_dropped(how),
+        changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env,
+                                       drop=_dropped(how) + (_unset_given(t, a, args) if how == left else []),
                                        why="no runs on a tracker dashboard" if off else f"it logs {when}",
                                        enabled=off is not None, exclusion=None if off else
                                        f"{t.name} tracker at {t.file}:{t.line} stays on: it logs {when}, and "
@@ -374,6 +385,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         if not off and (left := _left_out(c, a, args)):  # never runs, not even at step 0
             changes.append(BenchmarkChange(
                 what=f"{c.name} off ({c.file}:{c.line})", how=left, why="no checkpoints left behind",
+                drop=_unset_given(c, a, args),
                 exclusion=f"checkpoint at {c.file}:{c.line} excluded ({left}); {checkpoint_price(a, c.off_switch)}"))
             continue
         if not off and _past(c, steps):
@@ -417,6 +429,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         if not off and (left := _left_out(e, a, args)):
             changes.append(BenchmarkChange(
                 what=f"eval {e.name} ({e.file}:{e.line}) out of the timed steps", how=left,
+                drop=_unset_given(e, a, args),
                 why="evals are priced, not timed", exclusion=f"eval {e.name} at {e.file}:{e.line} excluded ({left}); "
                                                               f"{eval_price(a)}"))
             continue
@@ -455,7 +468,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         what = f"{u.name} off ({u.file}:{u.line})" if off is not None else \
             f"{u.name} ({u.file}:{u.line}) has no switch: it runs {_when(u)}"
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env,
-                                       drop=_dropped(how), why="no uploads" if off else "it uploads in every run",
+                                       drop=_dropped(how) + (_unset_given(u, a, args) if how == left else []),
+                                       why="no uploads" if off else "it uploads in every run",
                                        enabled=off is not None, exclusion=None if off else
                                        f"{u.name} at {u.file}:{u.line} has no switch: it uploads {_when(u)}, "
                                        "timed in every benchmark run"))
@@ -646,8 +660,12 @@ def run_command(state: InitState) -> str:
     while i < len(original):  # the command's own args, minus those overridden or switched off
         a = original[i]
         name = a.split("=")[0]
-        if name in dropped:
+        if name in dropped and (state.analysis is None or state.analysis.flags.get(name) in ("False", "True")):
+            i += 1  # a store_true switch: the word alone
+        elif name in dropped:  # a flag and all its values (`--val_prompts a b`, nargs="+")
             i += 1
+            while "=" not in a and i < len(original) and not original[i].startswith("-"):
+                i += 1
         elif name in overridden:
             takes_value = "=" not in a and i + 1 < len(original) and not original[i + 1].startswith("-")
             i += 2 if takes_value else 1

@@ -28,7 +28,7 @@ _ARRAY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)(\+?)=\((.*)$")  # `ARGS=(
 _ARRAY_USE = re.compile(r"\"?\$\{(\w+)\[[@*]\]\}\"?")  # `${ARGS[@]}`, `"${ARGS[@]}"`: its words
 # What a README leaves for its reader to fill: `<your_path>`, `<output dir>`, `[imagenet folder]`, `{step}`,
 # `path/to/images`.
-_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|\{[A-Za-z_]\w*\}"
+_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|(?<!\$)\{[A-Za-z_]\w*\}"
                           r"|(?<![\w/.~-])/?path/to/[^\s'\"]*")  # `--data_dir path/to/images`
 _ALL_ARGS = re.compile(r"""(["']?)\$\{?[@*]\}?\1""")
 _SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?(?:\$0|\$\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)""")
@@ -166,13 +166,18 @@ def shell_defaults(text: str, known: Mapping[str, str] | None = None) -> dict[st
             closed = _closes(line)
             if closed:
                 words[-1] = words[-1][:-1]
-            array[1].extend(_expand(w, found)[0] for w in words if w)
+            for w in words:
+                use = _ARRAY_USE.fullmatch(w)
+                if use is not None:  # `("${OTHER[@]}")`: another array's elements
+                    array[1].extend(shlex.split(found.get(f"{use.group(1)}[@]", earlier.get(f"{use.group(1)}[@]", ""))))
+                elif w:
+                    array[1].append(_expand(w, {**earlier, **found})[0])
             if closed:
                 found[f"{array[0]}[@]"] = " ".join(shlex.quote(w) for w in array[1])
                 array = None
             continue
         m = _ASSIGN.match(line)
-        if not m or " " in m.group(2).strip().strip("'\"") and not m.group(2).strip().startswith(("'", '"')):
+        if not m:
             continue
         value = m.group(2).strip()
         try:
@@ -181,8 +186,82 @@ def shell_defaults(text: str, known: Mapping[str, str] | None = None) -> dict[st
             continue
         if len(words) != 1:
             continue
-        found[m.group(1)] = _expand(words[0], found)[0]
+        found[m.group(1)] = _expand(words[0], {**earlier, **found})[0]
     return found
+
+
+class Branches:
+    """Which branch of a script's `if`/`elif`/`else` runs, read from the variables known there: a test
+    of `-z`, `-n`, `==`, `=` or `!=` on known values decides it, joined by `&&`, `||` and `!`. A branch
+    that cannot run is skipped (run_train.sh's `if [ -n "$COMM_MODE" ]` debug launch, with COMM_MODE
+    empty); one that cannot be decided is read as before, both ways."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[bool | None, bool | None]] = []  # per `if`: (this branch runs, one already ran)
+
+    def read(self, command: str, known: Mapping[str, str]) -> bool:
+        """Whether `command` runs (False too for the `if` lines themselves), updating the branches."""
+        head, _, cond = command.strip().partition(" ")
+        cond = re.sub(r";?\s*then\s*$", "", cond)
+        if head == "if" and not re.search(r"fi\s*$", command):
+            runs = _test(cond, known) if self._live() else False
+            self._open.append((runs, runs))
+        elif head in ("elif", "else") and self._open:
+            _, ran = self._open[-1]
+            runs = _test(cond, known) if head == "elif" else True
+            now = False if ran is True else runs if ran is False else (None if runs is not False else False)
+            after = True if ran is True or now is True else None if None in (ran, now) else False
+            self._open[-1] = (now, after)
+        elif head == "fi" and self._open:
+            self._open.pop()
+        elif head in ("then", "do", "done"):
+            pass
+        else:
+            return self._live()
+        return False
+
+    def _live(self) -> bool:
+        return all(runs is not False for runs, _ in self._open)
+
+
+def _test(cond: str, known: Mapping[str, str]) -> bool | None:
+    """A shell condition's value, or None when it cannot be told from the text."""
+    result: bool | None = True
+    op = "&&"
+    for part in re.split(r"\s*(&&|\|\|)\s*", cond.strip()):
+        if part in ("&&", "||"):
+            op = part
+            continue
+        value = _one_test(part, known)
+        if op == "&&":
+            result = False if False in (result, value) else None if None in (result, value) else True
+        else:
+            result = True if True in (result, value) else None if None in (result, value) else False
+    return result
+
+
+def _one_test(test: str, known: Mapping[str, str]) -> bool | None:
+    try:
+        words = shlex.split(test)
+    except ValueError:
+        return None
+    negate = bool(words) and words[0] == "!"
+    words = words[1:] if negate else words
+    if len(words) < 3 or (words[0], words[-1]) not in (("[", "]"), ("[[", "]]")):
+        return None
+    values = []
+    for w in words[1:-1]:
+        value, missing = _expand(w, known)
+        if missing or "$" in value:
+            return None
+        values.append(value)
+    if len(values) == 2 and values[0] in ("-z", "-n"):
+        result = (values[1] == "") == (values[0] == "-z")
+    elif len(values) == 3 and values[1] in ("=", "==", "!="):
+        result = (values[0] == values[2]) == (values[1] != "!=")
+    else:
+        return None
+    return result != negate
 
 
 def _expand(word: str, known: Mapping[str, str], line: bool = False) -> tuple[str, list[str]]:
@@ -191,7 +270,7 @@ def _expand(word: str, known: Mapping[str, str], line: bool = False) -> tuple[st
     one (`--out=$OUT_DIR`, `"$X"`), and splits where it stands alone (`$FLAGS`)."""
     word = _DEFAULT.sub(lambda m: known.get(m.group(1), m.group(2)), word)
     if line:  # an array's words, each one word whether the use is quoted or not
-        word = _ARRAY_USE.sub(lambda m: known.get(f"{m.group(1)}[@]", m.group(0)), word)
+        word = _ARRAY_USE.sub(lambda m: _array_words(m, known), word)
     missing: list[str] = []
 
     def var(m: re.Match[str]) -> str:
@@ -217,7 +296,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     `where` is the folder (relative to the repo root) of the file the command was found in;
     `exists(path)` says whether a path relative to the root is a file, to pick the folder the
     command is written for. `consoles` maps the repo's console scripts to `module:function`."""
-    known = dict(defaults or {})
+    known = {"PWD": ".", **(defaults or {})}  # the shell's own folder: where the command runs
     holes: dict[str, str] = {}
 
     def hole(m: re.Match[str]) -> str:  # a placeholder becomes a variable nobody sets: left out, and said
@@ -258,6 +337,17 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     return None
 
 
+def _array_words(m: re.Match[str], known: Mapping[str, str]) -> str:
+    """An array's use, shell-quoted: `"${A[@]}"` gives each element as one word, a bare `${A[@]}` splits
+    each on spaces (an element `"--fp8-format hybrid"` is then two words, as the shell passes it)."""
+    value = known.get(f"{m.group(1)}[@]")
+    if value is None:
+        return m.group(0)
+    if m.group(0).startswith('"'):
+        return value
+    return " ".join(shlex.quote(w) for element in shlex.split(value) for w in element.split())
+
+
 def _quoted(text: str, pos: int) -> bool:
     """Whether `pos` in a shell command lies inside quotes."""
     quote = ""
@@ -277,10 +367,11 @@ def _quoted(text: str, pos: int) -> bool:
 def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[str, str]) -> LaunchCommand | None:
     env: list[str] = []
     i = 0
-    while i < len(words) and (re.fullmatch(r"[A-Za-z_]\w*=.*", words[i]) or words[i] in WRAPPERS):
+    while i < len(words) and (re.fullmatch(r"[A-Za-z_]\w*=.*", words[i]) or words[i] in WRAPPERS
+                              or words[i:i + 2] == ["uv", "run"]):
         if "=" in words[i]:
             env.append(words[i])
-        i += 1
+        i += 2 if words[i] == "uv" else 1  # `uv run python ...`: the environment, found on its own
     launchers: list[str] = []
     prefix: list[str] = []
     unresolved: list[str] = []

@@ -20,7 +20,7 @@ from .. import children
 from ..analyze.subcommands import refine_console
 from ..files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
-from .launch import DOCS, commands_in, console_scripts, docstring_commands, parse_launch, shell_defaults
+from .launch import DOCS, Branches, commands_in, console_scripts, docstring_commands, parse_launch, shell_defaults
 from .slurm import SOURCE, QueuedJob
 
 ENTRY_NAME = re.compile(
@@ -137,7 +137,10 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
             continue
         where = str(Path(rel).parent) if "/" in rel else ""
         defaults: dict[str, str] = {}
+        branches = Branches()
         for n, cmd in _script_commands(rel, text):
+            if not rel.lower().endswith(DOCS) and not branches.read(cmd, defaults):
+                continue
             # variables as a reader typing the file top-down has them (a doc may set them a block earlier)
             defaults.update(shell_defaults(cmd, defaults))
             found(parse_launch(cmd, f"{rel}:{n}", where, defaults, consoles, listed.__contains__))
@@ -236,9 +239,17 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
         values = [w.split("=", 1)[-1] for w in x.args]
         return (_queued(x), not x.unresolved, not any(TEMPLATE.search(v) for v in values),
                 not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),
-                x.launcher != "python")
+                not _docs_page(x), x.launcher not in ("python", "python -m"))
 
     return rank(new) > rank(old)
+
+
+def _docs_page(launch: LaunchCommand) -> bool:
+    """A command from a docs page that is not a README: most illustrate a flag or a feature (a guide's
+    `torchrun pretrain_gpt.py --data-parallel-sharding-strategy no_shard`), where a README or a launch
+    script gives the whole job."""
+    name = Path(launch.source.rsplit(":", 1)[0]).name.lower()
+    return name.endswith(DOCS) and not name.startswith("readme")
 
 
 def _queued(launch: LaunchCommand) -> bool:
