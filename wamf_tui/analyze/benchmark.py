@@ -223,8 +223,10 @@ def _unset_given(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> 
     """The flag the command gives that turns the feature on (`--save ckpts` for `if args.save:`, default None):
     the benchmark's run line drops it, with its value. Not a boolean switch: a `--use_ema` guard can also
     change the training itself."""
-    given = fact.unset is not None and any(w.split("=")[0] == fact.unset for w in args)
-    return [fact.unset] if given and (a.flags.get(fact.unset) or "None") in UNSET_DEFAULTS else []
+    flag = fact.unset
+    if flag is None or not any(w.split("=")[0] == flag for w in args):
+        return []
+    return [flag] if (a.flags.get(flag) or "None") in UNSET_DEFAULTS else []
 
 
 def _past(fact: Fact, steps: int | None) -> bool:
