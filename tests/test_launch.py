@@ -562,3 +562,23 @@ def test_a_save_folder_the_command_gives_is_dropped_with_its_value(tmp_path):
         "--tensorboard-dir dropped from the run line (unset, as by default)"
     assert run_of(root, state) == \
         "WAMF_SEED=0 WAMF_OUT=runs/wamf-bench python ROOT/wamf_bench.py train.py --fp16 --steps=30"
+
+
+def test_a_step_flag_the_job_asserts_against_the_commands_own_drops_the_other(tmp_path):
+    """Megatron's `if args.train_iters: assert args.train_samples is None` (and its sample-based schedule): the
+    command trains by samples, so the benchmark's `--train-iters=30` goes with `--train-samples` and
+    `--lr-warmup-samples` dropped; an assert under another setting's test says nothing about them."""
+    train = ARGPARSE.format(args="p.add_argument('--train-iters', type=int)\np.add_argument('--train-samples', "
+                                 "type=int)\np.add_argument('--lr-warmup-samples', type=int, default=0)\n"
+                                 "p.add_argument('--lr', type=float)\n"
+                                 "p.add_argument('--fp16', action='store_true')\n") + (
+        "if args.train_iters and args.lr:\n    assert args.train_samples is None, 'iteration-based'\n"
+        "    assert args.lr_warmup_samples == 0\nif args.fp16:\n    assert args.lr is None\n"
+        "import torch\nfor it in range(args.train_iters or 10):\n    loss = model(x)\n    loss.backward()\n"
+        "    optimizer.step()\n")
+    root, state, refused = walk(tmp_path, {
+        "run.sh": "python train.py --train-samples 90000 --lr-warmup-samples 10 --lr 1 --fp16\n", "train.py": train})
+    step = state.changes[0]
+    assert step.how == "--train-iters=30 (--train-samples, --lr-warmup-samples dropped: the job asserts they are " \
+                       "unset with it)"
+    assert run_of(root, state).endswith("train.py --lr 1 --fp16 --train-iters=30")

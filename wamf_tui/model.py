@@ -309,6 +309,9 @@ class Analysis(BaseModel):
     precision: list[Fact] = []
     flags: dict[RepoText, RepoText | None] = {}
     off_values: dict[RepoText, RepoText] = {}  # flag -> the value its help text says switches it off (`-1`)
+    # setting -> the settings the code asserts are unset when it is set (`if args.train_iters: assert
+    # args.train_samples is None`): a run line that sets the one must not give the others
+    exclusive: dict[RepoText, list[RepoText]] = {}
     needs: list[Need] = []
     required: list[Required] = []
     logged: list[RepoText] = []  # metric names the job logs (wandb.log keys, add_scalar tags, self.log names)

@@ -219,6 +219,16 @@ def _left_out(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> str
     return f"{fact.unset} left out (default {a.flags.get(fact.unset) or 'None'})"
 
 
+def _excluded_by(flag: str, a: Analysis, args: list[str] | tuple[str, ...]) -> list[str]:
+    """The command's flags the job asserts are unset when `flag` is set (Megatron's `--train-samples` and its
+    sample-based schedule, with `--train-iters`): the run line that sets `flag` must drop them."""
+    def setting(name: str) -> str:
+        return name.split("=")[0].lstrip("-").replace("-", "_")
+
+    others = set(a.exclusive.get(setting(flag), []))
+    return list(dict.fromkeys(w.split("=")[0] for w in args if w.startswith("--") and setting(w) in others))
+
+
 def _unset_given(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> list[str]:
     """The flag the command gives that turns the feature on (`--save ckpts` for `if args.save:`, default None):
     the benchmark's run line drops it, with its value. Not a boolean switch: a `--use_ema` guard can also
@@ -343,9 +353,12 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             flags, env, how = [], [f"WAMF_MAX_STEPS={steps}"], f"WAMF_MAX_STEPS={steps} (wrapper)"
         counted = bool(flags or env)
         wrapper_cap = counted and not flags  # the wrapper stops the job at the cap, mid-loop
+        clash = _excluded_by(control.name, a, args) if flags and control is not None else []
+        if clash:
+            how += f" ({', '.join(clash)} dropped: the job asserts they are unset with it)"
         changes.append(BenchmarkChange(
             what=f"total steps cut to {steps}{was}" if counted else "whole job kept (nothing can cut it short)",
-            how=how, flags=flags, env=env, enabled=counted,
+            how=how, flags=flags, env=env, enabled=counted, drop=clash,
             why="one run in ~8 min: warm-up until step time settles, then >=10 steady steps" if counted else
             "the wrapper counts optimizer steps, and this job updates its weights without one: give its own "
             "step limit in the run line if it takes over ~8 min"))

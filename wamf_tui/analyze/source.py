@@ -346,6 +346,7 @@ class _Reader(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
+        self.exclusive(node)
         self.counted.append(self.past_first_step(node.test))
         self.guards.append(node.test)
         counted = self.block(node.body)
@@ -355,6 +356,32 @@ class _Reader(ast.NodeVisitor):
             test = ast.unparse(node.test)
             self.given[-1].update((test, x) for x in counted)
         self.block(node.orelse)
+
+    def exclusive(self, node: ast.If) -> None:
+        """`if args.train_iters and ...:` over `assert args.train_samples is None` (or `== 0`, or `not ...`):
+        the two settings exclude each other, so a step flag added to a command that gives the other fails."""
+        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
+            else [node.test]
+        first = tests[0].left if isinstance(tests[0], ast.Compare) else tests[0]
+        owner, _, name = _dotted(first).rpartition(".")
+        if owner not in SETTINGS or not name:
+            return
+        for stmt in node.body:
+            if not isinstance(stmt, ast.Assert):
+                continue
+            test = stmt.test.operand if isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) \
+                else stmt.test
+            if isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 and (
+                    isinstance(stmt.test.ops[0], ast.Is) or isinstance(stmt.test.ops[0], ast.Eq)) and \
+                    isinstance(stmt.test.comparators[0], ast.Constant) and stmt.test.comparators[0].value in (None, 0):
+                test = stmt.test.left
+            elif test is stmt.test:
+                continue
+            other_owner, _, other = _dotted(test).rpartition(".")
+            if other_owner in SETTINGS and other and other != name:
+                self.r.exclusive.setdefault(name, [])
+                if other not in self.r.exclusive[name]:
+                    self.r.exclusive[name].append(other)
 
     def block(self, body: list[ast.stmt]) -> set[str]:
         """A statement list that may not run: what it counts up counts only for the statements after it,
