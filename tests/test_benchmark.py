@@ -868,20 +868,78 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize(("command", "how"), [
-    (["--metrics.log-freq", "10"], "--metrics.no-enable-tensorboard given"),
-    (["--metrics.log_freq=10"], "--metrics.no-enable-tensorboard given"),
-    ([], None),  # no section of the command holds the field: unknown where tyro puts it
+@pytest.mark.parametrize(("command", "twice", "how"), [
+    (["--metrics.log-freq", "10"], False, "--metrics.no-enable-tensorboard given"),
+    ([], False, "--metrics.no-enable-tensorboard given"),  # `metrics: Metrics` is the one section of that class
+    ([], True, None),  # two sections of that class, and the command sets neither: unknown which
+    (["--metrics.log_freq=10"], True, "--metrics.no-enable-tensorboard given"),
 ])
-def test_a_tyro_jobs_bool_under_a_nested_config_is_switched_off_by_its_negation(tmp_path, command, how):
+def test_a_tyro_jobs_bool_under_a_nested_config_is_switched_off_by_its_negation(tmp_path, command, twice, how):
     """torchtitan's idiom: `if config.enable_tensorboard:` on the metrics config, which a config function may
-    set true; tyro's `--metrics.no-enable-tensorboard` turns it off whatever that function set. The section
-    comes from a field of the same class the command sets."""
-    root = make_repo(tmp_path / "job", {"train.py": TYRO_METRICS})
+    set true; tyro's `--metrics.no-enable-tensorboard` turns it off whatever that function set. The section is
+    the field whose type is the class that holds the bool; of two, the one the command sets a field of."""
+    body = TYRO_METRICS.replace("    steps: int", "    eval_metrics: Metrics = field(default_factory=Metrics)\n"
+                                "    steps: int") if twice else TYRO_METRICS
+    root = make_repo(tmp_path / "job", {"train.py": body})
     a = analyze_script(root / "train.py", root, command)
     row = next(c for c in propose(a, 30, "speed", command) if c.what.startswith("tensorboard"))
     assert (row.how, row.flags) == ((how, ["--metrics.no-enable-tensorboard"]) if how else (row.how, []))
     assert row.what.startswith("tensorboard tracker off" if how else "tensorboard tracker (train.py:")
+
+
+TYRO_TRAINER = {"job/__init__.py": "", "job/configs.py": """\
+from dataclasses import dataclass
+
+@dataclass
+class TrainingConfig:
+    steps: int = 10000
+    lr: float = 3e-4
+
+@dataclass
+class ValidationConfig:
+    steps: int = -1
+""", "job/trainer.py": """\
+from dataclasses import dataclass, field
+import torch
+from job.configs import TrainingConfig, ValidationConfig
+
+class Trainer:
+    @dataclass
+    class Config:
+        training: TrainingConfig = field(default_factory=TrainingConfig)
+        validation: ValidationConfig = field(default_factory=ValidationConfig)
+
+    def __init__(self, config):
+        self.config = config
+        self.step = 0
+
+    def should_continue(self):
+        return self.step < self.config.training.steps
+
+    def train(self):
+        while self.should_continue():
+            self.step += 1
+            loss = self.model(self.batch)
+            loss.backward()
+            self.optimizer.step()
+""", "job/train.py": """\
+import tyro
+from job.trainer import Trainer
+
+if __name__ == "__main__":
+    Trainer(tyro.cli(Trainer.Config)).train()
+"""}
+
+
+def test_a_tyro_jobs_step_flag_is_the_section_the_loop_compares_with(tmp_path):
+    """torchtitan: `self.step < self.config.training.steps`, where `training` is a field of the job's config typed
+    `TrainingConfig`, which has `steps`: the step flag is `--training.steps`, with no default claimed (the job's
+    config function sets it), though the command names no section."""
+    root = make_repo(tmp_path / "r", TYRO_TRAINER)
+    a = analyze_script(root / "job/train.py", root, ["--module", "llama3"])
+    assert (a.step_controls[0].name, a.step_controls[0].default) == ("--training.steps", None)
+    step = propose(a, 30, "speed", [])[0]
+    assert (step.what, step.flags) == ("total steps cut to 30", ["--training.steps=30"])
 
 
 def test_a_guard_the_trainers_own_switch_makes_false_is_off(tmp_path):

@@ -28,6 +28,7 @@ from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
 from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of, name_of
+from .tyro_config import ConfigClasses, nested_step, nested_switches
 
 MAX_BYTES = 2 * 1024 * 1024
 # Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
@@ -133,7 +134,7 @@ def _const(node: ast.AST | None) -> str | None:
 
 class _Reader(ast.NodeVisitor):
     def __init__(self, result: Analysis, rel: str, defaults: dict[str, object] | None = None,
-                 switches: dict[str, set[str]] | None = None) -> None:
+                 classes: ConfigClasses | None = None) -> None:
         self.r = result
         self.rel = rel
         self.guards: list[ast.expr] = []
@@ -171,7 +172,7 @@ class _Reader(ast.NodeVisitor):
         self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
         self.fits: list[int] = []  # `trainer.train()`, `trainer.fit(model)`: a library's whole training loop
         self.defaults = defaults if defaults is not None else {}  # class fields' defaults, all modules read
-        self.switches = switches if switches is not None else {}  # a class's bool field -> its other fields
+        self.config_classes = classes if classes is not None else ConfigClasses()  # tyro's sections
         self.options = 0  # the parser options this module declares
 
         self._dispatch = {
@@ -180,7 +181,7 @@ class _Reader(ast.NodeVisitor):
             ast.Assign: self.visit_Assign, ast.Call: self.visit_Call, ast.Attribute: self.visit_Attribute,
             ast.With: self.visit_With, ast.AsyncWith: self.visit_With, ast.ClassDef: self.visit_ClassDef,
             ast.For: self.visit_loop, ast.AsyncFor: self.visit_loop, ast.While: self.visit_loop,
-            ast.AugAssign: self.visit_AugAssign,
+            ast.AugAssign: self.visit_AugAssign, ast.Compare: self.visit_Compare,
         }
 
     def visit(self, node: ast.AST) -> None:
@@ -518,11 +519,19 @@ class _Reader(ast.NodeVisitor):
                 fields[stmt.target.id] = _dotted(stmt.annotation)
                 if stmt.value is not None:
                     self.defaults.setdefault(stmt.target.id, _field_default(stmt.value))
-        for name, kind in fields.items():  # tyro makes `--section.no-name` of each bool field
-            if kind == "bool":
-                self.switches.setdefault(name, set()).update(f for f in fields if f != name)
+        if fields:  # tyro makes `--section.name` of each field, `--section.no-name` of each bool
+            self.config_classes.fields.setdefault(".".join(c for c, _ in self.classes), {}).update(fields)
         self.generic_visit(node)
         self.classes.pop()
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        """`self.step < self.config.training.steps`: a bound a tyro job's step flag may name."""
+        for side in (node.left, *node.comparators):
+            if isinstance(side, ast.Attribute) and STEP_NAMES.match(side.attr) and "epoch" not in side.attr:
+                chain = _dotted(side)
+                if chain.count(".") >= 2:
+                    self.config_classes.bounds.setdefault(chain, (self.rel, node.lineno))
+        self.generic_visit(node)
 
     def visit_With(self, node: ast.With) -> None:
         quiet = any("no_grad" in _dotted(i.context_expr) or "inference_mode" in _dotted(i.context_expr)
@@ -834,7 +843,12 @@ class _Reader(ast.NodeVisitor):
         the parameters of a function of this file, read once the whole file is (`signature_flags`)."""
         system = SIGNATURE_CLIS[last]
         imported = " ".join(self.imports)
-        if system.split()[0] not in imported or not node.args or not isinstance(node.args[0], ast.Name):
+        if system.split()[0] not in imported or not node.args:
+            return False
+        if system == "tyro" and isinstance(node.args[0], ast.Attribute):  # `tyro.cli(Trainer.Config)`: its
+            self.r.config_system = system  # sections are read from the classes (`tyro_config`)
+            return True
+        if not isinstance(node.args[0], ast.Name):
             return False
         self.r.config_system = system
         self.cli_function = (node.args[0].id, node.lineno)
@@ -1013,25 +1027,6 @@ def _tests_setting(test: ast.expr) -> bool:
         if isinstance(n, ast.Call) and _dotted(n.func) == "getattr" and n.args and _dotted(n.args[0]) in SETTINGS:
             return True
     return False
-
-
-def _nested_switches(result: Analysis, switches: dict[str, set[str]], command: Sequence[str]) -> None:
-    """A tyro job's feature under a bool field of a nested config (`if config.enable_tensorboard:`, the field
-    of the class whose `log_freq` the command sets as `--metrics.log_freq`): off with `--metrics.no-enable-
-    tensorboard`, tyro's own negation, whatever the config function set. Only where one section holds it."""
-    given: dict[str, set[str]] = {}  # a field the command sets -> the sections it sets it in
-    for word in command:
-        section, dot, key = word.partition("=")[0].removeprefix("--").rpartition(".")
-        if word.startswith("--") and dot and section:
-            given.setdefault(key.replace("-", "_"), set()).add(section)
-    for kind in ("checkpoints", "evals", "uploads", "trackers"):
-        for f in getattr(result, kind):
-            name = f.off_switch or ""
-            if name not in switches or f.guard is None or not f.guard.endswith(f".{name}"):
-                continue
-            sections = {s for other in switches[name] for s in given.get(other, ())}
-            if len(sections) == 1:
-                f.off_switch = f"--{sections.pop()}.no-{name.replace('_', '-')} {GIVEN}"
 
 
 def _loop_of_the_optimizer_step(result: Analysis, root: Path, steps: list[Anchor]) -> None:
@@ -1264,7 +1259,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
     helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]] = []  # each module's calls of its own functions
     defaults: dict[str, object] = {}  # config class fields' defaults (`save_final_state: bool = True`)
-    switches: dict[str, set[str]] = {}  # config classes' bool fields, each with the other fields of its class
+    classes = ConfigClasses()  # the config classes' fields, all modules read: a tyro job's sections
     fits: list[Span] = []  # each `trainer.train()` / `.fit()` call, to the end of its function
     options: dict[str, int] = {}  # each module read: how many parser options it declares
     whole = True  # every module read parsed: the walk can tell what is never reached
@@ -1296,7 +1291,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if why and depth == 0 and "not UTF-8" not in why:
             result.partial = True
         modules.append(summarize(tree, rel, depth == 0))
-        reader = _Reader(result, rel, defaults, switches)
+        reader = _Reader(result, rel, defaults, classes)
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.consts = fixed_constants(tree, text)
         try:
@@ -1382,7 +1377,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     for module, sites in helpers:
         lift_to_callers(result, module, sites)
     if result.config_system == "tyro":  # at the call that starts a tracker (`if config.enable_tensorboard:`)
-        _nested_switches(result, switches, command)
+        nested_switches(result, classes, command)
+        nested_step(result, classes)
     result.train_calls = train_calls(result, helpers) + fits
     for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
         setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])

@@ -1,0 +1,81 @@
+"""A tyro job's nested flags, read from its config classes: tyro names a nested dataclass's field
+`--<the parent's field>.<field>`, so the section of a setting is the field, in another config class, whose
+type is the class that holds it (`metrics: MetricsProcessor.Config`). From that: `--training.steps` for the
+loop bound the code reads as `config.training.steps`, and `--metrics.no-enable-tensorboard` for a feature
+under `if config.enable_tensorboard:`, whatever defaults the job's config function sets. Pure: it works on
+what the reader collected from the modules it read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..model import GIVEN, Analysis, StepControl
+
+
+@dataclass
+class ConfigClasses:
+    """What the classes of every module read say, gathered as the reader goes."""
+
+    fields: dict[str, dict[str, str]] = field(default_factory=dict)  # class as nested (`Outer.Config`) -> its
+    # annotated fields -> their types as written
+    bounds: dict[str, tuple[str, int]] = field(default_factory=dict)  # a step-like chain a comparison reads
+    # (`self.config.training.steps`) -> (file, line)
+
+    def switches(self) -> dict[str, set[str]]:
+        """A bool field -> the other fields of the classes that hold it."""
+        found: dict[str, set[str]] = {}
+        for fields in self.fields.values():
+            for name, kind in fields.items():
+                if kind == "bool":
+                    found.setdefault(name, set()).update(f for f in fields if f != name)
+        return found
+
+    def sections(self) -> dict[str, set[str]]:
+        """A field whose type is a config class read (a tyro section) -> those classes."""
+        found: dict[str, set[str]] = {}
+        for fields in self.fields.values():
+            for name, kind in fields.items():
+                if kind in self.fields:
+                    found.setdefault(name, set()).add(kind)
+        return found
+
+
+def nested_switches(result: Analysis, classes: ConfigClasses, command: Sequence[str]) -> None:
+    """A feature under a bool field of a nested config (`if config.enable_tensorboard:`): off with tyro's own
+    negation, `--metrics.no-enable-tensorboard`, where one section holds the field: the section whose class has
+    it (of several, the one in which the command sets another field of that class), else (the classes not
+    read) the section in which the command does."""
+    switches = classes.switches()
+    sections = classes.sections()
+    given: dict[str, set[str]] = {}  # a field the command sets -> the sections it sets it in
+    for word in command:
+        section, dot, key = word.partition("=")[0].removeprefix("--").rpartition(".")
+        if word.startswith("--") and dot and section:
+            given.setdefault(key.replace("-", "_"), set()).add(section)
+    for kind in ("checkpoints", "evals", "uploads", "trackers"):
+        for f in getattr(result, kind):
+            name = f.off_switch or ""
+            if name not in switches or f.guard is None or not f.guard.endswith(f".{name}"):
+                continue
+            holders = {c for c, fields in classes.fields.items() if fields.get(name) == "bool"}
+            by_class = {s for s, types in sections.items() if types & holders}
+            by_command = {s for other in switches[name] for s in given.get(other, ())}
+            found = (by_class & by_command or by_class) if by_class else by_command
+            if len(found) == 1:
+                f.off_switch = f"--{found.pop()}.no-{name.replace('_', '-')} {GIVEN}"
+
+
+def nested_step(result: Analysis, classes: ConfigClasses) -> None:
+    """The step count's flag, `--training.steps`, from the bound the code compares the step with
+    (`self.step < self.config.training.steps`), where `training` is a section whose class has `steps`. Its
+    default is left unknown: the job's config function, not the class, sets it."""
+    if any(c.name.startswith("-") for c in result.step_controls):
+        return
+    sections = classes.sections()
+    for chain, (file, line) in classes.bounds.items():
+        *_, section, key = chain.split(".")
+        if any(key in classes.fields[c] for c in sections.get(section, ())):
+            result.step_controls.insert(0, StepControl(name=f"--{section}.{key}", file=file, line=line))
+            return
