@@ -582,3 +582,21 @@ def test_a_step_flag_the_job_asserts_against_the_commands_own_drops_the_other(tm
     assert step.how == "--train-iters=30 (--train-samples, --lr-warmup-samples dropped: the job asserts they are " \
                        "unset with it)"
     assert run_of(root, state).endswith("train.py --lr 1 --fp16 --train-iters=30")
+
+
+def test_a_docs_call_of_the_repos_launch_script_gives_the_launch_it_makes(tmp_path):
+    """The README's `MODULE=llama3 CONFIG=llama3_8b ./run_train.sh --compile` runs the script's torchrun line with
+    the caller's variables over its defaults and its arguments as `"$@"`; `bash scripts/run.sh ckpts` binds `$1`.
+    A call with a template argument (`--module <name>`) is not followed."""
+    script = ('#!/bin/bash\nNGPU=${NGPU:-"8"}\nMODULE=${MODULE:-"llama3"}\nCONFIG=${CONFIG:-"debugmodel"}\n'
+              'torchrun --nproc_per_node=${NGPU} -m pkg.train --module ${MODULE} --config ${CONFIG} "$@"\n')
+    other = 'OUT=${1:-"out"}\npython -m pkg.train --out "$OUT"\n'
+    readme = ("```bash\nMODULE=llama3 CONFIG=llama3_8b ./run_train.sh --compile\n```\n"
+              "```bash\nbash scripts/run.sh ckpts\n```\n```bash\n./run_train.sh --module <name>\n```\n")
+    root = make_repo(tmp_path / "job", {"README.md": readme, "run_train.sh": script, "scripts/run.sh": other,
+                                        "pkg/__init__.py": "", "pkg/train.py": TRAIN})
+    scan = scan_scripts(root)
+    got = [(x.source, x.args) for x in scan.launches if x.source.startswith("README")]
+    assert got == [("README.md:2 via run_train.sh:5", ["--module", "llama3", "--config", "llama3_8b", "--compile"]),
+                   ("README.md:5 via scripts/run.sh:2", ["--out", "ckpts"])]
+    assert scan.candidates[0].launch.source == "README.md:2 via run_train.sh:5"

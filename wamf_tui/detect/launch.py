@@ -307,7 +307,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
         return "${" + name + "}"
 
     text = _PLACEHOLDER.sub(hole, command)
-    text = _ALL_ARGS.sub(" ", text)
+    text = _ALL_ARGS.sub(lambda _: f" {known.get('@', '')} ", text)  # `"$@"`: what the script's caller passed
     text = _SCRIPT_DIR.sub(_ROOT + (where or "."), text)  # the script's own folder, from the root
     cwd: str | None = None
     for segment in re.split(r"\s*(?:&&|;|\|\|)\s*", text):
@@ -346,6 +346,30 @@ def _array_words(m: re.Match[str], known: Mapping[str, str]) -> str:
     if m.group(0).startswith('"'):
         return value
     return " ".join(shlex.quote(w) for element in shlex.split(value) for w in element.split())
+
+
+def script_call(command: str, known: Mapping[str, str]) -> tuple[str, dict[str, str]] | None:
+    """`MODULE=llama3 CONFIG=llama3_8b ./run_train.sh --compile.enable` (or `bash x.sh a b`): the shell script
+    it runs, and what that script then knows: the variables set before it, its `$1`... and its `$@`."""
+    segment = re.split(r"\s*(?:&&|;|\|\|?)\s*", command)[0]
+    try:
+        words = shlex.split(_expand(segment, known, line=True)[0], comments=True)
+    except ValueError:
+        return None
+    env: dict[str, str] = {}
+    while words and (re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]) or words[0] in WRAPPERS):
+        name, _, value = words.pop(0).partition("=")
+        if value or name not in WRAPPERS:
+            env[name] = value
+    if len(words) >= 2 and words[0] in ("bash", "sh", "source", "."):
+        words = words[1:]
+    if not words or not words[0].endswith((".sh", ".bash")) or "$" in words[0]:
+        return None
+    args = words[1:]
+    if any(_PLACEHOLDER.search(a) or "..." in a for a in args):  # `--module <module_name>`: a template
+        return None
+    return posixpath.normpath(words[0]), {**env, **{str(i): a for i, a in enumerate(args, 1)},
+                                          "@": " ".join(shlex.quote(a) for a in args)}
 
 
 def _quoted(text: str, pos: int) -> bool:

@@ -10,17 +10,27 @@ anything that trains. Bounded in files read and time, and says so when it stops 
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .. import children
 from ..analyze.subcommands import refine_console
 from ..files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
-from .launch import DOCS, Branches, commands_in, console_scripts, docstring_commands, parse_launch, shell_defaults
+from .launch import (
+    DOCS,
+    Branches,
+    commands_in,
+    console_scripts,
+    docstring_commands,
+    parse_launch,
+    script_call,
+    shell_defaults,
+)
 from .slurm import SOURCE, QueuedJob
 
 ENTRY_NAME = re.compile(
@@ -136,14 +146,9 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
                 found(parse_launch(cmd, f"{rel}:{n}", where, {}, consoles, listed.__contains__))
             continue
         where = str(Path(rel).parent) if "/" in rel else ""
-        defaults: dict[str, str] = {}
-        branches = Branches()
-        for n, cmd in _script_commands(rel, text):
-            if not rel.lower().endswith(DOCS) and not branches.read(cmd, defaults):
-                continue
-            # variables as a reader typing the file top-down has them (a doc may set them a block earlier)
-            defaults.update(shell_defaults(cmd, defaults))
-            found(parse_launch(cmd, f"{rel}:{n}", where, defaults, consoles, listed.__contains__))
+        for launch in _launches_in(rel, text, where, {}, consoles, listed.__contains__,
+                                   lambda p: texts[p] if p in texts else texts.setdefault(p, _read(root / p))):
+            found(launch)
     for launch in scan.launches:
         c = cands.setdefault(launch.path or "", ScriptCandidate(path=launch.path or "", score=0))
         more = sum(r.startswith("launched in") for r in c.reasons)
@@ -182,6 +187,32 @@ def _script_commands(name: str, text: str) -> Iterator[tuple[int, str]]:
             moves += f"{cmd} && "
             continue
         yield n, moves + cmd
+
+
+def _launches_in(rel: str, text: str, where: str, known: dict[str, str], consoles: dict[str, str],
+                 exists: Callable[[str], bool], follow: Callable[[str], str | None] | None,
+                 via: str = "") -> Iterator[LaunchCommand | None]:
+    """The launches of a doc or a shell script, read top-down with the variables it sets and the branches it
+    takes; a command that runs one of the repo's shell scripts (`CONFIG=llama3_8b ./run_train.sh`) gives that
+    script's launches too, with what the caller set and passed (`source`: `README.md:151 via run_train.sh:43`).
+    Paths in a called script are the caller's: it runs in the caller's folder."""
+    defaults = dict(known)
+    branches = Branches()
+    for n, cmd in _script_commands(rel, text):
+        if not rel.lower().endswith(DOCS) and not branches.read(cmd, defaults):
+            continue
+        # variables as a reader typing the file top-down has them (a doc may set them a block earlier)
+        defaults.update(shell_defaults(cmd, defaults))
+        source = f"{via} via {rel}:{n}" if via else f"{rel}:{n}"
+        yield parse_launch(cmd, source, where, defaults, consoles, exists)
+        call = script_call(cmd, defaults) if follow is not None else None
+        if call is None:
+            continue
+        script, passed = call
+        script = next((p for p in (posixpath.normpath(posixpath.join(where, script)), script) if exists(p)), "")
+        called = follow(script) if script and script != rel and follow is not None else None
+        if called is not None:
+            yield from _launches_in(script, called, where, passed, consoles, exists, None, source)
 
 
 def _repo_imports(text: str, listed: set[str]) -> set[str]:
