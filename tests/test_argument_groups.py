@@ -100,3 +100,27 @@ def test_a_class_outside_the_repo_is_said_not_read(tmp_path):
     a = analyze_script(root / "train.py", root)
     assert "--train-iters" not in a.flags
     assert any("the options made from TrainingConfig are not read" in n for n in a.notes)
+
+
+def test_inherited_fields_through_a_relative_reexport_are_options_and_the_factorys_own_call_is_read(tmp_path):
+    """Megatron's shape: `from .training import TrainingConfig` in the package's `__init__`, `TrainingConfig(
+    ParallelConfig)` with the base in a sibling module (its fields are options too), the factory's own
+    `add_argument(*arg_names)`, and `parse_known_args` only under a parameter that defaults to False: every flag
+    is known, so `check` proves the run line instead of warning."""
+    config = CONFIG.replace("class TrainingConfig:", "class TrainingConfig(ParallelConfig):").replace(
+        "from dataclasses import", "from .parallel import ParallelConfig\nfrom dataclasses import")
+    arguments = ARGUMENTS.replace("def parse_args():", "def parse_args(ignore_unknown_args=False):").replace(
+        "    return parser.parse_args()", "    if ignore_unknown_args:\n        args, _ = parser.parse_known_args()\n"
+        "    else:\n        args = parser.parse_args()\n    return args")
+    factory = ("class ArgumentGroupFactory:\n    def build_group(self, parser, title=None):\n"
+               "        for arg_names, kwargs in self.fields:\n            parser.add_argument(*arg_names, **kwargs)\n")
+    root = make_repo(tmp_path / "job", {**FILES, "pkg/config/__init__.py": "from .training import TrainingConfig\n",
+                                        "pkg/config/training.py": config, "pkg/arguments.py": arguments,
+                                        "pkg/utils.py": factory, "pkg/config/parallel.py":
+                                        "from dataclasses import dataclass\n\n@dataclass\nclass ParallelConfig:\n"
+                                        "    sequence_parallel: bool = False\n    tensor_size: int = 1\n"})
+    a = analyze_script(root / "train.py", root)
+    assert (a.flags.get("--sequence-parallel"), a.flags.get("--tensor-size"), a.parser_open) == ("False", "1", None)
+    assert check_run("python train.py --sequence-parallel --tensor-size 2 --train-iters 30", root, a).problems == []
+    assert check_run("python train.py --sequence-paralel", root, a).problems == [
+        "--sequence-paralel is not an option of train.py"]

@@ -148,6 +148,7 @@ class _Reader(ast.NodeVisitor):
         self.optional: dict[str, tuple[int, int]] = {}  # role -> (its anchor's index, its function's line) when
         # found under a condition a setting decides
         self.function = 0  # the first line of the function being read (0: module level)
+        self.off_by_default: set[str] = set()  # its parameters that default to False or None
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
@@ -503,11 +504,14 @@ class _Reader(ast.NodeVisitor):
             "no_grad" in _dotted(d) or "inference_mode" in _dotted(d) for d in node.decorator_list)
         self.quiet += quiet
         self.depth += 1
-        outer = self.blocks, self.given, self.loops, self.counters, self.function  # its body runs when called
-        self.blocks, self.given, self.loops, self.counters, self.function = [], [], [], [], node.lineno
+        outer = self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default
+        self.blocks, self.given, self.loops, self.counters, self.function = [], [], [], [], node.lineno  # its body
+        # runs when called
+        self.off_by_default = {a.arg for a, d in zip(node.args.args[::-1], node.args.defaults[::-1], strict=False)
+                               if isinstance(d, ast.Constant) and d.value in (False, None)}
         for child in node.body:
             visit(child)
-        self.blocks, self.given, self.loops, self.counters, self.function = outer
+        self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default = outer
         self.depth -= 1
         self.quiet -= quiet
 
@@ -708,7 +712,8 @@ class _Reader(ast.NodeVisitor):
             self.r.config_system = "argparse"
         if last == "ArgumentParser" and any(k.arg == "parents" for k in node.keywords):
             self.r.parser_open = self.r.parser_open or "builds its parser on parent parsers"
-        elif last == "parse_known_args":
+        elif last == "parse_known_args" and not any(  # `if ignore_unknown_args:`, a parameter off by default
+                isinstance(g, ast.Name) and g.id in self.off_by_default for g in self.guards):
             self.r.parser_open = self.r.parser_open or "reads its flags with parse_known_args (unknown flags pass)"
         elif last == "_add_action":  # `tune run` copies torchrun's actions into its own parser
             self.r.parser_open = self.r.parser_open or "copies options from another parser when it runs"
@@ -741,7 +746,8 @@ class _Reader(ast.NodeVisitor):
                 self._option(opt, default, node, None)
         elif last == "add_argument":
             opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-            if not opts and node.args:
+            # the factory's own `add_argument(*arg_names)`: its flags are read from the dataclasses it is given
+            if not opts and node.args and not (self.classes and self.classes[-1][0] == "ArgumentGroupFactory"):
                 self.r.parser_open = self.r.parser_open or "adds flags whose names are computed when it runs"
             required = argparse_required(node, self.rel) if self.rel == self.r.script else None
             if required is not None:
@@ -1172,39 +1178,58 @@ def _as_module(path: Path, root: Path) -> tuple[str | None, str]:
 
 
 def _class_finder(tree: ast.Module, path: Path, root: Path) -> Callable[[str], ast.ClassDef | None]:
-    """A class this file imports by name (`from pkg.args import TrainArgs`, `from .args import X`), read from
-    its module's source when asked for; None when it is not the repo's."""
-    where: dict[str, tuple[Path | None, str]] = {}
-    for node in ast.walk(tree):  # at the top, or inside the function that builds the parser
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = path.parents[node.level - 1] if node.level <= len(path.parents) else None
-                file = base / ((node.module or "__init__").replace(".", "/") + ".py") if base else None
-            else:
-                file = _module_path(root, node.module or "")
-            where.update({a.asname or a.name: (file, a.name) for a in node.names})
-    read: dict[Path, ast.Module] = {}
+    """A class this file defines or imports by name (`from pkg.args import TrainArgs`, `from .args import X`,
+    through a package's `__init__` that imports it from its module), read from its module's source when asked
+    for, with the fields of its bases in the repo after its own (a dataclass inherits them, and a factory
+    makes options of them too); None when it is not the repo's."""
+    parsed: dict[Path, ast.Module] = {path: tree}
+    names: dict[Path, dict[str, tuple[Path | None, str]]] = {}
+
+    def module(file: Path) -> ast.Module | None:
+        if file not in parsed:
+            text, _ = _read(file)
+            try:
+                parsed[file] = ast.parse(text or "")
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                parsed[file] = ast.Module(body=[], type_ignores=[])
+        return parsed[file]
+
+    def imported(file: Path) -> dict[str, tuple[Path | None, str]]:
+        """What each name a file imports is (at the top, or inside the function that builds the parser)."""
+        if file not in names:
+            names[file] = {}
+            for node in ast.walk(parsed[file]):
+                if isinstance(node, ast.ImportFrom):
+                    if node.level:
+                        base = file.parents[node.level - 1] if node.level <= len(file.parents) else None
+                        target = base / ((node.module or "__init__").replace(".", "/") + ".py") if base else None
+                    else:
+                        target = _module_path(root, node.module or "")
+                    names[file].update({a.asname or a.name: (target, a.name) for a in node.names})
+        return names[file]
+
+    def locate(name: str, file: Path | None) -> tuple[ast.ClassDef, Path] | None:
+        for _ in range(4):  # a package's `__init__` that imports it from its module: followed there
+            if file is None or not file.is_file() or (tree := module(file)) is None:
+                return None
+            found = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+            if found is not None:
+                return found, file
+            file, name = imported(file).get(name, (None, ""))
+        return None
 
     def find(name: str) -> ast.ClassDef | None:
-        file, real = where.get(name, (None, ""))
-        for _ in range(3):  # a package's `__init__` that imports it from its module: followed there
-            if file is None or not file.is_file():
-                return None
-            if file not in read:
-                text, _ = _read(file)
-                try:
-                    read[file] = ast.parse(text or "")
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    read[file] = ast.Module(body=[], type_ignores=[])
-            found = next((n for n in read[file].body if isinstance(n, ast.ClassDef) and n.name == real), None)
-            if found is not None:
-                return found
-            again = next(((n, a) for n in read[file].body if isinstance(n, ast.ImportFrom) and not n.level
-                          for a in n.names if (a.asname or a.name) == real), None)
-            if again is None:
-                return None
-            file, real = _module_path(root, again[0].module or ""), again[1].name
-        return None
+        found = locate(name, path)
+        if found is None:
+            return None
+        body: list[ast.stmt] = []
+        todo, seen = [found], 0
+        while todo and seen < 6:  # the class, then its bases in the repo, each found from its own module
+            cls, file = todo.pop(0)
+            seen += 1
+            body += cls.body
+            todo += [b for base in cls.bases if (b := locate(name_of(base).split(".")[-1], file)) is not None]
+        return ast.ClassDef(name=found[0].name, bases=[], keywords=[], body=body, decorator_list=[])
 
     return find
 
