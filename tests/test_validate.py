@@ -129,6 +129,24 @@ def test_check_repo_on_the_command_line(tmp_path):
     assert plain.returncode == 0  # without --repo only the downstream rules apply
 
 
+def test_check_repo_reads_a_console_subcommands_recipe_as_the_app_does(tmp_path):
+    """`tool run recipe --bogus 1`: the console script from pyproject.toml, and the recipe its `run` subcommand
+    names among the repo's scripts, so the flags are held against the recipe's parser, as the app held them."""
+    dispatcher = ("import sys\nimport argparse\n\ndef main():\n    p = argparse.ArgumentParser()\n"
+                  "    sub = p.add_subparsers()\n    r = sub.add_parser('run')\n    r.add_argument('recipe')\n"
+                  "    p.parse_known_args()\n")
+    root = make_repo(tmp_path / "job", {
+        "pyproject.toml": '[project]\nname = "tool"\n[project.scripts]\ntool = "pkg.cli:main"\n',
+        "pkg/__init__.py": "", "pkg/cli.py": dispatcher, "recipes/recipe.py": ARGS + LOOP})
+    good, bad = tmp_path / "good.md", tmp_path / "bad.md"
+    good.write_text(contract_with("tool run recipe --lr 3e-4"))
+    bad.write_text(contract_with("tool run recipe --bogus 1"))
+    ok = subprocess.run([WAMF, "check", str(good), "--repo", str(root)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout
+    no = subprocess.run([WAMF, "check", str(bad), "--repo", str(root)], capture_output=True, text=True)
+    assert "run: --bogus is not an option of recipe.py" in no.stdout and no.returncode == 1
+
+
 def test_yes_writes_no_contract_whose_run_line_fails(tmp_path):
     root = make_repo(tmp_path / "job", {"train.py": ARGS + LOOP})
     answers = tmp_path / "a.json"

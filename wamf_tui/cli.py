@@ -49,11 +49,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     if args.repo:
         from .contract import required_block
+        from .detect.scripts import entry_points
         from .validate import check_run
 
         line, run = required_block(text).get("run", (0, ""))
         if run and run != "TBD":
-            verdict = check_run(run, Path(args.repo).resolve(), wrapper_dir=Path(args.contract).resolve().parent)
+            root = Path(args.repo).resolve()
+            consoles, seen = entry_points(root)
+            verdict = check_run(run, root, consoles=consoles, wrapper_dir=Path(args.contract).resolve().parent,
+                                seen=seen)
             problems += [(line, f"run: {m}") for m in verdict.problems]
             warnings = verdict.warnings
     for line, message in problems:

@@ -99,9 +99,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
     listed = set(files)
     scan = ScriptScan(files_seen=len(files))
     scan.folders = sorted({f.split("/", 1)[0] + "/" for f in files if "/" in f})[:30]
-    packaging: dict[str, str] = {n: _read(root / n) or "" for n in ("pyproject.toml", "setup.cfg", "setup.py")
-                                 if n in listed}
-    consoles = scan.consoles = console_scripts(packaging)
+    consoles = scan.consoles = _consoles(root, listed)
     cands: dict[str, ScriptCandidate] = {}
     launch_sources = [f for f in files if _launches_here(f)]
     launch_sources.sort(key=lambda f: (not Path(f).name.lower().startswith("readme"), f.count("/"), f))
@@ -176,6 +174,19 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
                 c.reasons.append("does not train" + (" (by its name)" if ASIDE_NAME.search(Path(c.path).name) else ""))
     scan.candidates = sorted(cands.values(), key=lambda c: (-c.score, c.path))[:MAX_CANDIDATES]
     return scan
+
+
+def _consoles(root: Path, listed: set[str]) -> dict[str, str]:
+    """The repo's console scripts, from its packaging files."""
+    return console_scripts({n: _read(root / n) or "" for n in ("pyproject.toml", "setup.cfg", "setup.py")
+                            if n in listed})
+
+
+def entry_points(root: Path) -> tuple[dict[str, str], frozenset[str]]:
+    """(console scripts, Python files) of a repo, for reading a run line without the whole scan: `check
+    --repo` then finds `tune run RECIPE`'s recipe and a console script's module as the app did."""
+    files = tracked_files(root)
+    return _consoles(root, set(files)), frozenset(f for f in files if f.endswith(".py"))
 
 
 def _script_commands(name: str, text: str) -> Iterator[tuple[int, str]]:
