@@ -351,6 +351,8 @@ def _array_words(m: re.Match[str], known: Mapping[str, str]) -> str:
 def script_call(command: str, known: Mapping[str, str]) -> tuple[str, dict[str, str]] | None:
     """`MODULE=llama3 CONFIG=llama3_8b ./run_train.sh --compile.enable` (or `bash x.sh a b`): the shell script
     it runs, and what that script then knows: the variables set before it, its `$1`... and its `$@`."""
+    if ".sh" not in command and ".bash" not in command:  # most commands: no shlex for them
+        return None
     segment = re.split(r"\s*(?:&&|;|\|\|?)\s*", command)[0]
     try:
         words = shlex.split(_expand(segment, known, line=True)[0], comments=True)
