@@ -191,10 +191,10 @@ def shell_defaults(text: str, known: Mapping[str, str] | None = None) -> dict[st
 
 
 class Branches:
-    """Which branch of a script's `if`/`elif`/`else` runs, read from the variables known there: a test
-    of `-z`, `-n`, `==`, `=` or `!=` on known values decides it, joined by `&&`, `||` and `!`. A branch
-    that cannot run is skipped (run_train.sh's `if [ -n "$COMM_MODE" ]` debug launch, with COMM_MODE
-    empty); one that cannot be decided is read as before, both ways."""
+    """Which branch of a script's `if`/`elif`/`else` runs, read from the variables known there: a test of
+    `-z`, `-n`, `==`, `=`, `!=`, `-eq` or `-ne` on known values decides it, joined by `&&`, `||` and `!`.
+    A branch that cannot run is skipped (run_train.sh's `if [ -n "$COMM_MODE" ]` debug launch, with
+    COMM_MODE empty); one that cannot be decided is read as before, both ways."""
 
     def __init__(self) -> None:
         self._open: list[tuple[bool | None, bool | None]] = []  # per `if`: (this branch runs, one already ran)
@@ -259,6 +259,8 @@ def _one_test(test: str, known: Mapping[str, str]) -> bool | None:
         result = (values[1] == "") == (values[0] == "-z")
     elif len(values) == 3 and values[1] in ("=", "==", "!="):
         result = (values[0] == values[2]) == (values[1] != "!=")
+    elif len(values) == 3 and values[1] in ("-eq", "-ne") and all(re.fullmatch(r"-?\d+", v) for v in values[::2]):
+        result = (int(values[0]) == int(values[2])) == (values[1] == "-eq")
     else:
         return None
     return result != negate
