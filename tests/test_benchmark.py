@@ -898,16 +898,21 @@ class TrainingConfig:
 @dataclass
 class ValidationConfig:
     steps: int = -1
+
+@dataclass
+class DebugConfig:
+    seed: int | None = None
 """, "job/trainer.py": """\
 from dataclasses import dataclass, field
 import torch
-from job.configs import TrainingConfig, ValidationConfig
+from job.configs import DebugConfig, TrainingConfig, ValidationConfig
 
 class Trainer:
     @dataclass
     class Config:
         training: TrainingConfig = field(default_factory=TrainingConfig)
         validation: ValidationConfig = field(default_factory=ValidationConfig)
+        debug: DebugConfig = field(default_factory=DebugConfig)
 
     def __init__(self, config):
         self.config = config
@@ -934,12 +939,15 @@ if __name__ == "__main__":
 def test_a_tyro_jobs_step_flag_is_the_section_the_loop_compares_with(tmp_path):
     """torchtitan: `self.step < self.config.training.steps`, where `training` is a field of the job's config typed
     `TrainingConfig`, which has `steps`: the step flag is `--training.steps`, with no default claimed (the job's
-    config function sets it), though the command names no section."""
+    config function sets it), though the command names no section. The one section with a `seed` field pins the
+    seed (`--debug.seed=0`): the run line needs no wrapper."""
     root = make_repo(tmp_path / "r", TYRO_TRAINER)
     a = analyze_script(root / "job/train.py", root, ["--module", "llama3"])
     assert (a.step_controls[0].name, a.step_controls[0].default) == ("--training.steps", None)
-    step = propose(a, 30, "speed", [])[0]
-    assert (step.what, step.flags) == ("total steps cut to 30", ["--training.steps=30"])
+    rows = propose(a, 30, "speed", [])
+    assert (rows[0].what, rows[0].flags) == ("total steps cut to 30", ["--training.steps=30"])
+    assert [(c.what, c.flags, c.env) for c in rows if "seed" in c.what] == [
+        ("seeds pinned", ["--debug.seed=0"], [])]
 
 
 def test_a_guard_the_trainers_own_switch_makes_false_is_off(tmp_path):

@@ -28,7 +28,7 @@ from .hydra_config import add_switches, compose
 from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
 from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of, name_of
-from .tyro_config import ConfigClasses, nested_step, nested_switches
+from .tyro_config import ConfigClasses, nested_seed, nested_step, nested_switches
 
 MAX_BYTES = 2 * 1024 * 1024
 # Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
@@ -524,7 +524,11 @@ class _Reader(ast.NodeVisitor):
                 if stmt.value is not None:
                     self.defaults.setdefault(stmt.target.id, _field_default(stmt.value))
         if fields:  # tyro makes `--section.name` of each field, `--section.no-name` of each bool
-            self.config_classes.fields.setdefault(".".join(c for c, _ in self.classes), {}).update(fields)
+            qualified = ".".join(c for c, _ in self.classes)
+            self.config_classes.fields.setdefault(qualified, {}).update(fields)
+            seed = next((s for s in node.body if isinstance(s, ast.AnnAssign) and _dotted(s.target) == "seed"), None)
+            if seed is not None:
+                self.config_classes.where.setdefault(qualified, (self.rel, seed.lineno))
         self.generic_visit(node)
         self.classes.pop()
 
@@ -1404,6 +1408,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     if result.config_system == "tyro":  # at the call that starts a tracker (`if config.enable_tensorboard:`)
         nested_switches(result, classes, command)
         nested_step(result, classes)
+        nested_seed(result, classes)
     result.train_calls = train_calls(result, helpers) + fits
     for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
         setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])

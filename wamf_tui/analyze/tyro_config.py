@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..model import GIVEN, Analysis, StepControl
+from ..model import GIVEN, Analysis, Fact, StepControl
 
 
 @dataclass
@@ -22,6 +22,7 @@ class ConfigClasses:
     # annotated fields -> their types as written
     bounds: dict[str, tuple[str, int]] = field(default_factory=dict)  # a step-like chain a comparison reads
     # (`self.config.training.steps`) -> (file, line)
+    where: dict[str, tuple[str, int]] = field(default_factory=dict)  # class -> (file, line) of its `seed` field
 
     def switches(self) -> dict[str, set[str]]:
         """A bool field -> the other fields of the classes that hold it."""
@@ -79,3 +80,15 @@ def nested_step(result: Analysis, classes: ConfigClasses) -> None:
         if any(key in classes.fields[c] for c in sections.get(section, ())):
             result.step_controls.insert(0, StepControl(name=f"--{section}.{key}", file=file, line=line))
             return
+
+
+def nested_seed(result: Analysis, classes: ConfigClasses) -> None:
+    """The seed's flag, `--debug.seed`, where one section's class has a `seed` field and no flag of the job's
+    own is known to seed it: the run line pins it, with no wrapper."""
+    if any((s.off_switch or "").startswith("--") for s in result.seeds):
+        return
+    found = {(s, c) for s, types in classes.sections().items() for c in types if "seed" in classes.fields[c]}
+    if len(found) == 1:
+        section, cls = found.pop()
+        file, line = classes.where[cls]
+        result.seeds.insert(0, Fact(name="seed", file=file, line=line, off_switch=f"--{section}.seed=..."))
