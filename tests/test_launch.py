@@ -601,3 +601,27 @@ def test_a_docs_call_of_the_repos_launch_script_gives_the_launch_it_makes(tmp_pa
     assert got == [("README.md:2 via run_train.sh:5", ["--module", "llama3", "--config", "llama3_8b", "--compile"]),
                    ("README.md:5 via scripts/run.sh:2", ["--out", "ckpts"])]
     assert scan.candidates[0].launch.source == "README.md:2 via run_train.sh:5"
+
+
+def test_a_thin_entrys_trainer_parser_in_the_module_it_calls_gives_the_switches(tmp_path):
+    """LLaVA: `train_mem.py` only calls `train()` of `pkg/train.py`, whose HfArgumentParser takes a
+    TrainingArguments subclass: the Trainer's switches are the job's, the eval's under the command's own
+    (older) name, `--evaluation_strategy no`. A switch's word `no` is no flag to take out of the line (the
+    command's own `--packing no` keeps its value)."""
+    train = ("import transformers\nfrom dataclasses import dataclass, field\n\n@dataclass\nclass DataArguments:\n"
+             "    data_path: str = field(default=None)\n    packing: str = 'yes'\n\n@dataclass\n"
+             "class TrainingArguments(transformers.TrainingArguments):\n    model_max_length: int = 512\n\n"
+             "def train():\n    parser = transformers.HfArgumentParser((DataArguments, TrainingArguments))\n"
+             "    data_args, training_args = parser.parse_args_into_dataclasses()\n"
+             "    trainer = transformers.Trainer(model=None, args=training_args)\n    trainer.train()\n")
+    root, state, refused = walk(tmp_path, {
+        "pkg/__init__.py": "", "pkg/train.py": train,
+        "pkg/train_mem.py": "from pkg.train import train\n\nif __name__ == '__main__':\n    train()\n",
+        "scripts/finetune.sh": 'deepspeed pkg/train_mem.py --data_path d.json --packing no --evaluation_strategy "no" '
+                               '--save_strategy "steps" --save_steps 500 --report_to wandb\n'},
+                                  {"script": "pkg/train_mem.py"})
+    assert state.analysis.config_system == "HfArgumentParser (TrainingArguments)"
+    assert run_of(root, state) == ("deepspeed pkg/train_mem.py --data_path d.json --packing no --save_steps 500 "
+                                   "--max_steps=30 "
+                                   "--report_to none --save_strategy no --evaluation_strategy no "
+                                   "--output_dir=runs/wamf-bench --seed=0")

@@ -98,14 +98,16 @@ def _when(f: Fact) -> str:
 
 
 def _job_evals(a: Analysis) -> list[Fact]:
-    """Evaluation passes the job runs: in its own entry or where its training step is, one row a name.
-    Not `train_test_split`, `validate_args`, a check of dtypes or keys, `should_validate`, or a library's
-    `_validate_*` helper in a module it imports."""
+    """Evaluation passes the job runs: in its own entry or where its training step is, or a framework's
+    (the `Trainer ...` rows its table adds where the parser is, a thin entry's imported module), one row a
+    name. Not `train_test_split`, `validate_args`, a check of dtypes or keys, `should_validate`, or a
+    library's `_validate_*` helper in a module it imports."""
     step_files = _step_files(a)
     seen: set[str] = set()
     kept = []
     for e in a.evals:
-        if e.file in step_files and not NOT_EVALS.search(e.name) and e.name not in seen:
+        own = e.file in step_files or e.name.startswith("Trainer ")
+        if own and not NOT_EVALS.search(e.name) and e.name not in seen:
             seen.add(e.name)
             kept.append(e)
     return kept
@@ -667,7 +669,7 @@ def run_command(state: InitState) -> str:
     env = sorted({e for c in enabled for e in c.env})
     # two rows switched off through one setting give it once (a row's flags are words: `--save_strategy no`)
     flags = [f for words in dict.fromkeys(tuple(c.flags) for c in enabled) for f in words]
-    overridden = {f.split("=")[0] for f in flags}
+    overridden = {f.split("=")[0] for f in flags if f.startswith(("-", "+", "~")) or "=" in f}  # not a value (`no`)
     dropped = {d for c in enabled for d in c.drop}
     args: list[str] = []
     original = launch.args

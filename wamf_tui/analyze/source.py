@@ -1351,12 +1351,14 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             submitter = Need(code="submits", file=rel, line=hit[0], drop=own_options(tree),
                              why=f"queues the job on Slurm through submitit ({hit[1]}, {rel}:{hit[0]}), "
                                  "so it trains nothing on this node")
+        # the job's HfArgumentParser: the entry's, or (a thin entry, `from llava.train.train import train;
+        # train()`) the first one of a module it imports, while no module read has declared flags
+        if reader.hf_classes and (depth == 0 or depth == 1 and not result.flags):
+            result.required += dataclass_required(tree, reader.hf_classes, rel)
+            hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
         if depth == 0:
             result.module, result.module_root = _as_module(path, root)
             read_needs(tree, rel, result)
-            result.required += dataclass_required(tree, reader.hf_classes, rel)
-            if reader.hf_classes:
-                hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
             if reader.cli_function is None and called and result.config_system == "unknown":
                 line = next((n.lineno for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == called[1]), 0)
                 result.config_system, reader.cli_function, dispatched = called[0], (called[1], line), called[0]
