@@ -130,6 +130,22 @@ def test_raw_loop_with_argparse(tmp_path):
     assert "--max-steps=30" in hows and "--seed=0" in hows and "--output-dir=runs/wamf-bench" in hows
 
 
+def test_a_trainer_subclass_resumed_or_not_runs_the_loop_on_the_plain_call(tmp_path):
+    """LLaVA's `trainer = LLaVATrainer(...)` (a subclass of the HF Trainer, whatever its name starts with), and
+    `if <checkpoints>: trainer.train(resume_from_checkpoint=True) else: trainer.train()`: the loss is read at
+    the plain call, the path a fresh run takes."""
+    body = HF.replace("from transformers import", "from transformers import Trainer as Base,").replace(
+        "trainer = Trainer(", "trainer = LLaVATrainer(").replace(
+        "    trainer.train()\n", "    if glob('out/checkpoint-*'):\n"
+        "        trainer.train(resume_from_checkpoint=True)\n    else:\n        trainer.train()\n")
+    root = repo_with(tmp_path, {"train.py": body.replace("\n\ndef main", "\n\nclass LLaVATrainer(Base):\n"
+                                                                        "    pass\n\ndef main")})
+    a = analyze_script(root / "train.py")
+    roles = {x.role: x for x in a.anchors}
+    assert a.kind == "training" and roles["loss"].line == roles["grad_clip"].line == lines(
+        root / "train.py", "        trainer.train()")
+
+
 def test_hf_trainer_vocabulary(tmp_path):
     root = repo_with(tmp_path, {"run_clm.py": HF})
     a = analyze_script(root / "run_clm.py")

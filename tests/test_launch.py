@@ -625,3 +625,17 @@ def test_a_thin_entrys_trainer_parser_in_the_module_it_calls_gives_the_switches(
                                    "--max_steps=30 "
                                    "--report_to none --save_strategy no --evaluation_strategy no "
                                    "--output_dir=runs/wamf-bench --seed=0")
+
+
+def test_a_launched_script_ranks_over_the_module_it_runs(tmp_path):
+    """LLaVA: `llava/train/train.py` trains and has a `__main__`, but every launch script runs `train_mem.py`,
+    which imports it and calls `train()`: the launched script is the job."""
+    root = make_repo(tmp_path / "r", {
+        "llava/__init__.py": "", "llava/train/__init__.py": "",
+        "llava/train/train.py": "import torch\n\ndef train():\n    loss.backward()\n\n"
+                                "if __name__ == '__main__':\n    train()\n",
+        "llava/train/train_mem.py": "from llava.train.train import train\n\nif __name__ == '__main__':\n    train()\n",
+        "scripts/finetune.sh": "deepspeed llava/train/train_mem.py --deepspeed zero3.json\n"})
+    top = scan_scripts(root).candidates
+    assert [c.path for c in top[:2]] == ["llava/train/train_mem.py", "llava/train/train.py"]
+    assert "run through llava/train/train_mem.py" in top[1].reasons

@@ -172,6 +172,7 @@ class _Reader(ast.NodeVisitor):
         # `ArgumentGroupFactory(Config, exclude=[...])`: an argparse group made from a dataclass's fields
         self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
         self.fits: list[int] = []  # `trainer.train()`, `trainer.fit(model)`: a library's whole training loop
+        self.resumed: list[int] = []  # anchors at a `trainer.train(resume_from_checkpoint=...)`, until a plain one
         self.defaults = defaults if defaults is not None else {}  # class fields' defaults, all modules read
         self.config_classes = classes if classes is not None else ConfigClasses()  # tyro's sections
         self.options = 0  # the parser options this module declares
@@ -689,7 +690,7 @@ class _Reader(ast.NodeVisitor):
             self.r.output_dirs.append(Fact.model_construct(name=label, file=self.rel, line=node.lineno,
                                                                        off_switch=flag if flag != label else None))
         if last.endswith("Trainer") and any(m.split(".")[0] in ("transformers", "trl") for m in self.imports) \
-                and not last.startswith("L"):
+                and not last.startswith("Lightning"):  # a subclass of the HF one (LLaVATrainer) is one
             self.r.kind = "training"
             self.trainer_built = self.trainer_built or f"{self.rel}:{node.lineno}"
         if last == "fit" or last == "train" and name.endswith("trainer.train"):
@@ -697,10 +698,17 @@ class _Reader(ast.NodeVisitor):
             self.fits.append(node.lineno)  # the library's loop runs in this call: what follows it runs after
             if last == "train" and self.trainer_built:  # the library runs the loop: read it from its log
                 hook = f"{HF_HOOK}, attached to the Trainer built at {self.trainer_built}"
+                resumes = any(k.arg == "resume_from_checkpoint" for k in node.keywords)
                 for role in ("loss", "grad_clip"):
                     if role not in self.roles:
                         self.roles.add(role)
                         self.r.anchors.append(Anchor(role=role, file=self.rel, line=node.lineno, text=hook))
+                        if resumes:  # `if <checkpoints found>: trainer.train(resume_from_checkpoint=True)`
+                            self.resumed.append(len(self.r.anchors) - 1)
+                    elif not resumes and self.resumed:  # the plain `else: trainer.train()`: the default path
+                        for i in self.resumed:
+                            self.r.anchors[i] = self.r.anchors[i].model_copy(update={"line": node.lineno})
+                self.resumed = self.resumed if resumes else []
         self.generic_visit(node)
 
     def _logged(self, arg: ast.expr) -> None:

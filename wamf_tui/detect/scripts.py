@@ -159,14 +159,22 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
         c.reasons.append(f"launched in {launch.source}")
         if c.launch is None or _better(launch, c.launch):
             c.launch = launch
+    runners: dict[str, str] = {}  # a module that trains -> a launched script that imports it and trains there
     for c in cands.values():
         via = sorted(imports.get(c.path, set()) & trains)
         if c.path not in trains and via:  # `scripts/train.py` whose loop lives in the package it imports
             trains.add(c.path)
             c.score += 6
             c.reasons.append(f"trains (in {via[0]})")
+            if c.launch is not None:
+                runners.setdefault(via[0], c.path)
         if c.launch is None and "has __main__" not in c.reasons:  # a library module: the entry calls it
             c.score -= 6
+    for path, runner in runners.items():  # LLaVA's train.py, never launched, run by the launched train_mem.py
+        c = cands.get(path)
+        if c is not None and c.launch is None:
+            c.score -= 6
+            c.reasons.append(f"run through {runner}")
     if trains:  # generate, download, convert, eval ... scripts rank below anything that trains
         for c in cands.values():
             if c.path not in trains:
