@@ -171,10 +171,10 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
         if c.launch is None and "has __main__" not in c.reasons:  # a library module: the entry calls it
             c.score -= 6
     for path, runner in runners.items():  # LLaVA's train.py, never launched, run by the launched train_mem.py
-        c = cands.get(path)
-        if c is not None and c.launch is None:
-            c.score -= 6
-            c.reasons.append(f"run through {runner}")
+        run = cands.get(path)
+        if run is not None and run.launch is None:
+            run.score -= 6
+            run.reasons.append(f"run through {runner}")
     if trains:  # generate, download, convert, eval ... scripts rank below anything that trains
         for c in cands.values():
             if c.path not in trains:
