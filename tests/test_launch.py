@@ -511,7 +511,8 @@ def test_a_scripts_if_runs_the_branch_its_values_choose(tmp_path):
               'if [[ "$TOK" == "MOCK" ]] || [[ -z "$TOK" ]]; then\n    ARGS+=(--mock-data)\nelse\n'
               '    ARGS+=(--data "$TOK")\nfi\nif [ -f extra.txt ]; then\n    ARGS+=(--extra)\nfi\n'
               'USE_X=${USE_X:-1}\nif [ "$USE_X" -eq 0 ]; then\n    ARGS+=(--no-x)\nfi\n'
-              'if [ -n "$COMM_MODE" ]; then\n    python -m pkg.train --debug ${ARGS[@]} --steps 1\n'
+              'if [ -n "$COMM_MODE" ]; then\n    if [ -z "$TOK" ]; then echo none; fi\n'
+              '    python -m pkg.train --debug ${ARGS[@]} --steps 1\n'
               'elif [ "$COMM_MODE" = "x" ]; then\n    python -m pkg.train --x\nelse\n'
               '    torchrun --nproc_per_node=8 -m pkg.train ${ARGS[@]}\nfi\n')
     root = make_repo(tmp_path / "job", {"run.sh": script, "pkg/train.py": TRAIN, "pkg/__init__.py": ""})

@@ -203,7 +203,7 @@ class Branches:
         """Whether `command` runs (False too for the `if` lines themselves), updating the branches."""
         head, _, cond = command.strip().partition(" ")
         cond = re.sub(r";?\s*then\s*$", "", cond)
-        if head == "if" and not re.search(r"fi\s*$", command):
+        if head == "if" and not re.search(r"\bfi\s*$", command):
             runs = _test(cond, known) if self._live() else False
             self._open.append((runs, runs))
         elif head in ("elif", "else") and self._open:
