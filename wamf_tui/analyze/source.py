@@ -365,26 +365,13 @@ class _Reader(ast.NodeVisitor):
         the two settings exclude each other, so a step flag added to a command that gives the other fails."""
         tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
             else [node.test]
-        first = tests[0].left if isinstance(tests[0], ast.Compare) else tests[0]
-        owner, _, name = _dotted(first).rpartition(".")
-        if owner not in SETTINGS or not name:
+        name = _setting(tests[0].left if isinstance(tests[0], ast.Compare) else tests[0])
+        if name is None:
             return
         for stmt in node.body:
-            if not isinstance(stmt, ast.Assert):
-                continue
-            test = stmt.test.operand if isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) \
-                else stmt.test
-            if isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 and (
-                    isinstance(stmt.test.ops[0], ast.Is) or isinstance(stmt.test.ops[0], ast.Eq)) and \
-                    isinstance(stmt.test.comparators[0], ast.Constant) and stmt.test.comparators[0].value in (None, 0):
-                test = stmt.test.left
-            elif test is stmt.test:
-                continue
-            other_owner, _, other = _dotted(test).rpartition(".")
-            if other_owner in SETTINGS and other and other != name:
-                self.r.exclusive.setdefault(name, [])
-                if other not in self.r.exclusive[name]:
-                    self.r.exclusive[name].append(other)
+            other = _asserted_unset(stmt.test) if isinstance(stmt, ast.Assert) else None
+            if other is not None and other != name and other not in self.r.exclusive.get(name, []):
+                self.r.exclusive.setdefault(name, []).append(other)
 
     def block(self, body: list[ast.stmt]) -> set[str]:
         """A statement list that may not run: what it counts up counts only for the statements after it,
@@ -505,9 +492,9 @@ class _Reader(ast.NodeVisitor):
             "no_grad" in _dotted(d) or "inference_mode" in _dotted(d) for d in node.decorator_list)
         self.quiet += quiet
         self.depth += 1
+        # its body runs when called
         outer = self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default
-        self.blocks, self.given, self.loops, self.counters, self.function = [], [], [], [], node.lineno  # its body
-        # runs when called
+        self.blocks, self.given, self.loops, self.counters, self.function = [], [], [], [], node.lineno
         self.off_by_default = {a.arg for a, d in zip(node.args.args[::-1], node.args.defaults[::-1], strict=False)
                                if isinstance(d, ast.Constant) and d.value in (False, None)}
         for child in node.body:
@@ -1047,6 +1034,22 @@ def _tests_setting(test: ast.expr) -> bool:
     return False
 
 
+def _setting(node: ast.expr) -> str | None:
+    """`args.train_iters` -> `train_iters`: a setting the parser gives; None for anything else."""
+    owner, _, name = _dotted(node).rpartition(".")
+    return name if owner in SETTINGS and name else None
+
+
+def _asserted_unset(test: ast.expr) -> str | None:
+    """The setting an assert says is unset: `args.x is None`, `args.x == 0`, `not args.x`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _setting(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is | ast.Eq) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value in (None, 0):
+        return _setting(test.left)
+    return None
+
+
 def _loop_of_the_optimizer_step(result: Analysis, root: Path, steps: list[Anchor]) -> None:
     """A backward in a helper with no loop of its module around it (a gradient accumulator's, called from a
     pipeline engine): the training loop is the one around the optimizer step the job takes in another
@@ -1197,7 +1200,7 @@ def _class_finder(tree: ast.Module, path: Path, root: Path) -> Callable[[str], a
     parsed: dict[Path, ast.Module] = {path: tree}
     names: dict[Path, dict[str, tuple[Path | None, str]]] = {}
 
-    def module(file: Path) -> ast.Module | None:
+    def module(file: Path) -> ast.Module:
         if file not in parsed:
             text, _ = _read(file)
             try:
@@ -1222,9 +1225,9 @@ def _class_finder(tree: ast.Module, path: Path, root: Path) -> Callable[[str], a
 
     def locate(name: str, file: Path | None) -> tuple[ast.ClassDef, Path] | None:
         for _ in range(4):  # a package's `__init__` that imports it from its module: followed there
-            if file is None or not file.is_file() or (tree := module(file)) is None:
+            if file is None or not file.is_file():
                 return None
-            found = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+            found = next((n for n in module(file).body if isinstance(n, ast.ClassDef) and n.name == name), None)
             if found is not None:
                 return found, file
             file, name = imported(file).get(name, (None, ""))
