@@ -967,3 +967,39 @@ def test_a_store_true_named_like_a_folder_is_never_given_the_benchmark_folder(tm
     _, a, rows = changes(tmp_path, {"train.py": body})
     assert a.flags["--save"] == "False"
     assert not any(c.what == "all outputs into one folder" for c in rows)
+
+
+NANOCHAT = """\
+import argparse
+import torch
+from utils import set_random_seed
+p = argparse.ArgumentParser()
+p.add_argument("--num-iterations", type=int, default=-1)
+p.add_argument("--eval-every", type=int, default=250, help="evaluate every N steps (-1 = disable)")
+p.add_argument("--device-type", type=str, default="")
+p.add_argument("--seed", type=int, default=1234)
+args = p.parse_args()
+if args.device_type == "cuda":
+    torch.cuda.manual_seed(42)
+{seed}
+for step in range(args.num_iterations + 1):
+    last_step = step == args.num_iterations
+    if args.eval_every > 0 and (last_step or step % args.eval_every == 0):
+        evaluate_bpb(model)
+    loss = model(x)
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(("seed", "how"), [("set_random_seed(args.seed)", "--seed=0"),
+                                           ("", "WAMF_SEED=0 (wrapper seeds python, numpy, torch)")])
+def test_a_guard_the_off_value_makes_false_runs_not_even_at_the_last_step(tmp_path, seed, how):
+    """nanochat: `if args.eval_every > 0 and (last_step or ...)`, with `--eval-every=-1` (its help's off value):
+    the eval never runs, not even at the last step. A seed under `if args.device_type == "cuda":` is not
+    switched by `--device-type`; DeepSpeed-Chat's `set_random_seed(args.seed)` is the seed's flag."""
+    _, a, rows = changes(tmp_path, {"train.py": NANOCHAT.replace("{seed}", seed), "utils.py": ""})
+    by = {c.what: c.how for c in rows}
+    assert by["eval evaluate_bpb (train.py:16) out of the timed steps"] == \
+        "--eval-every=-1 (its help: -1 switches it off)"
+    assert by["seeds pinned"] == how

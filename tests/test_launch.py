@@ -640,3 +640,61 @@ def test_a_launched_script_ranks_over_the_module_it_runs(tmp_path):
     top = scan_scripts(root).candidates
     assert [c.path for c in top[:2]] == ["llava/train/train_mem.py", "llava/train/train.py"]
     assert "run through llava/train/train_mem.py" in top[1].reasons
+
+
+@pytest.mark.parametrize(("script", "runs"), [
+    # nested in a branch that cannot run: dead, its `else` too
+    ('if [ "$A" = 1 ]; then\nif [ "$B" = 2 ]; then\nx\nelse\ny\nfi\nfi\nz', ["z"]),
+    # `&&`: both must hold; `||`: one is enough; `!` negates
+    ('if [ "$A" = 1 ] && [ "$B" = 2 ]; then\nx\nfi\nif [ "$A" = 1 ] || [ "$B" = 2 ]; then\ny\nfi', ["y"]),
+    ('if ! [ "$A" = 0 ]; then\nx\nfi', []),
+    # an undecidable test (`-f`) reads both ways; an `elif` that surely holds after it leaves its `else` out
+    ('if [ -f a ]; then\nx\nelif [ "$A" = 0 ]; then\ny\nelse\nz\nfi', ["x", "y"]),
+    ('if [ -f a ] || [ "$A" = 1 ]; then\nx\nfi\nif [ -f a ] && [ "$A" = 1 ]; then\ny\nfi', ["x"]),
+    ('if [ -f a ]; then\nx\nelif [ "$A" = 1 ]; then\ny\nelse\nz\nfi', ["x", "z"]),
+    # an elif after a branch that ran never runs; one after a false `if` does when its test holds
+    ('if [ "$A" = 1 ]; then\nx\nelif [ "$B" == 2 ]; then\ny\nelif [ -z "$B" ]; then\nv\nelse\nz\nfi', ["y"]),
+    ('if [ "$A" = 0 ]; then\nx\nelif [ "$B" == 2 ]; then\ny\nelse\nz\nfi', ["x"]),
+    ('if [ "$B" != 2 ]\nthen\nx\nelse\ny\nfi', ["y"]),
+    ('if [[ "$C" -ne 3 ]]; then\nx\nfi\nif [ "$C" -eq 3 ]; then y; fi', ["if [ \"$C\" -eq 3 ]; then y; fi"]),
+])
+def test_a_scripts_branches_as_the_shell_takes_them(script, runs):
+    from wamf_tui.detect.launch import Branches
+
+    branches, known = Branches(), {"A": "0", "B": "2", "C": "3"}
+    assert [line for line in script.splitlines() if branches.read(line, known)] == runs
+
+
+def test_a_call_of_a_script_by_sh_with_a_comment_binds_what_it_passes():
+    from wamf_tui.detect.launch import script_call
+
+    assert script_call("sh scripts/run.sh $OUT --x '1 2' # the full job", {"OUT": "ckpts"}) == (
+        "scripts/run.sh", {**{str(i): "" for i in range(1, 10)}, "1": "ckpts", "2": "--x", "3": "1 2",
+                           "@": "ckpts --x '1 2'"})
+    assert script_call("python train.py --config run.sh", {}) is None and script_call("cat x.sh", {}) is None
+
+
+def test_the_shells_redirections_pipes_and_a_launchers_separator_are_no_arguments(tmp_path):
+    """DeepSpeed-Chat's `deepspeed main.py ... --output_dir $OUTPUT &> $OUTPUT/training.log`, a `2>&1 | tee log`,
+    and nanochat's `torchrun -m scripts.base_train -- --depth=12`, whose `--` torchrun's parser drops: none of
+    them is an argument of the job. `python x.py -- --a` keeps its `--`: python passes it on."""
+    exists = {"main.py", "scripts/base_train.py"}.__contains__
+    got = parse_launch("deepspeed main.py --deepspeed --output_dir o &> o/training.log", exists=exists)
+    assert got.args == ["--deepspeed", "--output_dir", "o"]
+    got = parse_launch("python main.py --a 1 >log 2>&1 | tee out.txt", exists=exists)
+    assert got.args == ["--a", "1"]
+    got = parse_launch("python main.py --version '>=1.0' --b", exists=exists)
+    assert got.args == ["--version", ">=1.0", "--b"]
+    got = parse_launch("torchrun --standalone -m scripts.base_train -- --depth=12", exists=exists)
+    assert (got.module, got.args) == ("scripts.base_train", ["--depth=12"])
+    assert parse_launch("python main.py -- --a", exists=exists).args == ["--", "--a"]
+
+
+def test_an_empty_positional_takes_the_scripts_default():
+    """A README's `bash train.sh` with no arguments: `${1:-"ckpts"}` is the default (`$1` is empty), as is a
+    variable set to "" (`${A:-d}`); `${A-d}` keeps an empty A."""
+    from wamf_tui.detect.launch import script_call
+
+    _, passed = script_call("bash train.sh", {})
+    assert shell_defaults('CKPT=${1:-"ckpts"}\nOUT=$2\nE=${EMPTY-x}\nF=${EMPTY:-y}\n', {**passed, "EMPTY": ""}) == {
+        "CKPT": "ckpts", "OUT": "", "E": "", "F": "y"}

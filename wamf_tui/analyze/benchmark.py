@@ -163,20 +163,38 @@ def _set_in_run(a: Analysis, args: list[str] | tuple[str, ...]) -> dict[str, str
 
 def _made_false(f: Fact, given: dict[str, str]) -> tuple[str, list[str], list[str]] | None:
     """(how, flags, env) when the run line's values make a conjunct of the guard false: `if
-    args.eval_strategy != "no":` with `--eval_strategy no` given, `== "steps"` with another value."""
+    args.eval_strategy != "no":` with `--eval_strategy no` given, `== "steps"` with another value, `if
+    args.eval_every > 0 and (last_step or ...)` with `--eval-every=-1` (then not even the last step runs it)."""
     try:
         test = ast.parse(f.guard or "", mode="eval").body
     except SyntaxError:  # cut short, or `a ... b` (an interval's `if` and its own)
         return None
     for part in test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]:
-        if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.Eq | ast.NotEq)
+        if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], tuple(_COMPARE))
                 and isinstance(part.comparators[0], ast.Constant)):
             continue
         left = part.left
         name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else ""
         flag = next((k for k in given if k.lstrip("-").replace("-", "_") == name), None)
-        if flag is not None and (given[flag] == str(part.comparators[0].value)) is isinstance(part.ops[0], ast.NotEq):
+        if flag is not None and _holds(given[flag], part.ops[0], part.comparators[0].value) is False:
             return f"{flag} {given[flag]} in the run line", [], []
+    return None
+
+
+_COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Gt: lambda a, b: a > b,
+            ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b}
+
+
+def _holds(value: str, op: ast.cmpop, constant: object) -> bool | None:
+    """`value` (a word of the run line) against the guard's constant: numbers as numbers, else as text;
+    None when an order is asked of text."""
+    if isinstance(constant, int | float) and not isinstance(constant, bool):
+        try:
+            return bool(_COMPARE[type(op)](float(value), constant))
+        except ValueError:
+            return None
+    if isinstance(op, ast.Eq | ast.NotEq):
+        return bool(_COMPARE[type(op)](value, str(constant)))
     return None
 
 
@@ -424,8 +442,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                           f"step cap stops first; {checkpoint_price(a, c.off_switch)}"))
             continue
         # no switch of its own: it writes whenever the job reaches it and its guard holds (into the run
-        # folder, at best)
-        still = _runs_after(end) or still_runs(c) \
+        # folder, at best); none when the run line makes its guard false
+        still = None if _made_false(c, given) else _runs_after(end) or still_runs(c) \
             or (None if off else f"has no switch: it runs {_when(c)}")
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
@@ -464,7 +482,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                                   f"no switch: the job runs it after {end}" if end else
                                   "no switch: its guard holds at step 0" if still_runs(e) else
                                   "step count below the eval interval", [], [])
-        still = _runs_after(end) or still_runs(e) or (
+        still = None if _made_false(e, given) else _runs_after(end) or still_runs(e) or (
             f"runs at step {e.every}: the code sets its interval" if within else None)
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),

@@ -58,8 +58,8 @@ TRACKERS = {  # call suffix -> (name, environment switch)
 CHECKPOINTS = ("torch.save", "fabric.save", "accelerator.save", "save_pretrained", "save_model", "save_state",
                "ModelCheckpoint", "save_checkpoint")
 UPLOADS = ("push_to_hub", "upload_file", "upload_folder", "upload_fileobj", "create_repo")
-SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "set_seed", "seed_everything",
-         "manual_seed_all")
+SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "set_seed", "set_random_seed",
+         "seed_everything", "manual_seed_all")
 EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|val_step|test)(_|$)", re.I)
 STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
                         r"num_train_steps|max_iterations|num_iters|total_iters|train_iters|"
@@ -665,7 +665,8 @@ class _Reader(ast.NodeVisitor):
                 off = self.flag_for(arg.attr)
             elif off is None and isinstance(arg, ast.Name):
                 off = self.flag_for(arg.id)
-            self.fact("seeds", name, node, off)
+            # the seed's own setting only: never the flag of the `if` around it (`if device_type == "cuda":`)
+            self.r.seeds.append(self.made(name, node, off).model_copy(update={"off_switch": off}))
         if EVAL_CALLS.search(last) and last not in ("eval",) and not name.startswith(("torch.", "ast.")):
             self.fact("evals", last, node)
         if last == "makedirs" and node.args:

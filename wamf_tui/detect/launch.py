@@ -22,7 +22,7 @@ from ..model import LaunchCommand
 DOCS = (".md", ".rst", ".txt")
 _PYTHON = re.compile(r"python[\d.]*")
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(.*)$")
-_DEFAULT = re.compile(r"\$\{(\w+):?[-=]([^}]*)\}")
+_DEFAULT = re.compile(r"\$\{(\w+)(:?)[-=]([^}]*)\}")  # `${A:-d}`: d when A is unset or empty; `${A-d}`: unset
 _VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 _ARRAY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)(\+?)=\((.*)$")  # `ARGS=(`, `ARGS+=(--fp16)`
 _ARRAY_USE = re.compile(r"\"?\$\{(\w+)\[[@*]\]\}\"?")  # `${ARGS[@]}`, `"${ARGS[@]}"`: its words
@@ -51,6 +51,11 @@ NPROC = ("--nproc_per_node", "--nproc-per-node", "--num_processes", "--num_gpus"
 NNODES = ("--nnodes", "--num_machines", "--num_nodes", "-N", "--nodes")
 _ROOT = "\0root/"  # stands for the repo root in a path; no file name holds a NUL
 WRAPPERS = ("exec", "time", "nohup", "env", "command", "stdbuf")
+_REDIRECT = re.compile(r"\d?(>>?|<)|&>>?|\d?>&\d")  # `>`, `2>>`, `&>`, `<`, `2>&1`, alone
+_REDIRECT_ATTACHED = re.compile(r"(\d?>>?|&>>?|<)[^\s=]")  # `>log`, `2>/dev/null`, `&>out.txt`; not `>=1.0`
+# launchers whose parser takes the script's arguments as a remainder and drops a `--` before them: the
+# script never sees it (python itself passes it on, and the script's argparse then takes all as positionals)
+_CONSUMES_SEPARATOR = ("torchrun", "launch", "deepspeed")
 
 
 def commands_in(name: str, text: str) -> list[tuple[int, str]]:
@@ -197,21 +202,19 @@ class Branches:
     COMM_MODE empty); one that cannot be decided is read as before, both ways."""
 
     def __init__(self) -> None:
-        self._open: list[tuple[bool | None, bool | None]] = []  # per `if`: (this branch runs, one already ran)
+        self._open: list[tuple[bool | None, bool]] = []  # per `if`: (this branch runs, an earlier one surely ran)
 
     def read(self, command: str, known: Mapping[str, str]) -> bool:
         """Whether `command` runs (False too for the `if` lines themselves), updating the branches."""
         head, _, cond = command.strip().partition(" ")
         cond = re.sub(r";?\s*then\s*$", "", cond)
         if head == "if" and not re.search(r"\bfi\s*$", command):
-            runs = _test(cond, known) if self._live() else False
-            self._open.append((runs, runs))
+            runs = _test(cond, known)  # inside a branch that cannot run, the outer one decides
+            self._open.append((runs, runs is True))
         elif head in ("elif", "else") and self._open:
             _, ran = self._open[-1]
-            runs = _test(cond, known) if head == "elif" else True
-            now = False if ran is True else runs if ran is False else (None if runs is not False else False)
-            after = True if ran is True or now is True else None if None in (ran, now) else False
-            self._open[-1] = (now, after)
+            runs = False if ran else _test(cond, known) if head == "elif" else True  # True: read, as None is
+            self._open[-1] = (runs, ran or runs is True and head == "elif")
         elif head == "fi" and self._open:
             self._open.pop()
         elif head in ("then", "do", "done"):
@@ -270,7 +273,11 @@ def _expand(word: str, known: Mapping[str, str], line: bool = False) -> tuple[st
     """`word` with `${A:-d}` and known `$A` filled in; the names still unresolved. With `line` (a whole
     command line, split into words afterwards) a value stands as one word where the variable is part of
     one (`--out=$OUT_DIR`, `"$X"`), and splits where it stands alone (`$FLAGS`)."""
-    word = _DEFAULT.sub(lambda m: known.get(m.group(1), m.group(2)), word)
+    def default(m: re.Match[str]) -> str:  # `${A:-d}`: d when A is unset or empty; `${A-d}`: when unset
+        value = known.get(m.group(1))
+        return (value or m.group(3)) if m.group(2) else (m.group(3) if value is None else value)
+
+    word = _DEFAULT.sub(default, word)
     if line:  # an array's words, each one word whether the use is quoted or not
         word = _ARRAY_USE.sub(lambda m: _array_words(m, known), word)
     missing: list[str] = []
@@ -329,7 +336,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
             name, _, value = words[0].partition("=")
             known[name] = _expand(value, known)[0]
             continue
-        launch = _parse_words(words, known, consoles or {})
+        launch = _parse_words(_unredirected(words), known, consoles or {})
         if launch is None:
             continue
         launch.unresolved = [holes.get(u, u) for u in launch.unresolved]
@@ -372,8 +379,8 @@ def script_call(command: str, known: Mapping[str, str]) -> tuple[str, dict[str, 
     args = words[1:]
     if any(_PLACEHOLDER.search(a) or "..." in a for a in args):  # `--module <module_name>`: a template
         return None
-    return posixpath.normpath(words[0]), {**env, **{str(i): a for i, a in enumerate(args, 1)},
-                                          "@": " ".join(shlex.quote(a) for a in args)}
+    positional = {str(i): args[i - 1] if i <= len(args) else "" for i in range(1, 10)}  # unset ones are empty
+    return posixpath.normpath(words[0]), {**env, **positional, "@": " ".join(shlex.quote(a) for a in args)}
 
 
 def _quoted(text: str, pos: int) -> bool:
@@ -507,9 +514,28 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
         args.append(value)
     env = [_expand(e, known)[0] for e in env]
     launcher = " ".join(dict.fromkeys(launchers))
+    if args[:1] == ["--"] and launcher.split()[-1] in _CONSUMES_SEPARATOR:  # `torchrun -m x -- --depth=12`
+        args = args[1:]
     return LaunchCommand(command="", launcher=launcher, script=script, module=module, entry=entry, args=args,
                          env=env, prefix=prefix, nproc_per_node=nproc, nnodes=nnodes,
                          unresolved=sorted(set(unresolved)), left_out=left_out)
+
+
+def _unredirected(words: list[str]) -> list[str]:
+    """A command's words without its redirections (`&> $OUTPUT/training.log`, `2>&1`, `> log`) and what it
+    pipes into (`| tee log`): the shell's, never the job's arguments."""
+    kept: list[str] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+        elif w == "|":
+            break
+        elif _REDIRECT.fullmatch(w):
+            skip = not w.endswith(("&1", "&2"))  # `> file` takes the next word; `2>&1` stands alone
+        elif not _REDIRECT_ATTACHED.match(w):
+            kept.append(w)
+    return kept
 
 
 def _is_launcher(word: str) -> bool:
