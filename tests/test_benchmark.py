@@ -993,11 +993,13 @@ for step in range(args.num_iterations + 1):
 
 
 @pytest.mark.parametrize(("seed", "how"), [("set_random_seed(args.seed)", "--seed=0"),
-                                           ("", "WAMF_SEED=0 (wrapper seeds python, numpy, torch)")])
+                                           ("", "WAMF_SEED=0 (wrapper seeds python, numpy, torch)"),
+                                           ("torch.manual_seed(42)", "the job's own fixed seed (train.py:12)")])
 def test_a_guard_the_off_value_makes_false_runs_not_even_at_the_last_step(tmp_path, seed, how):
     """nanochat: `if args.eval_every > 0 and (last_step or ...)`, with `--eval-every=-1` (its help's off value):
     the eval never runs, not even at the last step. A seed under `if args.device_type == "cuda":` is not
-    switched by `--device-type`; DeepSpeed-Chat's `set_random_seed(args.seed)` is the seed's flag."""
+    switched by `--device-type`; DeepSpeed-Chat's `set_random_seed(args.seed)` is the seed's flag; nanochat's own
+    `torch.manual_seed(42)`, run whatever the flags, needs no pinning (and no wrapper)."""
     _, a, rows = changes(tmp_path, {"train.py": NANOCHAT.replace("{seed}", seed), "utils.py": ""})
     by = {c.what: c.how for c in rows}
     assert by["eval evaluate_bpb (train.py:16) out of the timed steps"] == \

@@ -127,6 +127,27 @@ def test_accelerate_and_its_precision_from_the_command(tmp_path):
     assert got["loss"].tolerance.endswith("(fp16, the command)")
 
 
+DEEPSPEED_ENGINE = """\
+import deepspeed
+import torch
+model, optimizer, _, lr_scheduler = deepspeed.initialize(model=model, optimizer=optimizer)
+for epoch in range(3):
+    for step, batch in enumerate(train_dataloader):
+        outputs = model(**batch, use_cache=False)
+        loss = outputs.loss
+        model.backward(loss)
+        model.step()
+"""
+
+
+def test_a_deepspeed_engine_steps_itself(tmp_path):
+    """DeepSpeed-Chat: `model.backward(loss)` then `model.step()`, the engine's own optimizer step (its grad
+    clip is in the DeepSpeed config, so the norm is computed there)."""
+    got = rows(tmp_path, {"train.py": DEEPSPEED_ENGINE})
+    assert got["loss"].where == at(DEEPSPEED_ENGINE, "loss = outputs.loss")
+    assert got["grad norm"].where.startswith(at(DEEPSPEED_ENGINE, "model.step()"))
+
+
 def test_fabric(tmp_path):
     got = rows(tmp_path, {"train.py": FABRIC})
     assert got["loss"].where == at(FABRIC, "loss = torch.nn.functional.mse_loss")

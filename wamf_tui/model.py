@@ -312,6 +312,7 @@ class Analysis(BaseModel):
     # setting -> the settings the code asserts are unset when it is set (`if args.train_iters: assert
     # args.train_samples is None`): a run line that sets the one must not give the others
     exclusive: dict[RepoText, list[RepoText]] = {}
+    fixed_seed: RepoText | None = None  # where the job seeds torch with a constant, unconditionally (file:line)
     needs: list[Need] = []
     required: list[Required] = []
     logged: list[RepoText] = []  # metric names the job logs (wandb.log keys, add_scalar tags, self.log names)

@@ -538,6 +538,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         s.off_switch.startswith("--") or hydra and "=" not in s.off_switch)), None)
     if seed:
         how, flags, env = f"{seed.split('=')[0]}=0", [f"{seed.split('=')[0]}=0"], []
+    elif a.fixed_seed:  # `torch.manual_seed(42)` whatever the run: the same answer twice already
+        how, flags, env = f"the job's own fixed seed ({a.fixed_seed})", [], []
     else:
         how, flags, env = "WAMF_SEED=0 (wrapper seeds python, numpy, torch)", [], ["WAMF_SEED=0"]
     changes.append(BenchmarkChange(what="seeds pinned", how=how, flags=flags, env=env, why="same answer twice"))

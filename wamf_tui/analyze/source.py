@@ -667,6 +667,8 @@ class _Reader(ast.NodeVisitor):
                 off = self.flag_for(arg.id)
             # the seed's own setting only: never the flag of the `if` around it (`if device_type == "cuda":`)
             self.r.seeds.append(self.made(name, node, off).model_copy(update={"off_switch": off}))
+            if name == "torch.manual_seed" and isinstance(arg, ast.Constant) and not self.guards:
+                self.r.fixed_seed = self.r.fixed_seed or f"{self.rel}:{node.lineno}"
         if EVAL_CALLS.search(last) and last not in ("eval",) and not name.startswith(("torch.", "ast.")):
             self.fact("evals", last, node)
         if last == "makedirs" and node.args:

@@ -238,8 +238,11 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
         elif batch is not None:
             add("batch", node, ast.unparse(batch))
     after = [c for c in calls if c.lineno >= backward.lineno]
+    # an engine that takes the loss (DeepSpeed's `model.backward(loss)`) steps itself: `model.step()`
+    engine = name_of(backward.func.value) if isinstance(backward.func, ast.Attribute) and backward.args else ""
     opt = next((c for c in after if isinstance(c.func, ast.Attribute) and (
-        c.func.attr == "step" and re.search(r"opt|scaler", name_of(c.func.value), re.I)
+        c.func.attr == "step" and (re.search(r"opt|scaler", name_of(c.func.value), re.I)
+                                   or engine and name_of(c.func.value) == engine)
         or OPTIMIZER_METHODS.match(c.func.attr))), None)
     if opt is not None:
         add("optimizer_step", opt, ast.unparse(opt))
