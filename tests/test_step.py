@@ -148,6 +148,33 @@ def test_a_deepspeed_engine_steps_itself(tmp_path):
     assert got["grad norm"].where.startswith(at(DEEPSPEED_ENGINE, "model.step()"))
 
 
+OPTIONAL_SCALER = """\
+import torch
+scaler = torch.amp.GradScaler() if dtype == torch.float16 else None
+for step in range(1000):
+    loss = model(x, y)
+    if scaler is not None:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    if scaler is not None:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
+"""
+
+
+def test_the_fp16_scalers_branch_is_not_the_default_path(tmp_path):
+    """nanochat: a GradScaler only for fp16, `if scaler is not None: ... else: loss.backward()`; a bf16 or fp32
+    run takes the `else`, so the step's anchors are there. A job that always scales keeps the scaler's."""
+    got = rows(tmp_path, {"train.py": OPTIONAL_SCALER})
+    assert got["grad norm"].where.startswith(at(OPTIONAL_SCALER, "        optimizer.step()"))
+    a = analyze_script(make_repo(tmp_path / "b", {"train.py": OPTIONAL_SCALER}) / "train.py")
+    backward = next(f"train.py:{x.line}" for x in a.anchors if x.role == "backward")
+    assert backward == at(OPTIONAL_SCALER, "        loss.backward()")
+
+
 def test_fabric(tmp_path):
     got = rows(tmp_path, {"train.py": FABRIC})
     assert got["loss"].where == at(FABRIC, "loss = torch.nn.functional.mse_loss")

@@ -98,9 +98,12 @@ def find_step(tree: ast.Module, rel: str) -> list[Anchor] | None:
         # a warm-up loop that runs the step a few times before the real loop (and resets the state) is not it
         warm = [n for n in nodes if isinstance(n, ast.For | ast.AsyncFor | ast.While)
                 and WARM_UP.search(ast.unparse(n.test if isinstance(n, ast.While) else n.iter))]
-        call, loss = next(((c, x) for c, x in backwards if not any(
-            w.lineno <= c.lineno <= (w.end_lineno or w.lineno) for w in warm)), backwards[0])
+        real = [(c, x) for c, x in backwards
+                if not any(w.lineno <= c.lineno <= (w.end_lineno or w.lineno) for w in warm)]
         ifs = [n for n in nodes if isinstance(n, ast.If)]
+        # `if scaler is not None: scaler.scale(loss).backward() else: loss.backward()`: fp16's branch is not the
+        # default path (bf16 and fp32 runs build no scaler)
+        call, loss = next((b for b in real if not _fp16_branch(b[0], ifs)), real[0] if real else backwards[0])
         return _anchored(rel, call, loss, assigns, calls, ifs)
     return None
 
@@ -178,6 +181,14 @@ def _value(node: ast.AST) -> ast.expr | None:
     return getattr(node, "value", None)
 
 
+def _fp16_branch(node: ast.AST, ifs: list[ast.If]) -> bool:
+    """Whether `node` sits in the body of an `if` on the fp16 loss scaler (`if scaler is not None:`), whose
+    `else` is the path a bf16 or fp32 run takes."""
+    return any(i.orelse and any(isinstance(n, ast.Name | ast.Attribute) and "scaler" in ast.unparse(n).lower()
+                                for n in ast.walk(i.test))
+               and i.body[0].lineno <= node.lineno <= (i.body[-1].end_lineno or i.body[-1].lineno) for i in ifs)
+
+
 def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AST], calls: list[ast.Call],
               ifs: list[ast.If]) -> list[Anchor]:
     anchors: list[Anchor] = []
@@ -240,10 +251,11 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
     after = [c for c in calls if c.lineno >= backward.lineno]
     # an engine that takes the loss (DeepSpeed's `model.backward(loss)`) steps itself: `model.step()`
     engine = name_of(backward.func.value) if isinstance(backward.func, ast.Attribute) and backward.args else ""
-    opt = next((c for c in after if isinstance(c.func, ast.Attribute) and (
+    steps = [c for c in after if isinstance(c.func, ast.Attribute) and (
         c.func.attr == "step" and (re.search(r"opt|scaler", name_of(c.func.value), re.I)
                                    or engine and name_of(c.func.value) == engine)
-        or OPTIMIZER_METHODS.match(c.func.attr))), None)
+        or OPTIMIZER_METHODS.match(c.func.attr))]
+    opt = next((c for c in steps if not _fp16_branch(c, ifs)), steps[0] if steps else None)
     if opt is not None:
         add("optimizer_step", opt, ast.unparse(opt))
     else:  # weights updated by hand (`p -= lr * p.grad`): the step has no optimizer to count
