@@ -698,3 +698,18 @@ def test_an_empty_positional_takes_the_scripts_default():
     _, passed = script_call("bash train.sh", {})
     assert shell_defaults('CKPT=${1:-"ckpts"}\nOUT=$2\nE=${EMPTY-x}\nF=${EMPTY:-y}\n', {**passed, "EMPTY": ""}) == {
         "CKPT": "ckpts", "OUT": "", "E": "", "F": "y"}
+
+
+def test_composers_launcher_and_a_script_that_reads_its_config_from_argv(tmp_path):
+    """llm-foundry: `composer train.py yamls/mpt-125m.yaml key=value` (MosaicML's launcher, which gives ranks),
+    with `yaml_path, args_list = sys.argv[1], sys.argv[2:]`: without the YAML the script stops at an
+    IndexError, so a run line that leaves it out is refused; one that checks `len(sys.argv)` is not."""
+    got = parse_launch("composer -n 8 --master_port 7501 train.py yamls/mpt.yaml max_duration=10ba",
+                       exists={"train.py"}.__contains__)
+    assert (got.launcher, got.nproc_per_node, got.args) == ("composer", 8, ["yamls/mpt.yaml", "max_duration=10ba"])
+    train = "import sys\nimport torch\nyaml_path, args_list = sys.argv[1], sys.argv[2:]\n" + TRAIN
+    root = make_repo(tmp_path / "job", {"train.py": train, "yamls/mpt.yaml": "a: 1\n"})
+    assert check_run("composer train.py", root).problems == ["train.py requires the positional argument yaml_path"]
+    assert check_run("composer train.py yamls/mpt.yaml max_duration=10ba", root).problems == []
+    (root / "train.py").write_text(train.replace("yaml_path,", "if len(sys.argv) < 2:\n    sys.exit(1)\nyaml_path,"))
+    assert check_run("composer train.py", root).problems == []

@@ -18,7 +18,7 @@ from .step import name_of
 
 SUBMITTERS = ("AutoExecutor", "SlurmExecutor")  # submitit's executors that queue on a cluster
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-TORCHRUN_FAMILY = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun")
+TORCHRUN_FAMILY = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun", "composer")
 
 
 def read_needs(tree: ast.Module, rel: str, result: Analysis) -> None:
@@ -124,6 +124,35 @@ def argparse_required(node: ast.Call, rel: str) -> Required | None:
     if "default" in kw or isinstance(nargs, ast.Constant) and nargs.value in ("?", "*"):
         return None
     return Required(name=opts[0], kind="positional", file=rel, line=node.lineno)
+
+
+def argv_required(tree: ast.Module, rel: str) -> list[Required]:
+    """The positionals a script reads straight from `sys.argv[N]` (`yaml_path = sys.argv[1]`): without them it
+    stops with an IndexError. None where it looks at `len(sys.argv)` first: it handles their absence."""
+    reads: dict[int, Required] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and name_of(node.func) == "len" and node.args \
+                and name_of(node.args[0]) == "sys.argv":
+            return []
+        if isinstance(node, ast.Assign):
+            targets = node.targets[0].elts if isinstance(node.targets[0], ast.Tuple) else node.targets
+            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            for target, value in zip(targets, values, strict=False):
+                n = _argv_index(value)
+                if n is not None and isinstance(target, ast.Name):
+                    reads.setdefault(n, Required(name=target.id, kind="positional", file=rel, line=node.lineno))
+        n = _argv_index(node)
+        if n is not None:
+            reads.setdefault(n, Required(name=f"sys.argv[{n}]", kind="positional", file=rel, line=node.lineno))
+    return [reads[n] for n in sorted(reads) if all(k in reads for k in range(1, n))]
+
+
+def _argv_index(node: ast.AST) -> int | None:
+    """N of `sys.argv[N]` (N >= 1, a constant); None for anything else, a slice included."""
+    if isinstance(node, ast.Subscript) and name_of(node.value) == "sys.argv" and isinstance(node.slice, ast.Constant) \
+            and isinstance(node.slice.value, int) and node.slice.value >= 1:
+        return node.slice.value
+    return None
 
 
 def dataclass_required(tree: ast.Module, classes: set[str], rel: str) -> list[Required]:

@@ -25,7 +25,7 @@ from .constants import fixed_constants
 from .deepspeed_config import named_configs, read_config
 from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags, table
 from .hydra_config import add_switches, compose
-from .needs import argparse_required, dataclass_required, own_options, read_needs, submits
+from .needs import argparse_required, argv_required, dataclass_required, own_options, read_needs, submits
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
 from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of, name_of
 from .tyro_config import ConfigClasses, nested_seed, nested_step, nested_switches
@@ -1373,6 +1373,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if depth == 0:
             result.module, result.module_root = _as_module(path, root)
             read_needs(tree, rel, result)
+            result.required += argv_required(tree, rel)
             if reader.cli_function is None and called and result.config_system == "unknown":
                 line = next((n.lineno for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == called[1]), 0)
                 result.config_system, reader.cli_function, dispatched = called[0], (called[1], line), called[0]

@@ -42,12 +42,13 @@ _SWITCHES = {
                           "--zero3_init_flag", "--offload_param_device", "--main_training_function"},
     "deepspeed": {"--no_python", "--module", "--no_local_rank", "--autotuning", "--force_multi", "--bind_cores_to_rank",
                   "--enable_each_rank_log", "--no_ssh_check"},
+    "composer": {"-v", "--verbose", "-m", "--module_mode", "-c", "--command_mode", "--no_python"},  # MosaicML's
     "srun": {"--exclusive", "-l", "--label", "--unbuffered", "-u", "--mpi=pmix", "--overlap"},
     "mpirun": {"--allow-run-as-root", "--oversubscribe", "--tag-output"},
     "mpiexec": {"--allow-run-as-root", "--oversubscribe", "--tag-output"},
 }
 NPROC = ("--nproc_per_node", "--nproc-per-node", "--num_processes", "--num_gpus", "--ntasks-per-node", "--gpus",
-         "-np", "-n")
+         "-np", "-n", "--nproc")
 NNODES = ("--nnodes", "--num_machines", "--num_nodes", "-N", "--nodes")
 _ROOT = "\0root/"  # stands for the repo root in a path; no file name holds a NUL
 WRAPPERS = ("exec", "time", "nohup", "env", "command", "stdbuf")
@@ -55,7 +56,7 @@ _REDIRECT = re.compile(r"\d?(>>?|<)|&>>?|\d?>&\d")  # `>`, `2>>`, `&>`, `<`, `2>
 _REDIRECT_ATTACHED = re.compile(r"(\d?>>?|&>>?|<)[^\s=]")  # `>log`, `2>/dev/null`, `&>out.txt`; not `>=1.0`
 # launchers whose parser takes the script's arguments as a remainder and drops a `--` before them: the
 # script never sees it (python itself passes it on, and the script's argparse then takes all as positionals)
-_CONSUMES_SEPARATOR = ("torchrun", "launch", "deepspeed")
+_CONSUMES_SEPARATOR = ("torchrun", "launch", "deepspeed", "composer")
 
 
 def commands_in(name: str, text: str) -> list[tuple[int, str]]:
@@ -416,7 +417,7 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
         word, missing = _expand(words[i], known)
         unresolved += missing
         name = Path(word).name
-        if name in ("srun", "mpirun", "mpiexec", "torchrun", "deepspeed"):
+        if name in ("srun", "mpirun", "mpiexec", "torchrun", "deepspeed", "composer"):
             kind = name
             prefix.append(name)
             i += 1
@@ -463,7 +464,8 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
             start = len(prefix)
             prefix.append(word)
             i += 1
-            if opt in ("-m", "--module") and kind in ("torchrun", "accelerate launch", "deepspeed"):
+            if opt in ("-m", "--module", "--module_mode") and kind in ("torchrun", "accelerate launch", "deepspeed",
+                                                                     "composer"):
                 prefix.pop()  # the entry's own words say it: `format_command` writes them back
                 if i < len(words):
                     module = _expand(words[i], known)[0]
@@ -540,7 +542,7 @@ def _unredirected(words: list[str]) -> list[str]:
 
 def _is_launcher(word: str) -> bool:
     name = Path(word).name
-    return name in ("srun", "mpirun", "mpiexec", "torchrun", "deepspeed", "accelerate") or bool(
+    return name in ("srun", "mpirun", "mpiexec", "torchrun", "deepspeed", "accelerate", "composer") or bool(
         _PYTHON.fullmatch(name))
 
 
