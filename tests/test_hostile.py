@@ -309,6 +309,29 @@ async def test_a_second_instance_never_overwrites_the_first_ones_answers(tmp_pat
     assert not lock_path.exists()
 
 
+def test_a_lock_whose_process_was_killed_but_not_reaped_is_stale(tmp_path):
+    """`kill -9` of the app in a container whose init never reaps it: the process stays a zombie, which
+    `kill(pid, 0)` still finds. The next start must not be read-only because of it."""
+    from wamf_tui import lock
+
+    root = make_repo(tmp_path / "job")
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        lock_path = lock.lock_file(root)
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path.write_text(json.dumps({"pid": other.pid, "host": socket.gethostname(), "tty": ""}))
+        assert lock.holder(root) is not None  # alive: held
+        other.kill()
+        for _ in range(100):  # killed, and (not waited on) left a zombie
+            if Path(f"/proc/{other.pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z":
+                break
+            time.sleep(0.02)
+        assert lock.holder(root) is None
+    finally:
+        other.kill()
+        other.wait()
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (["check", "/dev/zero"], "cannot read /dev/zero: not a regular file"),
     (["--template", "/dev/zero"], "cannot use template /dev/zero: not a regular file"),

@@ -54,7 +54,18 @@ def holder(repo_path: str | Path) -> Holder | None:
             return None  # stale: its process is gone
         except PermissionError:
             pass  # alive, another user's
+        if _zombie(found.pid):
+            return None  # killed, not yet reaped (a container's init may never reap it): gone too
     return found
+
+
+def _zombie(pid: int) -> bool:
+    """Whether `pid` has exited and only waits to be reaped (Linux: state Z in /proc/PID/stat)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def take(repo_path: str | Path) -> None:
