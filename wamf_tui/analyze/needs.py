@@ -128,7 +128,7 @@ def argparse_required(node: ast.Call, rel: str) -> Required | None:
 
 def argv_required(tree: ast.Module, rel: str) -> list[Required]:
     """The positionals a script reads straight from `sys.argv[N]` (`yaml_path = sys.argv[1]`): without them it
-    stops with an IndexError. None where it looks at `len(sys.argv)` first: it handles their absence."""
+    stops with an IndexError. Nothing where it looks at `len(sys.argv)` first: it handles their absence."""
     reads: dict[int, Required] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and name_of(node.func) == "len" and node.args \
