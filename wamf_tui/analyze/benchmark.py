@@ -430,7 +430,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                 exclusion=f"checkpoint at {c.file}:{c.line} excluded: it first runs at step {c.every}, past the "
                           f"benchmark's {steps}; {checkpoint_price(a, c.off_switch)}"))
             continue
-        how, flags, env = off or (f"WAMF_OUT={OUT_DIR} (limitation: only a code edit stops the write)", [], [])
+        how, flags, env = off or ("stays on (limitation: only a code edit stops the write; it writes where the job "
+                                  "tells it)", [], [])
         # after the loop, its guard counts epochs or the end, never steps: the loop must end first
         end = _after_loop(a, c) if not off else None
         if end and wrapper_cap:  # the cap stops the job inside the loop: the save after it never comes
