@@ -672,6 +672,7 @@ def test_a_call_of_a_script_by_sh_with_a_comment_binds_what_it_passes():
         "scripts/run.sh", {**{str(i): "" for i in range(1, 10)}, "1": "ckpts", "2": "--x", "3": "1 2",
                            "@": "ckpts --x '1 2'"})
     assert script_call("python train.py --config run.sh", {}) is None and script_call("cat x.sh", {}) is None
+    assert script_call("nohup bash run.sh a > log 2>&1", {})[1]["@"] == "a"  # the shell's redirections: not passed
 
 
 def test_the_shells_redirections_pipes_and_a_launchers_separator_are_no_arguments(tmp_path):

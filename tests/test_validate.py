@@ -115,14 +115,20 @@ def contract_with(run: str) -> str:
     return contract.render(state, contract.load_template(None))
 
 
+def check_repo(tmp_path: Path, root: Path, good: str, bad: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """`wamf-tui check --repo` on a contract with the `good` run line (it must pass) and one with `bad`: the
+    latter's result, and its contract."""
+    good_md, bad_md = tmp_path / "good.md", tmp_path / "bad.md"
+    good_md.write_text(contract_with(good))
+    bad_md.write_text(contract_with(bad))
+    ok = subprocess.run([WAMF, "check", str(good_md), "--repo", str(root)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout
+    return subprocess.run([WAMF, "check", str(bad_md), "--repo", str(root)], capture_output=True, text=True), bad_md
+
+
 def test_check_repo_on_the_command_line(tmp_path):
     root = make_repo(tmp_path / "job", {"train.py": ARGS + LOOP})
-    good, bad = tmp_path / "good.md", tmp_path / "bad.md"
-    good.write_text(contract_with("python train.py --lr 3e-4"))
-    bad.write_text(contract_with("python train.py --max_steps 30"))
-    ok = subprocess.run([WAMF, "check", str(good), "--repo", str(root)], capture_output=True, text=True)
-    assert ok.returncode == 0, ok.stdout
-    no = subprocess.run([WAMF, "check", str(bad), "--repo", str(root)], capture_output=True, text=True)
+    no, bad = check_repo(tmp_path, root, "python train.py --lr 3e-4", "python train.py --max_steps 30")
     assert no.returncode == 1
     assert f"{bad}:" in no.stdout and "run: --max_steps is not an option of train.py" in no.stdout
     plain = subprocess.run([WAMF, "check", str(bad)], capture_output=True, text=True)
@@ -138,12 +144,7 @@ def test_check_repo_reads_a_console_subcommands_recipe_as_the_app_does(tmp_path)
     root = make_repo(tmp_path / "job", {
         "pyproject.toml": '[project]\nname = "tool"\n[project.scripts]\ntool = "pkg.cli:main"\n',
         "pkg/__init__.py": "", "pkg/cli.py": dispatcher, "recipes/recipe.py": ARGS + LOOP})
-    good, bad = tmp_path / "good.md", tmp_path / "bad.md"
-    good.write_text(contract_with("tool run recipe --lr 3e-4"))
-    bad.write_text(contract_with("tool run recipe --bogus 1"))
-    ok = subprocess.run([WAMF, "check", str(good), "--repo", str(root)], capture_output=True, text=True)
-    assert ok.returncode == 0, ok.stdout
-    no = subprocess.run([WAMF, "check", str(bad), "--repo", str(root)], capture_output=True, text=True)
+    no, _ = check_repo(tmp_path, root, "tool run recipe --lr 3e-4", "tool run recipe --bogus 1")
     assert "run: --bogus is not an option of recipe.py" in no.stdout and no.returncode == 1
 
 

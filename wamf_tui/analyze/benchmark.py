@@ -175,7 +175,7 @@ def _made_false(f: Fact, given: dict[str, str]) -> tuple[str, list[str], list[st
             continue
         left = part.left
         name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else ""
-        flag = next((k for k in given if k.lstrip("-").replace("-", "_") == name), None)
+        flag = next((k for k in given if _dest(k) == name), None)
         if flag is not None and _holds(given[flag], part.ops[0], part.comparators[0].value) is False:
             return f"{flag} {given[flag]} in the run line", [], []
     return None
@@ -242,11 +242,13 @@ def _left_out(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> str
 def _excluded_by(flag: str, a: Analysis, args: list[str] | tuple[str, ...]) -> list[str]:
     """The command's flags the job asserts are unset when `flag` is set (Megatron's `--train-samples` and its
     sample-based schedule, with `--train-iters`): the run line that sets `flag` must drop them."""
-    def setting(name: str) -> str:
-        return name.split("=")[0].lstrip("-").replace("-", "_")
+    others = set(a.exclusive.get(_dest(flag), []))
+    return list(dict.fromkeys(w.split("=")[0] for w in args if w.startswith("--") and _dest(w) in others))
 
-    others = set(a.exclusive.get(setting(flag), []))
-    return list(dict.fromkeys(w.split("=")[0] for w in args if w.startswith("--") and setting(w) in others))
+
+def _dest(flag: str) -> str:
+    """The setting a flag sets, as the code reads it: `--train-iters=30` -> `train_iters`."""
+    return flag.split("=")[0].lstrip("-").replace("-", "_")
 
 
 def _unset_given(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> list[str]:

@@ -368,18 +368,16 @@ def script_call(command: str, known: Mapping[str, str]) -> tuple[str, dict[str, 
         words = shlex.split(_expand(segment, known, line=True)[0], comments=True)
     except ValueError:
         return None
-    env: dict[str, str] = {}
-    while words and (re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]) or words[0] in WRAPPERS):
-        name, _, value = words.pop(0).partition("=")
-        if value or name not in WRAPPERS:
-            env[name] = value
+    if any(_PLACEHOLDER.search(w) or "..." in w for w in words):  # `--module <module_name>`: a template
+        return None
+    assigned, start = _command_start(words)
+    env = dict(w.partition("=")[::2] for w in assigned)
+    words = _unredirected(words[start:])
     if len(words) >= 2 and words[0] in ("bash", "sh", "source", "."):
         words = words[1:]
     if not words or not words[0].endswith((".sh", ".bash")) or "$" in words[0]:
         return None
     args = words[1:]
-    if any(_PLACEHOLDER.search(a) or "..." in a for a in args):  # `--module <module_name>`: a template
-        return None
     positional = {str(i): args[i - 1] if i <= len(args) else "" for i in range(1, 10)}  # unset ones are empty
     return posixpath.normpath(words[0]), {**env, **positional, "@": " ".join(shlex.quote(a) for a in args)}
 
@@ -400,14 +398,21 @@ def _quoted(text: str, pos: int) -> bool:
     return bool(quote)
 
 
-def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[str, str]) -> LaunchCommand | None:
+def _command_start(words: list[str]) -> tuple[list[str], int]:
+    """(the `A=1` assignments before a command, where the command starts): past them, wrappers (`nohup`,
+    `env`) and `uv run` (the environment, found on its own)."""
     env: list[str] = []
     i = 0
     while i < len(words) and (re.fullmatch(r"[A-Za-z_]\w*=.*", words[i]) or words[i] in WRAPPERS
                               or words[i:i + 2] == ["uv", "run"]):
         if "=" in words[i]:
             env.append(words[i])
-        i += 2 if words[i] == "uv" else 1  # `uv run python ...`: the environment, found on its own
+        i += 2 if words[i] == "uv" else 1
+    return env, i
+
+
+def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[str, str]) -> LaunchCommand | None:
+    env, i = _command_start(words)
     launchers: list[str] = []
     prefix: list[str] = []
     unresolved: list[str] = []
