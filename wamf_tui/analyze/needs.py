@@ -126,9 +126,12 @@ def argparse_required(node: ast.Call, rel: str) -> Required | None:
     return Required(name=opts[0], kind="positional", file=rel, line=node.lineno)
 
 
-def argv_required(tree: ast.Module, rel: str) -> list[Required]:
+def argv_required(tree: ast.Module, rel: str, text: str) -> list[Required]:
     """The positionals a script reads straight from `sys.argv[N]` (`yaml_path = sys.argv[1]`): without them it
-    stops with an IndexError. Nothing where it looks at `len(sys.argv)` first: it handles their absence."""
+    stops with an IndexError. Nothing where it looks at `len(sys.argv)` first: it handles their absence.
+    `text`, the module's source, spares the walk where it never indexes `argv`."""
+    if "argv[" not in text:
+        return []
     reads: dict[int, Required] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and name_of(node.func) == "len" and node.args \

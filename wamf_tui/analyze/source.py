@@ -1373,7 +1373,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if depth == 0:
             result.module, result.module_root = _as_module(path, root)
             read_needs(tree, rel, result)
-            result.required += argv_required(tree, rel)
+            result.required += argv_required(tree, rel, text)
             if reader.cli_function is None and called and result.config_system == "unknown":
                 line = next((n.lineno for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == called[1]), 0)
                 result.config_system, reader.cli_function, dispatched = called[0], (called[1], line), called[0]
