@@ -267,6 +267,7 @@ class Required(BaseModel):
     kind: Literal["option", "positional", "field", "hydra"]
     file: RepoText
     line: int
+    alternatives: list[RepoText] = []  # other options that give the same input (`--datasets` for `--dataset_name`)
 
 
 class Span(BaseModel):

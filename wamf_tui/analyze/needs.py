@@ -201,12 +201,13 @@ def missing_inputs(required: list[Required], args: list[str], store_true: set[st
         if r.kind == "hydra":
             if r.name not in given:
                 missing.append(r)
-        elif not any(g == r.name or len(g) > 2 and r.name.startswith(g) for g in given):
+        elif not any(g == name or len(g) > 2 and name.startswith(g) for g in given
+                     for name in (r.name, *r.alternatives)):
             missing.append(r)
     missing += positionals[bare:]
     return missing
 
 
 def say_missing(missing: list[Required]) -> str:
-    return ", ".join(r.name + ("=..." if r.kind == "hydra" else "") if r.kind != "positional"
-                     else f"the positional argument {shlex.quote(r.name)}" for r in missing)
+    return ", ".join(" or ".join([r.name, *r.alternatives]) + ("=..." if r.kind == "hydra" else "")
+                     if r.kind != "positional" else f"the positional argument {shlex.quote(r.name)}" for r in missing)

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
+from ..read.inputs import required_by_use
 from ..visible import gated
 from .config_file import interval_set, leaves_off, named_files
 from .constants import fixed_constants
@@ -1306,6 +1307,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     fits: list[Span] = []  # each `trainer.train()` / `.fit()` call, to the end of its function
     options: dict[str, int] = {}  # each module read: how many parser options it declares
     whole = True  # every module read parsed: the walk can tell what is never reached
+    entry: tuple[ast.Module, str] | None = None  # the entry's tree, once parsed
+    opened: dict[str, str] = {}  # module -> why its parser's flags cannot all be known
     roots = {called[1]} if called else set()  # what calls in from outside the code (a dispatcher, a config)
     while queue:
         path, depth = queue.pop(0)
@@ -1337,6 +1340,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         reader = _Reader(result, rel, defaults, classes)
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.consts = fixed_constants(tree, text)
+        was_open, result.parser_open = result.parser_open, None
         try:
             reader.hydra_main(tree)
             reader.visit(tree)
@@ -1350,6 +1354,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         except RecursionError:
             result.partial = True
             result.notes.append(f"{rel}: nested too deeply; facts may be missing")
+        if result.parser_open:  # said only of the job's own parser (below), not of one a library builds
+            opened.setdefault(rel, result.parser_open)
+        result.parser_open = was_open
         if step is None and "backward" in text:
             step = find_step(tree, rel)
             backward = next((x.line for x in step or [] if x.role == "backward"), None)
@@ -1371,6 +1378,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             result.required += dataclass_required(tree, reader.hf_classes, rel)
             hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
         if depth == 0:
+            entry = (tree, rel)
             result.module, result.module_root = _as_module(path, root)
             read_needs(tree, rel, result)
             result.required += argv_required(tree, rel, text)
@@ -1419,6 +1427,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                           and a.file == backward] + step
         if result.train_loop is None and "optimizer_step" not in found:
             _loop_of_the_optimizer_step(result, root, elsewhere)
+    if entry is not None:  # with every flag now known: what the code cannot run without
+        named = {r.name for r in result.required}
+        result.required += [r for r in required_by_use(*entry, result.flags) if r.name not in named]
     _unset_now_known(result)
     for module, sites in helpers:
         lift_to_callers(result, module, sites)
@@ -1447,6 +1458,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     own = {result.script, max(options, key=options.__getitem__, default="")}
     if submitter is not None and mains:
         own.add(_rel(mains[0], root))
+    result.parser_open = next((why for rel, why in opened.items() if rel in own), None)
     result.output_dirs = [o for o in result.output_dirs if not (o.off_switch or "").startswith("--")
                           or o.file in own or not options.get(o.file)]
     mentioned = _mentioned(beyond, done, root) if whole else None

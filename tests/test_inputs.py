@@ -1,0 +1,142 @@
+"""Inputs a job needs although its parser declares none required (wamf_tui/read/inputs.py), on real
+fixture scripts read by the analyzer, and the verdict `check` gives a run line that leaves them out."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.needs import missing_inputs
+from wamf_tui.read.values import defaults, truth
+from wamf_tui.validate import check_run
+
+DATA_ROOT = """\
+import argparse
+import torch
+from torchvision.datasets import ImageFolder
+
+p = argparse.ArgumentParser()
+p.add_argument("data", nargs="?", default=None)
+p.add_argument("--data-dir", default=None)
+p.add_argument("--epochs", type=int, default=3)
+{extra}
+
+def main():
+    args = p.parse_args()
+    if args.data and not args.data_dir:
+        args.data_dir = args.data
+    dataset = ImageFolder(root=args.data_dir)
+    model = torch.nn.Linear(4, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(args.epochs):
+        for x, y in dataset:
+            loss = model(x).sum()
+            loss.backward()
+            opt.step()
+
+if __name__ == "__main__":
+    main()
+"""
+
+ONE_OF = """\
+from dataclasses import dataclass, field
+import torch
+from transformers import HfArgumentParser
+from mylib import DataArgs
+
+@dataclass
+class ScriptArgs:
+    lr: float = 1e-3
+
+def main(script_args, data_args):
+    if data_args.datasets and data_args.dataset_name:
+        ds = load(data_args.datasets)
+    elif data_args.datasets:
+        ds = load(data_args.datasets)
+    elif data_args.dataset_name:
+        ds = load(data_args.dataset_name)
+    else:
+        raise ValueError({message!r})
+    train(ds)
+
+if __name__ == "__main__":
+    parser = HfArgumentParser((ScriptArgs, DataArgs))
+    script_args, data_args = parser.parse_args_into_dataclasses()
+    main(script_args, data_args)
+"""
+
+
+def _write(root: Path, text: str) -> Path:
+    script = root / "train.py"
+    script.write_text(text)
+    return script
+
+
+def test_a_none_default_handed_to_the_dataset_as_its_root_is_required(tmp_path):
+    a = analyze_script(_write(tmp_path, DATA_ROOT.format(extra="")), tmp_path)
+    [req] = [r for r in a.required if r.name == "--data-dir"]
+    assert (req.kind, req.file, req.line) == ("option", "train.py", 15)
+    assert [r.name for r in missing_inputs(a.required, ["--epochs", "1"], set())] == ["--data-dir"]
+    assert missing_inputs(a.required, ["--data-dir", "/data"], set()) == []
+    assert check_run("python train.py --epochs 1", tmp_path, a).problems == ["train.py requires --data-dir"]
+    assert check_run("python train.py --data-dir /d --epochs 1", tmp_path, a).problems == []
+
+
+def test_a_data_root_with_a_default_is_not_required(tmp_path):
+    text = DATA_ROOT.format(extra="").replace('"--data-dir", default=None', '"--data-dir", default="data/"')
+    a = analyze_script(_write(tmp_path, text), tmp_path)
+    assert a.required == []
+
+
+def test_a_data_root_read_only_in_a_branch_is_not_required(tmp_path):
+    text = DATA_ROOT.format(extra="").replace("    dataset = ImageFolder(root=args.data_dir)\n",
+                                              "    dataset = []\n    if args.epochs > 5:\n"
+                                              "        dataset = ImageFolder(root=args.data_dir)\n")
+    a = analyze_script(_write(tmp_path, text), tmp_path)
+    assert a.required == []
+
+
+def test_a_data_root_through_a_local_or_gives_both_ways(tmp_path):
+    text = DATA_ROOT.format(extra='p.add_argument("--data-root", default=None)').replace(
+        "    dataset = ImageFolder(root=args.data_dir)\n",
+        "    where = args.data_root or args.data_dir\n    dataset = ImageFolder(root=where)\n")
+    a = analyze_script(_write(tmp_path, text), tmp_path)
+    [req] = a.required
+    assert [req.name, *req.alternatives] == ["--data-root", "--data-dir"]
+    assert missing_inputs(a.required, ["--data-dir", "x"], set()) == []
+
+
+def test_an_else_that_raises_naming_unknown_fields_requires_one_of_them(tmp_path):
+    message = "Either `datasets` or `dataset_name` must be provided."
+    a = analyze_script(_write(tmp_path, ONE_OF.format(message=message)), tmp_path)
+    [req] = a.required
+    assert ([req.name, *req.alternatives], req.line) == (["--datasets", "--dataset_name"], 11)
+    assert missing_inputs(a.required, ["--dataset_name", "x"], set()) == []
+    assert [r.name for r in missing_inputs(a.required, ["--lr", "1"], set())] == ["--datasets"]
+
+
+def test_an_else_that_raises_without_naming_unknown_fields_requires_nothing(tmp_path):
+    a = analyze_script(_write(tmp_path, ONE_OF.format(message="no data")), tmp_path)
+    assert a.required == []
+
+
+def test_an_if_that_raises_on_a_none_default_requires_it(tmp_path):
+    text = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--config', default=None)\n"
+            "p.add_argument('--resume', default=None)\nargs = p.parse_args()\n"
+            "if args.config is None:\n    raise SystemExit('give a config')\n"
+            "if args.resume is not None and not args.resume.endswith('.pt'):\n    raise SystemExit('bad')\n")
+    a = analyze_script(_write(tmp_path, text), tmp_path)
+    assert [(r.name, r.line) for r in a.required] == [("--config", 6)]
+
+
+@pytest.mark.parametrize(("condition", "expected"), [
+    ("a.x", False), ("not a.x", True), ("a.x is None", True), ("a.x is not None", False), ("a.n == 3", True),
+    ("a.n != 3", False), ("a.x or a.n", True), ("a.x and a.n", False), ("a.x or f()", None), ("a.x and f()", False),
+    ("a.flag", True), ("a.other", None), ("self.x", None), ("a.n > 2", None), ("a.s == 'all'", True),
+])
+def test_truth_at_the_defaults(condition, expected):
+    values = defaults({"--x": None, "--n": "3", "--flag": "True", "--s": "'all'", "--other": "os.getcwd()"})
+    assert truth(ast.parse(condition, mode="eval").body, values) is expected

@@ -1,0 +1,161 @@
+"""Inputs a job needs although its parser declares none required, read from how the code that runs
+uses its settings at their defaults.
+
+A parser can take a command without `--data-dir` and the job still cannot train: the value left at
+`None` is handed to the dataset as its root, or an `if/elif/else` over the data settings ends in a
+`raise`. These are required inputs as surely as `required=True`: asked for by name (never invented),
+and a run line without them is refused.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+
+from ..model import Required
+from .values import defaults, dest, setting, settings_read, truth
+
+# Keywords a dataset or loader takes its data folder or file by: a None there reads nothing or crashes.
+DATA_KEYWORDS = frozenset({"root", "root_dir", "data_dir", "data_root", "data_path", "dataset_path", "data_folder",
+                           "train_dir", "train_data_dir", "train_file", "data_files"})
+
+
+def required_by_use(tree: ast.Module, rel: str, flags: Mapping[str, str | None]) -> list[Required]:
+    """The inputs the entry's reached code needs with every setting at its default (`flags`: the
+    parser's options and their defaults as written)."""
+    values = defaults(flags)
+    spelled = {dest(f): f for f in flags if f.startswith("-")}
+    bodies = list(_reached_bodies(tree))
+    found: dict[str, Required] = {}
+    for stmt in (s for body in bodies for s in _straight(body)):
+        for names in _raised_for(stmt, values):
+            _add(found, names, spelled, rel, stmt.lineno)
+    aliases = _aliases(bodies, values)
+    for stmt in (s for body in bodies for s in _straight(body)):
+        for call in (n for part in _own(stmt) for n in ast.walk(part) if isinstance(n, ast.Call)):
+            for kw in call.keywords:
+                if kw.arg in DATA_KEYWORDS and (names := _fed_by(kw.value, values, aliases)) \
+                        and all(values.get(n, 0) is None for n in names):
+                    _add(found, names, spelled, rel, call.lineno)
+    return list(found.values())
+
+
+def _add(found: dict[str, Required], names: list[str], spelled: Mapping[str, str], rel: str, line: int) -> None:
+    flags = [spelled.get(n, f"--{n}") for n in names]
+    if not any(f in found for f in flags):
+        found[flags[0]] = Required(name=flags[0], kind="option", file=rel, line=line, alternatives=flags[1:])
+
+
+def _reached_bodies(tree: ast.Module) -> Iterator[list[ast.stmt]]:
+    """The module's top-level code (its `__main__` block included) and the bodies of its own functions
+    that code calls, directly or through one another."""
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    top = [s for s in tree.body if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+    yield top
+    seen: set[str] = set()
+    todo = [top]
+    while todo:
+        body = todo.pop()
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defs \
+                        and node.func.id not in seen:
+                    seen.add(node.func.id)
+                    todo.append(defs[node.func.id].body)
+                    yield defs[node.func.id].body
+
+
+def _straight(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a body that run whenever it runs: into `with`, `try` and the `__main__` block,
+    never into a branch or a loop (whose own `if` chains are still judged as a whole)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.With | ast.AsyncWith):
+            yield from _straight(stmt.body)
+        elif isinstance(stmt, ast.Try):
+            yield from _straight(stmt.body)
+        elif isinstance(stmt, ast.If) and "__main__" in ast.dump(stmt.test):
+            yield from _straight(stmt.body)
+
+
+def _own(stmt: ast.stmt) -> list[ast.AST]:
+    """What a statement itself evaluates each time it runs: a compound one's header, never its body."""
+    if isinstance(stmt, ast.If | ast.While):
+        return [stmt.test]
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        return [stmt.iter]
+    if isinstance(stmt, ast.With | ast.AsyncWith):
+        return list(stmt.items)
+    if isinstance(stmt, ast.Try | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return []
+    return [stmt]
+
+
+def _raised_for(stmt: ast.stmt, values: Mapping[str, object]) -> Iterator[list[str]]:
+    """The settings an `if` chain raises without: `if a.x: ... elif a.y: ... else: raise`, every test
+    false at the defaults, or `if a.x is None: raise`, true there. A setting the reading does not know
+    counts as unset only where the error's own words name it (`"Either datasets or dataset_name ..."`)."""
+    if not isinstance(stmt, ast.If):
+        return
+    tests, node = [stmt.test], stmt
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        tests.append(node.test)
+    raised = _raise_in(node.orelse)
+    if raised is not None:
+        known = _named_unset(tests, raised, values)
+        if tests and all(truth(t, known) is False for t in tests):
+            names = [n for t in tests for n in settings_read(t, known)]
+            if names:
+                yield list(dict.fromkeys(names))
+    if len(tests) == 1 and (raised := _raise_in(stmt.body)) is not None:
+        known = _named_unset(tests, raised, values)
+        if truth(stmt.test, known) is True and (names := settings_read(stmt.test, known)):
+            yield names
+
+
+def _raise_in(body: list[ast.stmt]) -> ast.Raise | None:
+    return next((s for s in body if isinstance(s, ast.Raise)), None)
+
+
+def _named_unset(tests: list[ast.expr], raised: ast.Raise, values: Mapping[str, object]) -> dict[str, object]:
+    """`values`, plus as unset each unknown setting the tests read whose name the error message says."""
+    words = set(re.findall(r"\w+", " ".join(n.value for n in ast.walk(raised)
+                                              if isinstance(n, ast.Constant) and isinstance(n.value, str))))
+    known = dict(values)
+    for test in tests:
+        for n in ast.walk(test):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id != "self" \
+                    and n.attr not in known and n.attr in words:
+                known[n.attr] = None
+    return known
+
+
+def _aliases(bodies: list[list[ast.stmt]], values: Mapping[str, object]) -> dict[str, list[str]]:
+    """Local names and settings that carry other settings' values: `root = args.data or args.data_dir`,
+    `args.data_dir = args.data` (wherever it is made: it only adds ways to give the input)."""
+    aliases: dict[str, list[str]] = {}
+    for body in bodies:
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                    continue
+                target = node.targets[0]
+                key = target.id if isinstance(target, ast.Name) else setting(target, values)
+                if key is not None and (read := settings_read(node.value, values)):
+                    aliases[key] = list(dict.fromkeys([*aliases.get(key, []), *read]))
+    return aliases
+
+
+def _fed_by(expr: ast.expr, values: Mapping[str, object], aliases: Mapping[str, list[str]]) -> list[str]:
+    """The settings whose value an argument is: itself, the names an alias carries, or each side of an
+    `or`; nothing for any other expression (a path built from them has a value of its own)."""
+    if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+        return list(dict.fromkeys(n for v in expr.values for n in _fed_by(v, values, aliases)))
+    name = setting(expr, values)
+    if name is not None:
+        return [name, *(a for a in aliases.get(name, []) if a != name)]
+    if isinstance(expr, ast.Name) and expr.id in aliases:
+        return list(dict.fromkeys(n for a in aliases[expr.id] for n in [a, *aliases.get(a, [])]))
+    return []
