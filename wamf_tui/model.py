@@ -264,7 +264,8 @@ class Required(BaseModel):
     """An input the job's parser refuses to run without."""
 
     name: RepoText  # `--dataset_name`, a positional's name, or a Hydra key
-    kind: Literal["option", "positional", "field", "hydra"]
+    # "output": a folder the job writes to, which the benchmark gives its own run folder
+    kind: Literal["option", "positional", "field", "hydra", "output"]
     file: RepoText
     line: int
     alternatives: list[RepoText] = []  # other options that give the same input (`--datasets` for `--dataset_name`)

@@ -225,18 +225,24 @@ def _cap_first(end: str, steps: int | None) -> str:
     return "and the step cap stops the job inside it"
 
 
-def _left_out(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> str | None:
+def _left_out(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...], switch: bool = False) -> str | None:
     """How a feature is off when its condition needs a flag the command does not give (`if args.save_dir:`,
     `--save_dir` default None): the flag stays out of the run line; or a key the YAML file the command names
     leaves unset (`elif cfg.hub_model_id:`): the file stays as it is. None when the command gives it."""
     if fact.config_off and not any(fact.config_off.split(" ")[0].split(".")[-1] in w for w in args
                                    if not w.endswith((".yml", ".yaml"))):
         return fact.config_off
-    if fact.unset is None:
+    if fact.unset is None or fact.unset in _needed_outputs(a):  # given the run folder: it runs, and writes there
         return None
-    if _unset_given(fact, a, args):
+    if _unset_given(fact, a, args, switch):
         return f"{fact.unset} dropped from the run line (unset, as by default)"
     return f"{fact.unset} left out (default {a.flags.get(fact.unset) or 'None'})"
+
+
+def _needed_outputs(a: Analysis) -> set[str]:
+    """Output folders the job cannot run without (a path built from their None default): the run line gives
+    them the benchmark folder, whatever saves that turns on."""
+    return {r.name for r in a.required if r.kind == "output"}
 
 
 def _excluded_by(flag: str, a: Analysis, args: list[str] | tuple[str, ...]) -> list[str]:
@@ -251,14 +257,15 @@ def _dest(flag: str) -> str:
     return flag.split("=")[0].lstrip("-").replace("-", "_")
 
 
-def _unset_given(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...]) -> list[str]:
+def _unset_given(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...], switch: bool = False) -> list[str]:
     """The flag the command gives that turns the feature on (`--save ckpts` for `if args.save:`, default None):
-    the benchmark's run line drops it, with its value. Not a boolean switch: a `--use_ema` guard can also
-    change the training itself."""
+    the benchmark's run line drops it, with its value. A boolean switch only where `switch` says it turns on a
+    tracker (`--with_tracking`): a `--use_ema` guard around a save can also change the training itself."""
     flag = fact.unset
     if flag is None or not any(w.split("=")[0] == flag for w in args):
         return []
-    return [flag] if (a.flags.get(flag) or "None") in UNSET_DEFAULTS else []
+    default = a.flags.get(flag) or "None"
+    return [flag] if default in UNSET_DEFAULTS or switch and default == "False" else []
 
 
 def _past(fact: Fact, steps: int | None) -> bool:
@@ -387,7 +394,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     for t in a.trackers:
         # a tracker's own variable only (WANDB_MODE for wandb, ...): never one that controls another tracker
         var = TRACKER_ENV.get(t.name)
-        left = _left_out(t, a, args)
+        left = _left_out(t, a, args, True)
         off = switch_off(t.off_switch, a.flags, a.off_values) or ((left, [], []) if left else None) \
             or ((var, [], [var]) if var else None)
         # under a condition no switch of the job's is known for (`if config.enable_tensorboard:`): it logs when
@@ -399,7 +406,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         what = f"{t.name} tracker off ({t.file}:{t.line})" if off else \
             f"{t.name} tracker ({t.file}:{t.line}) has no switch: it logs {when}"
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env,
-                                       drop=_dropped(how) + (_unset_given(t, a, args) if how == left else []),
+                                       drop=_dropped(how) + (_unset_given(t, a, args, True) if how == left else []),
                                        why="no runs on a tracker dashboard" if off else f"it logs {when}",
                                        enabled=off is not None, exclusion=None if off else
                                        f"{t.name} tracker at {t.file}:{t.line} stays on: it logs {when}, and "
@@ -519,8 +526,9 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             what=what, how="no switch: they run only if the job calls them", why="the job's own uploads are above",
             enabled=False, exclusion=f"{what} not switched off: they run whenever the job calls them; "
                       "price: bytes uploaded / upload bandwidth per call (to measure)"))
-    out = next((o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)
-                and _takes_folder(o.off_switch.split("=")[0], a)), None)
+    out = min(_needed_outputs(a), default=None) or next(
+        (o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)
+         and _takes_folder(o.off_switch.split("=")[0], a)), None)
     if out:
         flag = out.split("=")[0]
         default = (a.flags.get(flag) or "").strip("'\"")

@@ -19,7 +19,9 @@ from pathlib import Path
 from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
-from ..read.inputs import required_by_use
+from ..read.branches import dead_lines
+from ..read.inputs import paths_needed, required_by_use
+from ..read.values import resolved, settings_objects
 from ..visible import gated
 from .config_file import interval_set, leaves_off, named_files
 from .constants import fixed_constants
@@ -184,7 +186,7 @@ class _Reader(ast.NodeVisitor):
             ast.Assign: self.visit_Assign, ast.Call: self.visit_Call, ast.Attribute: self.visit_Attribute,
             ast.With: self.visit_With, ast.AsyncWith: self.visit_With, ast.ClassDef: self.visit_ClassDef,
             ast.For: self.visit_loop, ast.AsyncFor: self.visit_loop, ast.While: self.visit_loop,
-            ast.AugAssign: self.visit_AugAssign, ast.Compare: self.visit_Compare,
+            ast.AugAssign: self.visit_AugAssign, ast.Compare: self.visit_Compare, ast.IfExp: self.visit_IfExp,
         }
 
     def visit(self, node: ast.AST) -> None:
@@ -360,6 +362,16 @@ class _Reader(ast.NodeVisitor):
             test = ast.unparse(node.test)
             self.given[-1].update((test, x) for x in counted)
         self.block(node.orelse)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        """`Accelerator(log_with=...) if args.with_tracking else Accelerator()`: the first runs under the test."""
+        self.visit(node.test)
+        self.counted.append(self.past_first_step(node.test))
+        self.guards.append(node.test)
+        self.visit(node.body)
+        self.guards.pop()
+        self.counted.pop()
+        self.visit(node.orelse)
 
     def exclusive(self, node: ast.If) -> None:
         """`if args.train_iters and ...:` over `assert args.train_samples is None` (or `== 0`, or `not ...`):
@@ -814,8 +826,7 @@ class _Reader(ast.NodeVisitor):
             named = _str(value) or ""
         for tracker in (t.strip() for t in named.split(",")):
             if tracker and tracker != "None":
-                self.r.trackers.append(Fact(name="comet" if tracker == "comet_ml" else tracker, file=self.rel,
-                                            line=node.lineno))
+                self.r.trackers.append(self.made("comet" if tracker == "comet_ml" else tracker, node))
 
     def _click(self, node: ast.Call, last: str) -> None:
         """`@click.option("--max-steps", "-n", default=10, is_flag=True)`, `@click.argument("data")`."""
@@ -1042,6 +1053,16 @@ def _setting(node: ast.expr) -> str | None:
     """`args.train_iters` -> `train_iters`: a setting the parser gives; None for anything else."""
     owner, _, name = _dotted(node).rpartition(".")
     return name if owner in SETTINGS and name else None
+
+
+def _dead_by_values(result: Analysis, rel: str, dead: dict[int, str]) -> None:
+    """Mark the entry's saves, evals, uploads and trackers that sit in a branch the job's resolved values
+    (defaults, then the command) never take: `if isinstance(steps, int):` with `--checkpointing_steps`
+    left at None."""
+    for kind in ("checkpoints", "evals", "uploads", "trackers"):
+        for f in getattr(result, kind):
+            if f.file == rel and not f.dead and f.unset is None and f.line in dead:  # `unset`: said as left out
+                f.dead = f"{dead[f.line]} is false with the job's values"
 
 
 def _asserted_unset(test: ast.expr) -> str | None:
@@ -1438,6 +1459,13 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         nested_step(result, classes)
         nested_seed(result, classes)
     result.train_calls = train_calls(result, helpers) + fits
+    # under a condition the job's values make false: never reached. Only where the defaults are the entry's
+    # own parser's, read from its code (a library's table, HF TrainingArguments', varies with its version)
+    if entry is not None and result.config_system == "argparse":
+        dead = dead_lines(entry[0], resolved(result.flags, command, settings_objects(entry[0])))
+        _dead_by_values(result, entry[1], dead)
+        named = {r.name for r in result.required}
+        result.required += [r for r in paths_needed(*entry, result.flags, dead) if r.name not in named]
     for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
         setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])
     files = named_files(root, script.parent, command)

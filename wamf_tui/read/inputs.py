@@ -14,9 +14,12 @@ import re
 from collections.abc import Iterator, Mapping
 
 from ..model import Required
-from .values import defaults, dest, setting, settings_read, truth
+from .values import Values, defaults, dest, setting, settings_objects, settings_read, truth
 
 # Keywords a dataset or loader takes its data folder or file by: a None there reads nothing or crashes.
+# Calls that fail on a None path: the folder a job writes to, or a file it opens.
+PATH_CALLS = frozenset({"os.path.join", "Path", "pathlib.Path", "os.makedirs", "os.mkdir", "open"})
+OUTPUT_WORDS = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint|log|logs|logging)(_|$)|^outf$")
 DATA_KEYWORDS = frozenset({"root", "root_dir", "data_dir", "data_root", "data_path", "dataset_path", "data_folder",
                            "train_dir", "train_data_dir", "train_file", "data_files"})
 
@@ -24,7 +27,7 @@ DATA_KEYWORDS = frozenset({"root", "root_dir", "data_dir", "data_root", "data_pa
 def required_by_use(tree: ast.Module, rel: str, flags: Mapping[str, str | None]) -> list[Required]:
     """The inputs the entry's reached code needs with every setting at its default (`flags`: the
     parser's options and their defaults as written)."""
-    values = defaults(flags)
+    values = defaults(flags, settings_objects(tree))
     spelled = {dest(f): f for f in flags if f.startswith("-")}
     bodies = list(_reached_bodies(tree))
     found: dict[str, Required] = {}
@@ -39,6 +42,47 @@ def required_by_use(tree: ast.Module, rel: str, flags: Mapping[str, str | None])
                         and all(values.get(n, 0) is None for n in names):
                     _add(found, names, spelled, rel, call.lineno)
     return list(found.values())
+
+
+def paths_needed(tree: ast.Module, rel: str, flags: Mapping[str, str | None],
+                 dead: Mapping[int, str]) -> list[Required]:
+    """Settings left at None that reached code builds a path from with no test of them first
+    (`os.path.join(args.output_dir, "best")` at each epoch's end): a TypeError there. An output folder
+    (`kind="output"`) the benchmark gives its own run folder; any other path is an input to ask for.
+    `dead`: the lines the job's values never reach."""
+    values = defaults(flags, settings_objects(tree))
+    spelled = {dest(f): f for f in flags if f.startswith("-")}
+    found: dict[str, Required] = {}
+    for body in _reached_bodies(tree):
+        for call, guards in _calls_under(body, []):
+            if _dotted(call.func) not in PATH_CALLS or not call.args or call.lineno in dead:
+                continue
+            name = setting(call.args[0], values)
+            if name is None or values[name] is not None or any(name in settings_read(g, values) for g in guards):
+                continue
+            flag = spelled.get(name, f"--{name}")
+            found.setdefault(flag, Required(name=flag, kind="output" if OUTPUT_WORDS.search(name) else "option",
+                                            file=rel, line=call.lineno))
+    return list(found.values())
+
+
+def _calls_under(body: list[ast.stmt], guards: list[ast.expr]) -> Iterator[tuple[ast.Call, list[ast.expr]]]:
+    """Each call a body makes, with the tests of the `if`s (and loops' `while`s) it sits under."""
+    for stmt in body:
+        for part in _own(stmt):
+            yield from ((n, guards) for n in ast.walk(part) if isinstance(n, ast.Call))
+        inner = [*guards, stmt.test] if isinstance(stmt, ast.If | ast.While) else guards
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                stmts = [s for h in block for s in h.body] if field == "handlers" else block
+                yield from _calls_under(stmts, inner)
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _add(found: dict[str, Required], names: list[str], spelled: Mapping[str, str], rel: str, line: int) -> None:
@@ -92,7 +136,7 @@ def _own(stmt: ast.stmt) -> list[ast.AST]:
     return [stmt]
 
 
-def _raised_for(stmt: ast.stmt, values: Mapping[str, object]) -> Iterator[list[str]]:
+def _raised_for(stmt: ast.stmt, values: Values) -> Iterator[list[str]]:
     """The settings an `if` chain raises without: `if a.x: ... elif a.y: ... else: raise`, every test
     false at the defaults, or `if a.x is None: raise`, true there. A setting the reading does not know
     counts as unset only where the error's own words name it (`"Either datasets or dataset_name ..."`)."""
@@ -119,20 +163,20 @@ def _raise_in(body: list[ast.stmt]) -> ast.Raise | None:
     return next((s for s in body if isinstance(s, ast.Raise)), None)
 
 
-def _named_unset(tests: list[ast.expr], raised: ast.Raise, values: Mapping[str, object]) -> dict[str, object]:
+def _named_unset(tests: list[ast.expr], raised: ast.Raise, values: Values) -> Values:
     """`values`, plus as unset each unknown setting the tests read whose name the error message says."""
     words = set(re.findall(r"\w+", " ".join(n.value for n in ast.walk(raised)
                                               if isinstance(n, ast.Constant) and isinstance(n.value, str))))
     known = dict(values)
     for test in tests:
         for n in ast.walk(test):
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id != "self" \
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in values.objects \
                     and n.attr not in known and n.attr in words:
                 known[n.attr] = None
-    return known
+    return Values(known, values.objects)
 
 
-def _aliases(bodies: list[list[ast.stmt]], values: Mapping[str, object]) -> dict[str, list[str]]:
+def _aliases(bodies: list[list[ast.stmt]], values: Values) -> dict[str, list[str]]:
     """Local names and settings that carry other settings' values: `root = args.data or args.data_dir`,
     `args.data_dir = args.data` (wherever it is made: it only adds ways to give the input)."""
     aliases: dict[str, list[str]] = {}
@@ -148,7 +192,7 @@ def _aliases(bodies: list[list[ast.stmt]], values: Mapping[str, object]) -> dict
     return aliases
 
 
-def _fed_by(expr: ast.expr, values: Mapping[str, object], aliases: Mapping[str, list[str]]) -> list[str]:
+def _fed_by(expr: ast.expr, values: Values, aliases: Mapping[str, list[str]]) -> list[str]:
     """The settings whose value an argument is: itself, the names an alias carries, or each side of an
     `or`; nothing for any other expression (a path built from them has a value of its own)."""
     if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):

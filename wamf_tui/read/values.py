@@ -8,7 +8,7 @@ computed at run time, a setting whose default is not known), and no verdict may 
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 UNKNOWN = object()  # a setting whose default cannot be read as a literal
 
@@ -18,7 +18,35 @@ def dest(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def defaults(flags: Mapping[str, str | None]) -> dict[str, object]:
+# Names a job's parsed settings are conventionally held in; any name a parse call's result is assigned to
+# joins them (`script_args, training_args = parser.parse_args_into_dataclasses()`).
+SETTINGS_OBJECTS = ("args", "opt", "opts", "FLAGS", "cfg", "config")
+PARSE_CALLS = ("parse_args", "parse_known_args", "parse_args_into_dataclasses", "parse_args_and_config",
+               "parse_yaml_file", "parse_json_file", "parse_dict")
+
+
+class Values(dict[str, object]):
+    """Settings by attribute name, and the names of the objects the job reads them from: `config.x` of a
+    library's own object is not the job's setting `x`."""
+
+    def __init__(self, values: Mapping[str, object], objects: frozenset[str]) -> None:
+        super().__init__(values)
+        self.objects = objects
+
+
+def settings_objects(tree: ast.AST) -> frozenset[str]:
+    """The conventional names, and every name a parse call's result is assigned to in `tree`."""
+    names = set(SETTINGS_OBJECTS)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if last in PARSE_CALLS:
+                names.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return frozenset(names)
+
+
+def defaults(flags: Mapping[str, str | None], objects: frozenset[str] = frozenset(SETTINGS_OBJECTS)) -> Values:
     """Each flag's default as a Python value, by the attribute its parser stores it on (`None` for a flag
     declared without a default, as argparse leaves it); UNKNOWN where the text is no literal."""
     values: dict[str, object] = {}
@@ -29,46 +57,68 @@ def defaults(flags: Mapping[str, str | None]) -> dict[str, object]:
             values[dest(flag)] = None if text is None else ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             values[dest(flag)] = UNKNOWN
+    return Values(values, objects)
+
+
+def resolved(flags: Mapping[str, str | None], command: Sequence[str], objects: frozenset[str]) -> Values:
+    """The defaults with what the command gives laid over them. A value the command gives is known only
+    where its parser's conversion is: a switch given bare (default False) is True; any other is UNKNOWN,
+    never a guess at its type."""
+    values = defaults(flags, objects)
+    for i, word in enumerate(command):
+        if not word.startswith("--"):
+            continue
+        flag, _, _ = word.partition("=")
+        key = dest(flag)
+        if key not in values:
+            continue
+        bare = "=" not in word and (i + 1 == len(command) or command[i + 1].startswith("-"))
+        values[key] = True if bare and flags.get(flag) == "False" else UNKNOWN
     return values
 
 
-def setting(node: ast.AST, values: Mapping[str, object]) -> str | None:
-    """The setting an expression reads (`args.data_dir`, `script_args.dataset_name`): an attribute of a
-    plain name, other than `self`, that names a known setting."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id != "self" \
+def setting(node: ast.AST, values: Values) -> str | None:
+    """The setting an expression reads (`args.data_dir`, `script_args.dataset_name`): an attribute, naming a
+    known setting, of one of the objects the job's settings are held in."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in values.objects \
             and node.attr in values:
         return node.attr
     return None
 
 
-def settings_read(node: ast.AST, values: Mapping[str, object]) -> list[str]:
+def settings_read(node: ast.AST, values: Values) -> list[str]:
     """Every known setting an expression reads, in order, once each."""
     return list(dict.fromkeys(s for n in ast.walk(node) if (s := setting(n, values))))
 
 
-def value_of(node: ast.AST, values: Mapping[str, object]) -> object:
-    """The value of a setting or a literal; UNKNOWN for anything else."""
+TYPES = {"int": int, "str": str, "float": float, "bool": bool, "list": list, "dict": dict, "tuple": tuple}
+
+
+def value_of(node: ast.AST, values: Values, local: Mapping[str, object] | None = None) -> object:
+    """The value of a setting, a local name followed from one (`local`), or a literal; UNKNOWN else."""
     name = setting(node, values)
     if name is not None:
         return values[name]
+    if isinstance(node, ast.Name) and local is not None:
+        return local.get(node.id, UNKNOWN)
     if isinstance(node, ast.Constant):
         return node.value
     return UNKNOWN
 
 
-def truth(node: ast.AST, values: Mapping[str, object]) -> bool | None:
-    """Whether a condition holds with every setting at its default; None where that cannot be read."""
+def truth(node: ast.AST, values: Values, local: Mapping[str, object] | None = None) -> bool | None:
+    """Whether a condition holds with every setting at its resolved value; None where that cannot be read."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = truth(node.operand, values)
+        inner = truth(node.operand, values, local)
         return None if inner is None else not inner
     if isinstance(node, ast.BoolOp):
-        parts = [truth(v, values) for v in node.values]
+        parts = [truth(v, values, local) for v in node.values]
         stop = isinstance(node.op, ast.Or)  # `or` is decided by a True, `and` by a False
         if stop in parts:
             return stop
         return None if None in parts else not stop
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        left, right = value_of(node.left, values), value_of(node.comparators[0], values)
+        left, right = value_of(node.left, values, local), value_of(node.comparators[0], values, local)
         if left is UNKNOWN or right is UNKNOWN:
             return None
         op = node.ops[0]
@@ -77,5 +127,9 @@ def truth(node: ast.AST, values: Mapping[str, object]) -> bool | None:
         if isinstance(op, ast.Eq | ast.NotEq):
             return (left == right) == isinstance(op, ast.Eq)
         return None
-    value = value_of(node, values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+            and len(node.args) == 2 and isinstance(node.args[1], ast.Name) and node.args[1].id in TYPES:
+        value = value_of(node.args[0], values, local)
+        return None if value is UNKNOWN else isinstance(value, TYPES[node.args[1].id])
+    value = value_of(node, values, local)
     return None if value is UNKNOWN else bool(value)

@@ -1,0 +1,110 @@
+"""Branches the job's resolved values rule out (wamf_tui/read/branches.py), and what the benchmark makes of
+them: a save no value reaches is not switched, a tracker a given switch turns on loses that switch, and an
+output folder the job cannot run without gets the benchmark's folder."""
+
+from __future__ import annotations
+
+import ast
+
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.benchmark import propose
+from wamf_tui.read.branches import dead_lines
+from wamf_tui.read.values import defaults
+
+JOB = """\
+import argparse
+import os
+import torch
+from accelerate import Accelerator
+
+p = argparse.ArgumentParser()
+p.add_argument("--checkpointing_steps", type=str, default=None)
+p.add_argument("--output_dir", type=str, default=None)
+p.add_argument("--with_tracking", action="store_true")
+p.add_argument("--max_train_steps", type=int, default=None)
+
+def main():
+    args = p.parse_args()
+    accelerator = (
+        Accelerator(log_with="wandb")
+        if args.with_tracking
+        else Accelerator()
+    )
+    steps = args.checkpointing_steps
+    if steps is not None and steps.isdigit():
+        steps = int(steps)
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    best = None
+    for epoch in range(3):
+        for i, batch in enumerate(range(10)):
+            loss = model(torch.randn(1, 2)).sum()
+            accelerator.backward(loss)
+            opt.step()
+            if isinstance(steps, int):
+                if i % steps == 0:
+                    accelerator.save_state(f"step_{i}")
+        if best is None or best > 1:
+            best = 1
+            accelerator.save_state(os.path.join(args.output_dir, "best"))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _line(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_a_branch_a_local_copy_of_a_setting_rules_out_is_dead():
+    tree = ast.parse(JOB)
+    dead = dead_lines(tree, defaults({"--checkpointing_steps": "None", "--with_tracking": "False"}))
+    assert _line(JOB, 'save_state(f"step_') in dead
+    assert _line(JOB, 'Accelerator(log_with="wandb")') in dead
+    assert _line(JOB, "else Accelerator()") not in dead
+    assert _line(JOB, 'os.path.join(args.output_dir, "best")') not in dead  # `best` changes in the loop
+
+
+def test_a_value_the_command_gives_keeps_the_branch_alive():
+    tree = ast.parse(JOB)
+    dead = dead_lines(tree, defaults({"--checkpointing_steps": "'100'", "--with_tracking": "True"}))
+    assert _line(JOB, 'save_state(f"step_') not in dead  # `steps` may be an int now: not provably dead
+    assert _line(JOB, 'Accelerator(log_with="wandb")') not in dead
+    assert _line(JOB, "else Accelerator()") in dead
+
+
+def test_names_exec_may_rewrite_are_never_followed():
+    text = "wandb_log = False\nexec(open('configurator.py').read())\nif wandb_log:\n    import wandb\n"
+    assert dead_lines(ast.parse(text), defaults({})) == {}
+    assert 4 in dead_lines(ast.parse(text.replace("exec(open('configurator.py').read())", "pass")), defaults({}))
+
+
+def test_the_job_model_drops_the_unreached_save_and_routes_the_needed_output(tmp_path):
+    (tmp_path / "train.py").write_text(JOB)
+    a = analyze_script(tmp_path / "train.py", tmp_path)
+    assert [(c.name, c.line) for c in a.checkpoints] == [("save_state", _line(JOB, '"best"'))]
+    assert [(r.name, r.kind) for r in a.required] == [("--output_dir", "output")]
+    assert [t.unset for t in a.trackers] == ["--with_tracking"]  # left out of the command: said off by it
+    rows = propose(a, 30)
+    out = next(c for c in rows if c.what == "all outputs into one folder")
+    assert out.flags == ["--output_dir=runs/wamf-bench"]
+    assert not any("--checkpointing_steps" in " ".join(c.flags) for c in rows)
+
+
+def test_a_tracker_switch_the_command_gives_is_dropped(tmp_path):
+    (tmp_path / "train.py").write_text(JOB)
+    args = ["--with_tracking", "--max_train_steps", "100"]
+    a = analyze_script(tmp_path / "train.py", tmp_path, args)
+    [tracker] = a.trackers
+    assert (tracker.name, tracker.unset, tracker.line) == ("wandb", "--with_tracking", _line(JOB, "log_with"))
+    rows = propose(a, 30, args=args)
+    assert any("--with_tracking" in c.drop for c in rows)
+
+
+def test_an_output_folder_tested_before_use_is_not_needed(tmp_path):
+    text = JOB.replace('            accelerator.save_state(os.path.join(args.output_dir, "best"))',
+                       '            if args.output_dir is not None:\n'
+                       '                accelerator.save_state(os.path.join(args.output_dir, "best"))')
+    (tmp_path / "train.py").write_text(text)
+    assert analyze_script(tmp_path / "train.py", tmp_path).required == []
