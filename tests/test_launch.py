@@ -714,3 +714,12 @@ def test_composers_launcher_and_a_script_that_reads_its_config_from_argv(tmp_pat
     assert check_run("composer train.py yamls/mpt.yaml max_duration=10ba", root).problems == []
     (root / "train.py").write_text(train.replace("yaml_path,", "if len(sys.argv) < 2:\n    sys.exit(1)\nyaml_path,"))
     assert check_run("composer train.py", root).problems == []
+
+
+def test_a_docs_command_ending_in_a_stray_backslash_ends_at_its_code_fence():
+    from wamf_tui.detect.launch import commands_in
+
+    text = ("```bash\naccelerate launch train.py \\\n--lr 1 \\\n--report_to wandb\\\n```\n\n"
+            "**Next**\n```bash\ncompute_environment: LOCAL_MACHINE\n```\n")
+    assert commands_in("docs/guide.md", text) == [(2, "accelerate launch train.py  --lr 1  --report_to wandb "),
+                                                  (9, "compute_environment: LOCAL_MACHINE")]

@@ -71,6 +71,7 @@ def commands_in(name: str, text: str) -> list[tuple[int, str]]:
         s = line.strip()
         if doc and (s.startswith("```") or s.startswith("~~~")):
             in_block = not in_block
+            kept.append((n, ""))  # a fence ends a command whose last line ends in a stray backslash
             continue
         if rst:
             in_block = line.startswith(("   ", "\t")) or s.startswith(".. code")
