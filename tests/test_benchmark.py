@@ -50,6 +50,19 @@ def test_an_eval_every_n_steps_still_runs_at_step_0(tmp_path, guard, runs):
     assert row.why == ("it is timed in every benchmark run (its price is in the contract)" if runs
                        else "evals are priced, not timed")  # the reason never says 'not timed' of what is
 
+    cuts = [c.flags for c in rows if c.how == "--eval_iters=1"]
+    assert cuts == ([["--eval_iters=1"]] if runs else [])  # what the cap cannot skip reads one batch
+
+
+def test_a_configurator_boolean_a_config_file_may_turn_on_is_set_false(tmp_path):
+    """nanoGPT: `wandb_log = False` in train.py, `wandb_log = True` in config/train_gpt2.py, applied in order:
+    only the job's own `--wandb_log=False` after the file turns the tracker off (WANDB_MODE is not its switch)."""
+    body = CONFIGURATOR.format(guard="False").replace("eval_iters = 200\n", "eval_iters = 200\nwandb_log = False\n")
+    body += "    if wandb_log:\n        import wandb\n        wandb.init(project='x')\n"
+    root, a, rows = changes(tmp_path, {"train.py": body, "configurator.py": "#\n"})
+    row = next(c for c in rows if c.what.startswith("wandb tracker off"))
+    assert (row.flags, row.env) == (["--wandb_log=False"], [])
+
 
 COUNTED = """\
 import argparse

@@ -108,3 +108,39 @@ def test_an_output_folder_tested_before_use_is_not_needed(tmp_path):
                        '                accelerator.save_state(os.path.join(args.output_dir, "best"))')
     (tmp_path / "train.py").write_text(text)
     assert analyze_script(tmp_path / "train.py", tmp_path).required == []
+
+
+BY_HAND = """\
+import argparse
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--epochs", type=int, default=40)
+p.add_argument("--use-optimizer", action="store_true")
+p.add_argument("--lr", type=float, default=20)
+args = p.parse_args()
+model = torch.nn.Linear(2, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+for epoch in range(args.epochs):
+    for x in range(100):
+        loss = model(torch.randn(1, 2)).sum()
+        loss.backward()
+        if args.use_optimizer:
+            optimizer.step()
+        else:
+            for q in model.parameters():
+                q.data.add_(q.grad, alpha=-args.lr)
+"""
+
+
+def test_an_optimizer_step_the_values_skip_gives_way_to_the_update_by_hand(tmp_path):
+    """word_language_model: `optimizer.step()` only with `--use-optimizer`; by default the weights are
+    updated by hand, so the wrapper's step counter would never fire: one epoch, by the job's own flag."""
+    (tmp_path / "train.py").write_text(BY_HAND)
+    a = analyze_script(tmp_path / "train.py", tmp_path, ["--epochs", "6"])
+    roles = {x.role: x.line for x in a.anchors}
+    assert "optimizer_step" not in roles and roles["manual_update"] == _line(BY_HAND, "q.data.add_")
+    cap = propose(a, 30, args=["--epochs", "6"])[0]
+    assert (cap.flags, cap.env) == (["--epochs=1"], [])
+    given = analyze_script(tmp_path / "train.py", tmp_path, ["--use-optimizer"])
+    assert {x.role: x.line for x in given.anchors}["optimizer_step"] == _line(BY_HAND, "optimizer.step()")

@@ -138,5 +138,6 @@ def test_an_if_that_raises_on_a_none_default_requires_it(tmp_path):
     ("a.flag", True), ("a.other", None), ("self.x", None), ("a.n > 2", None), ("a.s == 'all'", True),
 ])
 def test_truth_at_the_defaults(condition, expected):
-    values = defaults({"--x": None, "--n": "3", "--flag": "True", "--s": "'all'", "--other": "os.getcwd()"})
+    values = defaults({"--x": None, "--n": "3", "--flag": "True", "--s": "'all'", "--other": "os.getcwd()"},
+                      frozenset({"a"}))
     assert truth(ast.parse(condition, mode="eval").body, values) is expected

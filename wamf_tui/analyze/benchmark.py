@@ -29,6 +29,7 @@ _INTERVAL = re.compile(r"every|interval|freq|period|(checkpointing|validation|lo
                        re.I)  # `--checkpointing_steps`: steps between saves, never a step count
 _SAVE_INTERVAL = re.compile(r"^-*(save|ckpt|checkpoint)[-_]?(every|interval|steps|freq)$", re.I)
 _EVAL_INTERVAL = re.compile(r"^-*(eval|val|validation)[-_]?(every|interval|steps|freq)$|^-*val_check_interval$", re.I)
+EVAL_BATCHES_MIN = 1  # an eval the cap cannot skip reads this many batches: its cost, not its result, is timed
 _EVAL_BATCHES = re.compile(r"^-*(eval|val)[-_]?(iters|batches)$|^-*limit_val_batches$|^-*num_eval_batches$", re.I)
 
 
@@ -53,6 +54,10 @@ def switch_off(flag: str | None, defaults: dict[str, str | None],
     name = flag.split("=")[0]
     if not name.startswith("-"):
         return None
+    if flag.endswith("=...") and defaults.get(name.lstrip("-")) in ("True", "False"):
+        # an exec-style configurator's boolean global: a config file the command names may turn it on
+        # (nanoGPT's config/train_gpt2.py sets wandb_log = True), and only a later `--name=False` undoes it
+        return f"{name}=False", [f"{name}=False"], []
     if defaults.get(name) == "False":
         return f"{name} left off (default False)", [], []
     if name in (off_values or {}):  # its own help says which value switches it off
@@ -321,6 +326,11 @@ def _step_control(a: Analysis) -> StepControl | None:
     return next((s for s in a.step_controls if "epoch" not in s.name and "limit" not in s.name), None)
 
 
+def _epoch_control(a: Analysis) -> StepControl | None:
+    """The job's own epoch count flag (`--epochs`), where its parser has one."""
+    return next((s for s in a.step_controls if "epoch" in s.name and s.name.startswith("--")), None)
+
+
 def _number(a: Analysis, pattern: re.Pattern[str], first: str | None = None) -> tuple[str, int] | None:
     """(flag, default) of the first flag matching `pattern` whose default is a whole number; `first` is tried first."""
     for name in ([first] if first in a.flags else []) + list(a.flags):
@@ -328,6 +338,18 @@ def _number(a: Analysis, pattern: re.Pattern[str], first: str | None = None) -> 
         if pattern.search(name) and default.isdigit() and int(default) > 0:
             return name, int(default)
     return None
+
+
+def _eval_batches_cut(a: Analysis) -> str | None:
+    """The job's own setting of how many batches an eval reads (`eval_iters`), set to EVAL_BATCHES_MIN in the
+    spelling its parser takes; None where it has none or is already that small."""
+    found = _number(a, _EVAL_BATCHES)
+    if found is None or found[1] <= EVAL_BATCHES_MIN or found[0].startswith("limit_"):
+        return None
+    name = found[0]
+    if a.config_system == "configurator":
+        return f"--{name}={EVAL_BATCHES_MIN}"
+    return f"{name}={EVAL_BATCHES_MIN}" if name.startswith("--") else None
 
 
 def checkpoint_price(a: Analysis, off_switch: str | None) -> str:
@@ -344,7 +366,8 @@ def checkpoint_price(a: Analysis, off_switch: str | None) -> str:
 
 
 def eval_price(a: Analysis) -> str:
-    """The spec's arithmetic for an eval pass: batches x 1/3 of a train step / steps between evals."""
+    """The spec's arithmetic for an eval pass in the real job: batches x 1/3 of a train step / steps between
+    evals (the benchmark's own cut of its batches does not change what it costs the job)."""
     every, batches = _number(a, _EVAL_INTERVAL), _number(a, _EVAL_BATCHES)
     if every and batches:
         share = batches[1] / 3 / every[1]
@@ -376,6 +399,9 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             flags, env, how = [f"{control.name}={steps}"], [], f"{control.name}={steps}"
         elif control is not None and a.config_system == "configurator":
             flags, env, how = [f"--{control.name}={steps}"], [], f"--{control.name}={steps}"
+        elif _by_hand(a) and (epochs := _epoch_control(a)) is not None:  # nothing counts steps: the fewest
+            flags, env, how = [f"{epochs.name}=1"], [], f"{epochs.name}=1 (one epoch: its weights are updated by " \
+                "hand, so no optimizer step can be counted)"
         elif _by_hand(a):
             flags, env, how = [], [], "no switch: the job has no step flag and no optimizer step to count"
         else:
@@ -494,11 +520,17 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                                   "step count below the eval interval", [], [])
         still = None if _made_false(e, given) else _runs_after(end) or still_runs(e) or (
             f"runs at step {e.every}: the code sets its interval" if within else None)
+        cut = _eval_batches_cut(a) if still else None
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
             how=how, flags=flags, env=env, why=f"it is {TIMED}" if still else "evals are priced, not timed",
             exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
-                                                               if still else "excluded") + f"; {eval_price(a)}"))
+                                                               if still else "excluded")
+            + f"; {eval_price(a)}"))
+        if cut is not None and not any(cut in c.flags for c in changes):  # it runs whatever the cap: as few
+            changes.append(BenchmarkChange(  # of its batches as its own setting allows
+                what=f"batches of eval {e.name} ({e.file}:{e.line}) cut to {EVAL_BATCHES_MIN}", how=cut,
+                flags=[cut], why="it runs whatever the step cap; its cost is timed, its result is not checked"))
     # unguarded uploads in the modules it imports (a library helper's own `upload_folder`): one row; one the
     # job's config decides (`elif cfg.hub_model_id:`) keeps its own
     far = [u for u in a.uploads if u.file not in own_files and not u.guard and not switch_off(

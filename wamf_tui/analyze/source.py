@@ -1055,6 +1055,18 @@ def _setting(node: ast.expr) -> str | None:
     return name if owner in SETTINGS and name else None
 
 
+def _step_by_values(result: Analysis, tree: ast.Module, rel: str, dead: dict[int, str]) -> None:
+    """The entry's optimizer step where the job's values skip it (`if args.use_optimizer:`, off): the step is
+    read again past that branch, so a hand-written update (`p.data.add_(p.grad, ...)`) is the one it takes."""
+    step = next((a for a in result.anchors if a.role == "optimizer_step" and a.file == rel and a.line in dead), None)
+    if step is None:
+        return
+    again = {a.role: a for a in find_step(tree, rel, dead) or []}
+    result.anchors = [a for a in result.anchors if a is not step]
+    if "manual_update" in again:
+        result.anchors.append(again["manual_update"])
+
+
 def _dead_by_values(result: Analysis, rel: str, dead: dict[int, str]) -> None:
     """Mark the entry's saves, evals, uploads and trackers that sit in a branch the job's resolved values
     (defaults, then the command) never take: `if isinstance(steps, int):` with `--checkpointing_steps`
@@ -1464,6 +1476,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     if entry is not None and result.config_system == "argparse":
         dead = dead_lines(entry[0], resolved(result.flags, command, settings_objects(entry[0])))
         _dead_by_values(result, entry[1], dead)
+        _step_by_values(result, *entry, dead)
         named = {r.name for r in result.required}
         result.required += [r for r in paths_needed(*entry, result.flags, dead) if r.name not in named]
     for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false

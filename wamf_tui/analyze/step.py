@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 
 from ..model import Anchor
 
@@ -20,6 +21,7 @@ QUIET_FUNCTIONS = re.compile(r"(^|_)(eval|evaluate|validate|validation|valid|val
                              r"generate|predict|inference|infer)(_|$)|^__init__$", re.I)
 NO_GRAD = ("no_grad", "inference_mode", "enable_grad=False")
 BACKWARD_BY_ARG = ("backward", "manual_backward")  # accelerator.backward(loss), fabric.backward(loss), ...
+IN_PLACE = ("add_", "sub_", "addcdiv_", "copy_")  # `p.data.add_(p.grad, alpha=-lr)`: a hand-written update
 CLIPS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grad_norm_fp32")
 ROLES = ("loss", "forward", "batch", "backward", "optimizer_step", "grad_clip")
 WARM_UP = re.compile(r"warm_?up", re.I)  # `for step in warmup_steps:`: a kernel warm-up before the real loop
@@ -85,10 +87,11 @@ def _backward_loss(call: ast.Call) -> ast.expr | None:
     return None
 
 
-def find_step(tree: ast.Module, rel: str) -> list[Anchor] | None:
-    """The anchors of the first training step of a module; None when nothing here trains."""
+def find_step(tree: ast.Module, rel: str, dead: Collection[int] = ()) -> list[Anchor] | None:
+    """The anchors of the first training step of a module; None when nothing here trains. `dead`: lines the
+    job's values never reach (`if args.use_optimizer: optimizer.step()` with the flag off), read past."""
     for scope in _scopes(tree):
-        nodes = _own_nodes(scope)
+        nodes = [n for n in _own_nodes(scope) if getattr(n, "lineno", 0) not in dead]
         assigns = sorted((n for n in nodes if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
                          key=lambda n: n.lineno)
         calls = sorted((n for n in nodes if isinstance(n, ast.Call)), key=lambda n: n.lineno)
@@ -259,8 +262,10 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
     if opt is not None:
         add("optimizer_step", opt, ast.unparse(opt))
     else:  # weights updated by hand (`p -= lr * p.grad`): the step has no optimizer to count
-        update = next((a for a in assigns if a.lineno > backward.lineno and any(
-            isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(_value(a) or ast.Pass()))), None)
+        update = next((a for a in [*assigns, *(c for c in calls if isinstance(c.func, ast.Attribute)
+                                                and c.func.attr in IN_PLACE)]
+                       if a.lineno > backward.lineno and any(isinstance(n, ast.Attribute) and n.attr == "grad"
+                                                             for n in ast.walk(_value(a) or a))), None)
         if update is not None:
             add("manual_update", update, ast.unparse(update))
     clip = next((c for c in after if name_of(c.func).split(".")[-1] in CLIPS
