@@ -182,7 +182,24 @@ def test_a_cli_made_from_a_functions_parameters_has_those_flags(tmp_path, librar
     assert ok.problems == [] and ok.warnings == []
     typo = check_run(f"python train.py {flag}s=runs/x", root, a)
     said = f"{flag}s is not among the parameters (or dataclass fields) train.py's {a.config_system} is made from"
-    assert (typo.problems, typo.warnings) == (([], [said]) if "fire" in library else ([said], []))
+    assert (typo.problems, typo.warnings) == ([said], [])  # fire too: "Could not consume arg"
+
+
+def test_a_fire_function_with_kwargs_takes_any_flag_so_none_is_proven(tmp_path):
+    """`fire.Fire(main)` over `main(**kwargs)`: an unknown name is taken (and may be ignored), so a flag it
+    does not name is said, not refused, and the app adds none it cannot prove."""
+    from wamf_tui.analyze import analyze_script
+    from wamf_tui.read.settings import accepts
+
+    body = ("import fire\nimport torch\n\ndef main(max_iters: int = 600, **kwargs):\n"
+            "    for i in range(max_iters):\n        loss = model(x)\n        loss.backward()\n        opt.step()\n\n"
+            "if __name__ == '__main__':\n    fire.Fire(main)\n")
+    root = make_repo(tmp_path / "job", {"train.py": body})
+    a = analyze_script(root / "train.py", root)
+    assert (accepts(a, "--max_iters=3"), accepts(a, "--report_to none")) == ("proven", "unknown")
+    typo = check_run("python train.py --max_iterz=3", root, a)
+    assert typo.problems == [] and typo.warnings == [
+        "--max_iterz is not among the parameters (or dataclass fields) train.py's fire is made from"]
 
 
 TYRO = """\

@@ -161,7 +161,8 @@ def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[st
         unknown = [w.split("=")[0] for w in given if w.split("=")[0].replace("-", "_") not in known]
         said = [f"{f} is not among the parameters (or dataclass fields) {name}'s {a.config_system} is made from"
                 for f in unknown]
-        return (said, []) if a.config_system != "fire" else ([], said)  # fire passes unknown flags on
+        # fire refuses an argument it cannot consume, unless the function takes **kwargs
+        return ([], said) if a.parser_open else (said, [])
     if a.config_system in ("click", "absl") and a.flags:  # both refuse an option they do not define
         negated = "--no-" if a.config_system == "click" else "--no"  # `--no-shuffle`; absl's `--nouse_x`
         known = set(a.flags) | {negated + f[2:] for f in a.flags}

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..detect.launch import format_command, parse_launch
 from ..model import GIVEN, Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
+from ..read.settings import accepts, flag_name
 from .hydra_config import ENV, cpu_trainers, is_override
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
@@ -590,7 +591,30 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(what="deterministic algorithms on (accuracy mode)",
                                        how="WAMF_DETERMINISTIC=1 (wrapper)", env=["WAMF_DETERMINISTIC=1"],
                                        why="bit-exact checks; costs speed, so speed mode leaves it off"))
-    return changes
+    return [_proven(a, c) for c in changes]
+
+
+def _proven(a: Analysis, change: BenchmarkChange) -> BenchmarkChange:
+    """The change with only the flags the job's own parser is proven to take: one it refuses (a Trainer
+    table's `--report_to` on a fire job) is not added, and what it would have switched stays as it is."""
+    refused: list[str] = []
+    kept: list[str] = []
+    dropping = False
+    for word in change.flags:  # a refused flag takes its value words with it (`--report_to none`)
+        if word.startswith("-"):
+            dropping = accepts(a, word) == "refused"
+            if dropping:
+                refused.append(word)
+        if not dropping:
+            kept.append(word)
+    if not refused:
+        return change
+    note = f"{', '.join(flag_name(f) for f in refused)}: no flag of its {a.config_system} parser, not added"
+    left = bool(kept or change.env)
+    return change.model_copy(update={
+        "flags": kept, "how": f"{change.how} ({note})" if left else f"stays as it is ({note})",
+        "enabled": change.enabled and left,
+        "exclusion": change.exclusion if left else f"{change.what}: not changed ({note})"})
 
 
 def _capped(changes: list[BenchmarkChange]) -> list[BenchmarkChange]:

@@ -86,6 +86,8 @@ def signature_flags(tree: ast.Module, function: str, line: int, rel: str, a: Ana
     hyphens = a.config_system in HYPHENATED
     for name, annotation, default, lineno in _members(made):
         _parameter(name, annotation, default, lineno, "", classes, hyphens, rel, a, 0)
+    if isinstance(made, ast.FunctionDef) and made.args.kwarg is not None:  # `main(**kwargs)`: any name is taken
+        a.parser_open = f"passes flags {function} does not name on to its **{made.args.kwarg.arg}"
     if a.config_system == "jsonargparse CLI":
         a.flags.setdefault("--config", None)  # what jsonargparse adds to every CLI
         a.flags.setdefault("--print_config", None)

@@ -1,0 +1,60 @@
+"""Every flag the app adds is one the entry's own parser takes (wamf_tui/read/settings.py)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import make_repo
+
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.benchmark import propose
+from wamf_tui.read.settings import accepts
+
+FIRE_TRAINER = """\
+import fire
+import transformers
+
+def train(base_model: str = "", output_dir: str = "./lora", num_epochs: int = 3, wandb_project: str = ""):
+    use_wandb = len(wandb_project) > 0
+    trainer = transformers.Trainer(
+        model=model,
+        args=transformers.TrainingArguments(
+            num_train_epochs=num_epochs,
+            output_dir=output_dir,
+            save_strategy="steps",
+            eval_strategy="steps",
+            report_to="wandb" if use_wandb else "none",
+        ),
+    )
+    trainer.train()
+    model.save_pretrained(output_dir)
+
+if __name__ == "__main__":
+    fire.Fire(train)
+"""
+
+
+def test_a_trainer_tables_flags_are_never_added_to_a_fire_job(tmp_path):
+    """alpaca-lora: fire over `train(...)`, which builds TrainingArguments in code. `--report_to none` would stop
+    fire ("Could not consume arg"); only the function's parameters are the job's flags."""
+    root = make_repo(tmp_path / "job", {"finetune.py": FIRE_TRAINER})
+    a = analyze_script(root / "finetune.py", root)
+    assert a.config_system == "fire"
+    added = [f for c in propose(a) for f in c.flags]
+    assert added and all(accepts(a, f) == "proven" for f in added if f.startswith("-"))
+    assert not any(f.startswith(("--report_to", "--save_strategy", "--eval_strategy")) for f in added)
+
+
+@pytest.mark.parametrize(("system", "flags", "word", "verdict"), [
+    ("argparse", {"--max-steps": "10", "--seed": "1"}, "--max-s=3", "proven"),
+    ("argparse", {"--max-steps": "10", "--max-save": "1"}, "--max-s=3", "refused"),
+    ("argparse", {"--max-steps": "10"}, "--report_to none", "refused"),
+    ("click", {"--shuffle": "True"}, "--no-shuffle", "proven"),
+    ("absl", {"--use_x": "True"}, "--nouse_x", "proven"),
+    ("absl", {"--use_x": "True"}, "--use_y=1", "refused"),
+    ("HfArgumentParser", {"--max_steps": "-1"}, "--new_field 1", "unknown"),
+    ("hydra", {"trainer.max_steps": "-1"}, "trainer.max_steps=3", "unknown"),
+])
+def test_what_each_parser_proves(system, flags, word, verdict):
+    from wamf_tui.model import Analysis
+
+    assert accepts(Analysis(script="t.py", config_system=system, flags=flags), word) == verdict
