@@ -963,6 +963,20 @@ def test_a_tyro_jobs_step_flag_is_the_section_the_loop_compares_with(tmp_path):
         ("seeds pinned", ["--debug.seed=0"], [])]
 
 
+def test_a_tyro_jobs_output_folder_is_its_root_configs_field(tmp_path):
+    """torchtitan: `dump_folder: str = "./outputs"` on the root config (the class with sections, none itself):
+    `--dump-folder` points at the benchmark folder; a section's own folder (`debug.trace_dir`) is not the job's."""
+    files = dict(TYRO_TRAINER)
+    files["job/trainer.py"] = files["job/trainer.py"].replace(
+        "        debug: DebugConfig = field(default_factory=DebugConfig)\n",
+        "        debug: DebugConfig = field(default_factory=DebugConfig)\n        dump_folder: str = \"./outputs\"\n")
+    files["job/configs.py"] += "    trace_dir: str = 'traces'\n"
+    root = make_repo(tmp_path / "r", files)
+    a = analyze_script(root / "job/train.py", root, ["--module", "llama3"])
+    rows = propose(a, 30, "speed", [])
+    assert [c.flags for c in rows if c.what == "all outputs into one folder"] == [["--dump-folder=runs/wamf-bench"]]
+
+
 def test_a_guard_the_trainers_own_switch_makes_false_is_off(tmp_path):
     """The DPO job's `if training_args.eval_strategy != "no": trainer.evaluate()` after training: the run line's
     `--eval_strategy no`, the Trainer table's own switch, makes it false; with another value it would run."""

@@ -31,7 +31,7 @@ from .hydra_config import add_switches, compose
 from .needs import argparse_required, argv_required, dataclass_required, own_options, read_needs, submits
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
 from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of, name_of
-from .tyro_config import ConfigClasses, nested_seed, nested_step, nested_switches
+from .tyro_config import FOLDER, ConfigClasses, nested_output, nested_seed, nested_step, nested_switches
 
 MAX_BYTES = 2 * 1024 * 1024
 # Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
@@ -524,6 +524,10 @@ class _Reader(ast.NodeVisitor):
                 fields[stmt.target.id] = _dotted(stmt.annotation)
                 if stmt.value is not None:
                     self.defaults.setdefault(stmt.target.id, _field_default(stmt.value))
+                if FOLDER.search(stmt.target.id) and isinstance(stmt.value, ast.Constant) and isinstance(
+                        stmt.value.value, str) and stmt.value.value and not stmt.value.value.startswith(("/", "~")):
+                    self.config_classes.folders.append((".".join(c for c, _ in self.classes), stmt.target.id,
+                                                        self.rel, stmt.lineno))
         if fields:  # tyro makes `--section.name` of each field, `--section.no-name` of each bool
             qualified = ".".join(c for c, _ in self.classes)
             self.config_classes.fields.setdefault(qualified, {}).update(fields)
@@ -1470,6 +1474,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         nested_switches(result, classes, command)
         nested_step(result, classes)
         nested_seed(result, classes)
+        nested_output(result, classes)
     result.train_calls = train_calls(result, helpers) + fits
     # under a condition the job's values make false: never reached. Only where the defaults are the entry's
     # own parser's, read from its code (a library's table, HF TrainingArguments', varies with its version)

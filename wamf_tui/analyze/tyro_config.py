@@ -8,10 +8,13 @@ what the reader collected from the modules it read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..model import GIVEN, Analysis, Fact, StepControl
+
+FOLDER = re.compile(r"(^|_)(out|output|outputs|save|dump|ckpt|checkpoint|log|logs)_?(dir|path|folder|root)?$")
 
 
 @dataclass
@@ -23,6 +26,8 @@ class ConfigClasses:
     bounds: dict[str, tuple[str, int]] = field(default_factory=dict)  # a step-like chain a comparison reads
     # (`self.config.training.steps`) -> (file, line)
     where: dict[str, tuple[str, int]] = field(default_factory=dict)  # class -> (file, line) of its `seed` field
+    folders: list[tuple[str, str, str, int]] = field(default_factory=list)  # (class, field, file, line) of each
+    # field that names a relative output folder (`dump_folder: str = "./outputs"`)
 
     def switches(self) -> dict[str, set[str]]:
         """A bool field -> the other fields of the classes that hold it."""
@@ -92,3 +97,16 @@ def nested_seed(result: Analysis, classes: ConfigClasses) -> None:
         section, cls = found.pop()
         file, line = classes.where[cls]
         result.seeds.insert(0, Fact(name="seed", file=file, line=line, off_switch=f"--{section}.seed=..."))
+
+
+def nested_output(result: Analysis, classes: ConfigClasses) -> None:
+    """The job's output folder, `--dump-folder`, where the root config class (one that has sections and is
+    none itself) has a field naming a relative folder: the run line points it at the benchmark folder."""
+    sections = classes.sections()
+    nested = {c for types in sections.values() for c in types}
+    roots = {c for c, fields in classes.fields.items() if c not in nested and any(k in classes.fields
+                                                                                 for k in fields.values())}
+    for cls, name, file, line in classes.folders:
+        if cls in roots and not any(o.off_switch == f"--{name.replace('_', '-')}=..." for o in result.output_dirs):
+            result.output_dirs.insert(0, Fact(name=name, file=file, line=line,
+                                              off_switch=f"--{name.replace('_', '-')}=..."))
