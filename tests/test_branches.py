@@ -144,3 +144,18 @@ def test_an_optimizer_step_the_values_skip_gives_way_to_the_update_by_hand(tmp_p
     assert (cap.flags, cap.env) == (["--epochs=1"], [])
     given = analyze_script(tmp_path / "train.py", tmp_path, ["--use-optimizer"])
     assert {x.role: x.line for x in given.anchors}["optimizer_step"] == _line(BY_HAND, "optimizer.step()")
+
+
+def test_a_module_beside_the_script_is_the_one_its_import_names(tmp_path):
+    """`python dir/main.py` puts `dir` first on sys.path: `from trainer import Trainer` is `dir/trainer.py`, even
+    when the repo root has a `trainer.py` of its own (minGPT-ddp's Hydra entry holds no loop)."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "trainer.py").write_text("class Trainer:\n    pass\n")
+    (tmp_path / "app" / "trainer.py").write_text(
+        "class Trainer:\n    def train(self):\n        for x in self.data:\n            loss = self.model(x)\n"
+        "            loss.backward()\n            self.optimizer.step()\n")
+    (tmp_path / "app" / "main.py").write_text("from trainer import Trainer\n\nif __name__ == '__main__':\n"
+                                              "    Trainer().train()\n")
+    a = analyze_script(tmp_path / "app" / "main.py", tmp_path)
+    assert {(x.role, x.file, x.line) for x in a.anchors if x.role in ("loss", "backward", "optimizer_step")} == {
+        ("loss", "app/trainer.py", 4), ("backward", "app/trainer.py", 5), ("optimizer_step", "app/trainer.py", 6)}

@@ -1290,9 +1290,11 @@ def _class_finder(tree: ast.Module, path: Path, root: Path) -> Callable[[str], a
     return find
 
 
-def _module_path(root: Path, module: str) -> Path | None:
+def _module_path(root: Path, module: str, beside: Path | None = None) -> Path | None:
+    """The repo file an import names: beside the script first (`python dir/train.py` puts `dir` first on
+    sys.path, so `from trainer import Trainer` is `dir/trainer.py`), then from the root and `src/`."""
     parts = module.split(".")
-    for base in (root, root / "src"):
+    for base in (*([beside] if beside is not None and beside != root else []), root, root / "src"):
         for n in range(len(parts), 0, -1):
             cand = base.joinpath(*parts[:n])
             for p in (cand.with_suffix(".py"), cand / "__init__.py"):
@@ -1440,7 +1442,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         targets = _hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
         roots.update(t.rsplit(".", 1)[-1] for t in targets)
         for mod in [*reader.imports, *dict.fromkeys(t.rsplit(".", 1)[0] for t in targets)]:
-            p = _module_path(root, mod)
+            p = _module_path(root, mod, script.parent)
             if p is None or p.resolve() in done:
                 continue
             if depth < FOLLOW_DEPTH:
