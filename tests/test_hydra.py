@@ -114,7 +114,7 @@ def test_the_benchmark_switches_are_overrides_hydra_accepts(app):
     on = [f for c in changes if c.enabled for f in c.flags]
     assert on == ["+trainer.max_steps=30", "+trainer.enable_checkpointing=false", "~callbacks.model_checkpoint",
                   "test=false", "+trainer.limit_val_batches=0", "~callbacks.early_stopping",
-                  "hydra.run.dir=runs/wamf-bench", "seed=0"]
+                  "hydra.run.dir=runs/wamf-bench", "seed=1"]  # `if cfg.get("seed"):` would skip a seed of 0
     assert not any(c.env for c in changes if c.enabled)  # overrides are never environment variables
     command = "python src/train.py trainer=gpu"
     state = InitState(repo_path=str(app), contract_path=str(app / "contract.md"), script="src/train.py",
@@ -124,7 +124,7 @@ def test_the_benchmark_switches_are_overrides_hydra_accepts(app):
     assert check_run(run, app, a).problems == []
     cfg = _compose_with_hydra(app, shlex.split(run)[2:])  # Hydra itself takes every word of the run line
     assert cfg.trainer.max_steps == 30 and cfg.trainer.accelerator == "gpu" and cfg.trainer.limit_val_batches == 0
-    assert list(cfg.callbacks) == [] and cfg.test is False and cfg.seed == 0
+    assert list(cfg.callbacks) == [] and cfg.test is False and cfg.seed == 1
 
 
 def test_a_trainer_the_config_puts_on_the_cpu_is_moved_to_the_gpu(app):

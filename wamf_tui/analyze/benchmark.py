@@ -578,10 +578,12 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(what="Hydra's run folder into the benchmark folder", how=run_dir,
                                        flags=[run_dir], why="no outputs/<date> folders in the checkout"))
     changes = _capped(changes)
-    seed = next((s.off_switch for s in a.seeds if s.off_switch and (
+    chosen = next((s for s in a.seeds if s.off_switch and (
         s.off_switch.startswith("--") or hydra and "=" not in s.off_switch)), None)
+    seed = chosen.off_switch if chosen is not None else None
     if seed:
-        how, flags, env = f"{seed.split('=')[0]}=0", [f"{seed.split('=')[0]}=0"], []
+        value = 1 if chosen is not None and _truthiness(chosen.guard) else 0  # `if cfg.get("seed"):` skips a 0
+        how, flags, env = f"{seed.split('=')[0]}={value}", [f"{seed.split('=')[0]}={value}"], []
     elif a.fixed_seed:  # `torch.manual_seed(42)` whatever the run: the same answer twice already
         how, flags, env = f"the job's own fixed seed ({a.fixed_seed})", [], []
     else:
@@ -615,6 +617,16 @@ def _proven(a: Analysis, change: BenchmarkChange) -> BenchmarkChange:
         "flags": kept, "how": f"{change.how} ({note})" if left else f"stays as it is ({note})",
         "enabled": change.enabled and left,
         "exclusion": change.exclusion if left else f"{change.what}: not changed ({note})"})
+
+
+def _truthiness(guard: str | None) -> bool:
+    """Whether a seed call's guard tests the seed's value for truth (`if cfg.get("seed"):`, `if args.seed:`),
+    so a seed of 0 is taken for none and the run stays unseeded."""
+    try:
+        test = ast.parse(guard or "", mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(test, ast.Name | ast.Attribute | ast.Call) and "seed" in ast.unparse(test)
 
 
 def _capped(changes: list[BenchmarkChange]) -> list[BenchmarkChange]:
