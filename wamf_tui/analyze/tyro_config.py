@@ -102,6 +102,8 @@ def nested_seed(result: Analysis, classes: ConfigClasses) -> None:
 def nested_output(result: Analysis, classes: ConfigClasses) -> None:
     """The job's output folder, `--dump-folder`, where the root config class (one that has sections and is
     none itself) has a field naming a relative folder: the run line points it at the benchmark folder."""
+    if any((o.off_switch or "").startswith("--") for o in result.output_dirs):
+        return  # the flags read from the CLI's own signature (`--cfg.out-dir`) already name one
     sections = classes.sections()
     nested = {c for types in sections.values() for c in types}
     roots = {c for c, fields in classes.fields.items() if c not in nested and any(k in classes.fields
