@@ -58,3 +58,44 @@ def test_what_each_parser_proves(system, flags, word, verdict):
     from wamf_tui.model import Analysis
 
     assert accepts(Analysis(script="t.py", config_system=system, flags=flags), word) == verdict
+
+
+HYDRA_UNREAD = """\
+import hydra
+import torch
+
+@hydra.main(version_base=None, config_path="conf", config_name="train")
+def main(cfg):
+    for step in range(cfg.trainer.max_steps):
+        loss = model(x)
+        loss.backward()
+        opt.step()
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_yes_refuses_a_run_line_it_cannot_prove_and_names_the_flags(tmp_path):
+    """fire over `main(**kwargs)`: any name is taken and maybe ignored, so a flag the reading finds only as a
+    name (`--output_dir`) is not proven unless the documented command gives it. A Hydra app whose config the
+    reading cannot compose proves none of its overrides: unattended, the app writes no contract and says which."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from wamf_tui.model import Analysis
+
+    a = Analysis(script="t.py", config_system="fire", flags={"--max_train_step": "0"},
+                 parser_open="passes flags main does not name on to its **kwargs")
+    assert (accepts(a, "--max_train_step=3"), accepts(a, "--output_dir=x"),
+            accepts(a, "--output_dir=x", ["--output_dir", "y"])) == ("proven", "unknown", "proven")
+    root = make_repo(tmp_path / "job", {"train.py": HYDRA_UNREAD})
+    answers = tmp_path / "a.toml"
+    answers.write_text('script = "train.py"\n')
+    wamf = str(Path(sys.executable).parent / "wamf-tui")
+    out = subprocess.run([wamf, str(root), "--answers", str(answers), "--yes"], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")})
+    assert out.returncode == 1 and not (root / "contract.md").exists(), out.stderr
+    assert "cannot prove that the job's parser takes trainer.max_steps, hydra.run.dir;" in out.stderr

@@ -228,6 +228,10 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
         missing = q is not None and q.key == "run" and (proposals.missing_in_run(state, q.default)
                                                          or proposals.left_out_of_run(state, q.default))
         return _err(f"answer refused: {problems[0]}", 2 if missing else 1)
+    if args.yes and "run" not in data and (doubtful := proposals.unproven(state)):
+        # nothing unproven is written: the job's parser may not take these, and no one is there to ask
+        return _err(f"cannot prove that the job's parser takes {', '.join(doubtful)}; give the run line in the "
+                    "answers file (run = \"...\") if it does", 1)
     for problem in proposals.known_problems(state):
         print(f"wamf-tui: warning: {problem}", file=sys.stderr)
     return state

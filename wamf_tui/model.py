@@ -320,6 +320,7 @@ class Analysis(BaseModel):
     logged: list[RepoText] = []  # metric names the job logs (wandb.log keys, add_scalar tags, self.log names)
     module_globals: list[RepoText] = []  # the entry's module-level names: what an exec-style configurator sets
     parser_open: RepoText | None = None  # why its argparse flags cannot all be known (parse_known_args, ...)
+    modelled: list[RepoText] = []  # flags a model of its config proves beyond its parser's (tyro's classes)
     module: RepoText | None = None  # the entry as a module (`pkg.train`), when it sits in a package
     module_root: RepoText = ""  # the folder `python -m` runs it from
     config_system: RepoText = "unknown"
@@ -343,6 +344,7 @@ class BenchmarkChange(BaseModel):
     drop: list[str] = []  # flags of the original launch command it removes
     enabled: bool = True
     exclusion: str | None = None  # what the contract records when it is switched off
+    unproven: list[str] = []  # flags it needs that the job's parser is not proven to take: not added, asked
 
 
 Ended = Literal["exited", "limit", "stopped", "not started"]

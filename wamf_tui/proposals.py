@@ -145,11 +145,21 @@ def run_notes(state: InitState) -> str:
         missing = missing_inputs(a.required, job_args(state.run or run_line(state)) or [], store_true(a))
         if missing:
             notes.append("it requires " + say_missing(missing))
+    doubtful = unproven(state)
+    if doubtful:
+        notes.append("not proven to be flags of its parser, so not added: " + ", ".join(doubtful))
     left = [x for x in (state.launch.left_out if state.launch else []) if x.split(" ")[0] not in
             {w.split("=")[0] for w in job_args(state.run or run_line(state)) or []}]
     if left:
         notes.append("add your value for " + ", ".join(left))
     return "".join(f" {n}." for n in notes)
+
+
+def unproven(state: InitState) -> list[str]:
+    """Flags the benchmark needs that the job's parser is not proven to take: left out of the run line, for
+    the user to add if the job takes them (with `--yes`, a refusal that names them)."""
+    return list(dict.fromkeys(w.split("=")[0] for c in state.changes if c.enabled or c.unproven
+                              for w in c.unproven))
 
 
 def store_true(a: Analysis) -> set[str]:

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .analyze.benchmark import is_wrapper
-from .analyze.hydra_config import hydra_overrides
 from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, say_missing
 from .analyze.subcommands import called, dispatch, reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, LaunchCommand
+from .read.hydra_overrides import hydra_overrides
 
 
 @dataclass

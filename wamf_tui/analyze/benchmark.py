@@ -16,8 +16,9 @@ from pathlib import Path
 
 from ..detect.launch import format_command, parse_launch
 from ..model import GIVEN, Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
+from ..read.hydra_overrides import ENV, is_override
 from ..read.settings import accepts, flag_name
-from .hydra_config import ENV, cpu_trainers, is_override
+from .hydra_config import cpu_trainers
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
 WRAPPER_NAME = "wamf_bench.py"
@@ -593,29 +594,34 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(what="deterministic algorithms on (accuracy mode)",
                                        how="WAMF_DETERMINISTIC=1 (wrapper)", env=["WAMF_DETERMINISTIC=1"],
                                        why="bit-exact checks; costs speed, so speed mode leaves it off"))
-    return [_proven(a, c) for c in changes]
+    return [_proven(a, c, args) for c in changes]
 
 
-def _proven(a: Analysis, change: BenchmarkChange) -> BenchmarkChange:
-    """The change with only the flags the job's own parser is proven to take: one it refuses (a Trainer
-    table's `--report_to` on a fire job) is not added, and what it would have switched stays as it is."""
-    refused: list[str] = []
+def _proven(a: Analysis, change: BenchmarkChange, args: list[str] | tuple[str, ...]) -> BenchmarkChange:
+    """The change with only the flags the job's own parser is proven to take. One it refuses (a Trainer
+    table's `--report_to none` on a fire job) is not added; one the reading cannot prove either way is not
+    added and kept in `unproven`, for the user to give (the app asks; `--yes` refuses)."""
+    verdicts: dict[str, str] = {}
     kept: list[str] = []
-    dropping = False
-    for word in change.flags:  # a refused flag takes its value words with it (`--report_to none`)
-        if word.startswith("-"):
-            dropping = accepts(a, word) == "refused"
-            if dropping:
-                refused.append(word)
-        if not dropping:
+    verdict = "proven"
+    for word in change.flags:  # a flag's value words go with it (`--report_to none`)
+        if word.startswith("-") or a.config_system == "hydra":
+            verdict = accepts(a, word, args)
+            verdicts[word] = verdict
+        if verdict == "proven":
             kept.append(word)
-    if not refused:
+    refused = [w for w, v in verdicts.items() if v == "refused"]
+    unproven = [w for w, v in verdicts.items() if v == "unknown"]
+    if not refused and not unproven:
         return change
-    note = f"{', '.join(flag_name(f) for f in refused)}: no flag of its {a.config_system} parser, not added"
+    notes = ([f"{', '.join(flag_name(f) for f in refused)}: no flag of its {a.config_system} parser"] if refused
+             else []) + ([f"{', '.join(flag_name(f) for f in unproven)}: not proven to be a flag of its "
+                          f"{a.config_system} parser"] if unproven else [])
+    note = "; ".join(notes) + ", not added"
     left = bool(kept or change.env)
     return change.model_copy(update={
         "flags": kept, "how": f"{change.how} ({note})" if left else f"stays as it is ({note})",
-        "enabled": change.enabled and left,
+        "enabled": change.enabled and left, "unproven": [w for w in change.flags if w in unproven],
         "exclusion": change.exclusion if left else f"{change.what}: not changed ({note})"})
 
 

@@ -70,7 +70,9 @@ def nested_switches(result: Analysis, classes: ConfigClasses, command: Sequence[
             by_command = {s for other in switches[name] for s in given.get(other, ())}
             found = (by_class & by_command or by_class) if by_class else by_command
             if len(found) == 1:
-                f.off_switch = f"--{found.pop()}.no-{name.replace('_', '-')} {GIVEN}"
+                section = found.pop()
+                f.off_switch = f"--{section}.no-{name.replace('_', '-')} {GIVEN}"
+                result.modelled.append(f"--{section}.no-{name.replace('_', '-')}")
 
 
 def nested_step(result: Analysis, classes: ConfigClasses) -> None:
@@ -84,6 +86,7 @@ def nested_step(result: Analysis, classes: ConfigClasses) -> None:
         *_, section, key = chain.split(".")
         if any(key in classes.fields[c] for c in sections.get(section, ())):
             result.step_controls.insert(0, StepControl(name=f"--{section}.{key}", file=file, line=line))
+            result.modelled.append(f"--{section}.{key}")
             return
 
 
@@ -97,6 +100,7 @@ def nested_seed(result: Analysis, classes: ConfigClasses) -> None:
         section, cls = found.pop()
         file, line = classes.where[cls]
         result.seeds.insert(0, Fact(name="seed", file=file, line=line, off_switch=f"--{section}.seed=..."))
+        result.modelled.append(f"--{section}.seed")
 
 
 def nested_output(result: Analysis, classes: ConfigClasses) -> None:
@@ -112,3 +116,4 @@ def nested_output(result: Analysis, classes: ConfigClasses) -> None:
         if cls in roots and not any(o.off_switch == f"--{name.replace('_', '-')}=..." for o in result.output_dirs):
             result.output_dirs.insert(0, Fact(name=name, file=file, line=line,
                                               off_switch=f"--{name.replace('_', '-')}=..."))
+            result.modelled.append(f"--{name.replace('_', '-')}")
