@@ -349,3 +349,17 @@ def test_the_loss_is_the_one_the_default_path_computes(tmp_path):
     got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
     assert (got["loss"], got["forward"]) == (at(BRANCHED_LOSS, "loss = torch.sum"),
                                              at(BRANCHED_LOSS, "output_tensor = model("))
+
+
+def test_a_probes_backward_whose_gradients_are_zeroed_is_not_the_step(tmp_path):
+    """lingua: a periodic probe runs a throw-away forward and backward on half a batch, then zeroes the
+    gradients ("cancel this fake step"); the step is the forward and backward after it."""
+    body = ("import torch\n\ndef train(model, optimizer, loader, probe_freq=None):\n    for x, y in loader:\n"
+            "        if probe_freq is not None:\n            probe_loss = model(x[:1], y[:1])\n"
+            "            probe_loss.backward()\n            optimizer.zero_grad()\n"
+            "        loss = model(x, y)\n        loss.backward()\n        optimizer.step()\n"
+            "        optimizer.zero_grad()\n\nif __name__ == '__main__':\n    train(None, None, [])\n")
+    root = make_repo(tmp_path / "job", {"train.py": body})
+    a = analyze_script(root / "train.py", root)
+    assert {(x.role, x.line) for x in a.anchors if x.role in ("loss", "backward", "optimizer_step")} == {
+        ("loss", 9), ("backward", 10), ("optimizer_step", 11)}

@@ -106,7 +106,11 @@ def find_step(tree: ast.Module, rel: str, dead: Collection[int] = ()) -> list[An
         ifs = [n for n in nodes if isinstance(n, ast.If)]
         # `if scaler is not None: scaler.scale(loss).backward() else: loss.backward()`: fp16's branch is not the
         # default path (bf16 and fp32 runs build no scaler)
-        call, loss = next((b for b in real if not _fp16_branch(b[0], ifs)), real[0] if real else backwards[0])
+        # a probe's backward whose gradients are zeroed before any step (`probe_loss.backward();
+        # optimizer.zero_grad()`: "cancel this fake step") is not the step either
+        stepped = [b for b in real if not _cancelled(b[0], calls)] or real
+        call, loss = next((b for b in stepped if not _fp16_branch(b[0], ifs)),
+                          stepped[0] if stepped else backwards[0])
         return _anchored(rel, call, loss, assigns, calls, ifs)
     return None
 
@@ -182,6 +186,19 @@ def _assigned(name: str, before: int, assigns: list[ast.AST]) -> ast.AST | None:
 
 def _value(node: ast.AST) -> ast.expr | None:
     return getattr(node, "value", None)
+
+
+def _cancelled(backward: ast.Call, calls: list[ast.Call]) -> bool:
+    """Whether the first of `zero_grad()` and an optimizer step after `backward` is the `zero_grad()`: its
+    gradients are thrown away, never stepped."""
+    for c in calls:
+        if c.lineno <= backward.lineno or not isinstance(c.func, ast.Attribute):
+            continue
+        if c.func.attr == "zero_grad":
+            return True
+        if c.func.attr == "step" or OPTIMIZER_METHODS.match(c.func.attr):
+            return False
+    return False
 
 
 def _fp16_branch(node: ast.AST, ifs: list[ast.If]) -> bool:
