@@ -159,3 +159,18 @@ def test_a_module_beside_the_script_is_the_one_its_import_names(tmp_path):
     a = analyze_script(tmp_path / "app" / "main.py", tmp_path)
     assert {(x.role, x.file, x.line) for x in a.anchors if x.role in ("loss", "backward", "optimizer_step")} == {
         ("loss", "app/trainer.py", 4), ("backward", "app/trainer.py", 5), ("optimizer_step", "app/trainer.py", 6)}
+
+
+def test_an_input_remade_in_a_branch_the_values_skip_is_not_the_batch(tmp_path):
+    """diffusers: `if args.dream_training: noisy, target = dream(...)` (off by default) before the forward:
+    the batch row is where the input is made on the path the job takes."""
+    text = ("import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--dream_training', action='store_true')\nargs = p.parse_args()\n"
+            "for batch in loader:\n    noisy = add_noise(batch)\n    if args.dream_training:\n"
+            "        noisy = dream(noisy)\n    pred = model(noisy)\n    loss = torch.nn.functional.mse_loss(pred, batch)\n"
+            "    loss.backward()\n    opt.step()\n")
+    (tmp_path / "train.py").write_text(text)
+    a = analyze_script(tmp_path / "train.py", tmp_path)
+    assert {x.role: x.line for x in a.anchors}["batch"] == _line(text, "noisy = add_noise")
+    given = analyze_script(tmp_path / "train.py", tmp_path, ["--dream_training"])
+    assert {x.role: x.line for x in given.anchors}["batch"] == _line(text, "noisy = dream")

@@ -1060,15 +1060,15 @@ def _setting(node: ast.expr) -> str | None:
 
 
 def _step_by_values(result: Analysis, tree: ast.Module, rel: str, dead: dict[int, str]) -> None:
-    """The entry's optimizer step where the job's values skip it (`if args.use_optimizer:`, off): the step is
-    read again past that branch, so a hand-written update (`p.data.add_(p.grad, ...)`) is the one it takes."""
-    step = next((a for a in result.anchors if a.role == "optimizer_step" and a.file == rel and a.line in dead), None)
-    if step is None:
+    """The entry's step anchors where the job's values skip their lines (`if args.use_optimizer:` off, the
+    batch remade under `if args.dream_training:` off): the step is read again past those branches, and its
+    anchors there replace them (a hand-written update, `p.data.add_(p.grad, ...)`, for a skipped optimizer)."""
+    if not any(a.file == rel and a.line in dead for a in result.anchors if a.role in ROLES):
         return
     again = {a.role: a for a in find_step(tree, rel, dead) or []}
-    result.anchors = [a for a in result.anchors if a is not step]
-    if "manual_update" in again:
-        result.anchors.append(again["manual_update"])
+    kept = [a for a in result.anchors
+            if not (a.file == rel and a.role in ROLES and (a.line in dead or a.role in again))]
+    result.anchors = kept + [a for role, a in again.items() if role in ROLES or role == "manual_update"]
 
 
 def _dead_by_values(result: Analysis, rel: str, dead: dict[int, str]) -> None:
