@@ -397,3 +397,31 @@ def test_scripts_are_ranked_by_what_trains_and_where_the_repo_launches_them(tmp_
     assert by["generate.py"].reasons[-1] == "does not train (by its name)"
     assert by["generate.py"].score == 5 + 4 + 2 - 12  # entry name, torch, __main__, beside a trainer by its name
     assert by["tests/test_train.py"].score == 4 + 6 - 1 - 10 - 6  # torch, trains, one folder deep, a test, no launch
+
+
+def test_the_training_command_outranks_an_eval_only_one_and_a_usage_synopsis(tmp_path):
+    """Swin's docs: an eval command (`main.py --eval --resume ckpt`) and a usage line (`[--batch-size <b>]`)
+    come before the Swin-T training example; the job is the training one."""
+    train = "import argparse\nimport torch\n"
+    root = make_repo(tmp_path / "r", {"main.py": train, "get_started.md": (
+        "```bash\npython -m torch.distributed.launch --nproc_per_node 8 main.py --eval --cfg a.yaml "
+        "--resume ckpt.pth\n```\n\n```bash\npython -m torch.distributed.launch --nproc_per_node <gpus> main.py "
+        "\\\n--cfg <config-file> [--batch-size <batch-size-per-gpu>]\n```\n\n"
+        "```bash\npython -m torch.distributed.launch --nproc_per_node 8 main.py \\\n--cfg configs/t.yaml "
+        "--batch-size 128\n```\n")})
+    scan = scan_scripts(root)
+    assert scan.candidates[0].launch.args == ["--cfg", "configs/t.yaml", "--batch-size", "128"]
+
+
+def test_a_required_local_rank_is_what_the_legacy_launcher_passes(tmp_path):
+    from wamf_tui.analyze import analyze_script
+    from wamf_tui.validate import check_run
+
+    body = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--cfg', required=True)\n"
+            "p.add_argument('--local_rank', type=int, required=True)\nargs = p.parse_args()\n")
+    root = make_repo(tmp_path / "r", {"main.py": body})
+    a = analyze_script(root / "main.py", root)
+    assert check_run("python -m torch.distributed.launch --nproc_per_node 2 main.py --cfg a", root, a).problems == []
+    assert check_run("deepspeed main.py --cfg a", root, a).problems == []
+    assert check_run("torchrun --nproc_per_node 2 main.py --cfg a", root, a).problems == [
+        "main.py requires --local_rank"]

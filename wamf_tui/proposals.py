@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 
 from .analyze.benchmark import DEFAULT_STEPS, entry_fixes, job_args, job_launch, propose, run_command
-from .analyze.needs import missing_inputs, say_missing
+from .analyze.needs import missing_inputs, passes_local_rank, say_missing
 from .analyze.subcommands import reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, Anchor, BenchmarkChange, Checkpoint, InitState, LaunchCommand, Register, RepoFacts
@@ -142,7 +142,8 @@ def run_notes(state: InitState) -> str:
     if a is not None:
         if any(n.code == "no_main" for n in a.needs) and job_launch(state).launcher != "console script":
             notes.append(f"{Path(a.script).name} has no __main__ and calls nothing: name the command that calls it")
-        missing = missing_inputs(a.required, job_args(state.run or run_line(state)) or [], store_true(a))
+        run = state.run or run_line(state)
+        missing = missing_inputs(a.required, job_args(run) or [], store_true(a), _rank_given(run))
         if missing:
             notes.append("it requires " + say_missing(missing))
     doubtful = unproven(state)
@@ -345,13 +346,19 @@ def test_command(state: InitState) -> str:
     return state.detected.tests or ""
 
 
+def _rank_given(run: str) -> bool:
+    """Whether the run line's launcher passes `--local_rank` to each process itself."""
+    launch = parse_launch(run)
+    return launch is not None and passes_local_rank(launch.prefix, launch.launcher)
+
+
 def missing_in_run(state: InitState, run: str) -> str:
     """The required inputs of the job's parser that the run line leaves out, said as a list."""
     a = state.analysis
     if a is None or not a.required:
         return ""
     args = job_args(run)
-    return say_missing(missing_inputs(a.required, args, store_true(a))) if args is not None else ""
+    return say_missing(missing_inputs(a.required, args, store_true(a), _rank_given(run))) if args is not None else ""
 
 
 def left_out_of_run(state: InitState, run: str) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .analyze.benchmark import is_wrapper
-from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, say_missing
+from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, say_missing
 from .analyze.subcommands import called, dispatch, reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, LaunchCommand
@@ -76,7 +76,8 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
 
         analysis = analyze_script(root / launch.path, root, args, called(launch))
     v.problems += _needs(launch, analysis)
-    missing = missing_inputs(analysis.required, args, {n for n, d in analysis.flags.items() if d == "False"})
+    missing = missing_inputs(analysis.required, args, {n for n, d in analysis.flags.items() if d == "False"},
+                             passes_local_rank(launch.prefix, launch.launcher))
     if missing:
         v.problems.append(f"{Path(launch.path).name} requires {say_missing(missing)}")
     flags_problems, flags_warnings = _flags(args, analysis, launch.path)

@@ -174,9 +174,24 @@ def dataclass_required(tree: ast.Module, classes: set[str], rel: str) -> list[Re
     return found
 
 
-def missing_inputs(required: list[Required], args: list[str], store_true: set[str]) -> list[Required]:
+LOCAL_RANK = ("--local_rank", "--local-rank")  # what torch.distributed.launch and deepspeed pass each process
+
+
+def passes_local_rank(prefix: list[str] | tuple[str, ...], launcher: str) -> bool:
+    """Whether the launcher gives each process `--local_rank` itself: `deepspeed`, and the legacy
+    `python -m torch.distributed.launch` unless told to use the environment (`--use_env`)."""
+    if launcher == "deepspeed":
+        return True
+    return "torch.distributed.launch" in prefix and not any(w in ("--use_env", "--use-env") for w in prefix)
+
+
+def missing_inputs(required: list[Required], args: list[str], store_true: set[str],
+                   by_launcher: bool = False) -> list[Required]:
     """The required inputs `args` (a command's arguments) leave out. Options may be abbreviated, as
-    argparse allows; positionals are counted among the words no option takes as its value."""
+    argparse allows; positionals are counted among the words no option takes as its value. `by_launcher`:
+    the launcher passes `--local_rank` itself (a required one is not missing)."""
+    if by_launcher:
+        required = [r for r in required if r.name not in LOCAL_RANK]
     missing = []
     bare = 0
     i = 0

@@ -281,17 +281,34 @@ def _score(rel: str, text: str) -> tuple[int, list[str]]:
     return score, reasons
 
 
+# flags that make a training script evaluate, test or time its throughput instead of training
+EVAL_ONLY = re.compile(r"^--?(eval|evaluate|eval[-_]only|test|test[-_]only|throughput|inference|predict|"
+                       r"validate|validate[-_]only|val[-_]only)$", re.I)
+
+
 def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
     """The launch to show for a script: the user's queued job, then one with nothing left unresolved, then
     one with no value the docs left as a template (`experiment=experiment_name.yaml`), then one that does
     not ask for the CPU (the README's `trainer=cpu` example is not the GPU job), then a real launcher."""
     def rank(x: LaunchCommand) -> tuple[bool, ...]:
         values = [w.split("=", 1)[-1] for w in x.args]
-        return (_queued(x), not x.unresolved, not any(TEMPLATE.search(v) for v in values),
+        synopsis = any(w.startswith("[") or w.endswith("]") and "[" not in w for w in x.args)  # `[--tag <t>]`
+        return (_queued(x), not _evaluates_only(x), not synopsis, not x.unresolved,
+                not any(TEMPLATE.search(v) for v in values),
                 not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),
                 not _docs_page(x), x.launcher not in ("python", "python -m"))
 
     return rank(new) > rank(old)
+
+
+def _evaluates_only(launch: LaunchCommand) -> bool:
+    """A command that switches the job to evaluation, testing or throughput alone (`main.py --eval
+    --resume ckpt`, `--eval_only=True`): another job than the training one, whatever else it gets right."""
+    for word in launch.args:
+        flag, eq, value = word.partition("=")
+        if EVAL_ONLY.match(flag) and (not eq or value.strip("'\"").lower() in ("true", "1", "yes")):
+            return True
+    return False
 
 
 def _docs_page(launch: LaunchCommand) -> bool:
