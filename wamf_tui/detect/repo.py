@@ -1,7 +1,8 @@
 """The git checkout: where it is, what HEAD is, and whether it is clean.
 
-Read-only: every git command runs with GIT_OPTIONAL_LOCKS=0 so not even
-`git status` refreshes the index.
+Read-only, and running nothing of the repo's: every git command takes its settings and environment
+from `gitcmd` (no fsmonitor, filter, hook or pager; GIT_OPTIONAL_LOCKS=0 so not even `git status`
+refreshes the index).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import gitcmd
 from ..checkout import is_bare, status_entries
 from ..model import RepoFacts
 
@@ -36,7 +38,12 @@ def detect_repo(path: str | os.PathLike[str]) -> RepoFacts:
     except Exception as e:  # unreadable .git, odd permissions
         facts.error = f"could not read the repository: {e.__class__.__name__}"
         return facts
-    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    try:
+        repo.git.set_persistent_git_options(c=gitcmd.settings(repo.working_tree_dir or repo.git_dir))
+    except gitcmd.Refused as e:
+        facts.error = str(e)
+        return facts
+    repo.git.update_environment(**gitcmd.SAFE_ENV)
     facts.is_git = True
     facts.bare = repo.bare
     facts.root = str(Path(repo.working_tree_dir or repo.git_dir).resolve())
