@@ -265,9 +265,14 @@ def main(argv: list[str] | None = None) -> int:
     # subcommand's run. Reference counting still frees them. The subcommands end soon; the app turns
     # the collector back on over a frozen heap once its first frame is up (`WamfApp.on_mount`).
     gc.disable()
+    from .visible import GatedStream
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = GatedStream(out), GatedStream(err)  # type: ignore[assignment]
     try:
         return _main(argv)
     finally:
+        sys.stdout, sys.stderr = out, err
         gc.enable()
 
 

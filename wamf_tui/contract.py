@@ -20,6 +20,7 @@ from pathlib import Path
 from .files import TooLarge, read_text
 from .model import InitState
 from .trial import command_hash, contract_row
+from .visible import visible_lines
 
 KEYS = ("reader", "repo", "activate", "run", "node")
 SECTIONS = ("Required", "Correctness Instrumentation Plan", "Everything else")
@@ -302,11 +303,13 @@ def _check_table(head: int, content: list[tuple[int, str]]) -> list[Problem]:
 
 
 def diff(old: str, new: str, path: str = "contract.md") -> str:
-    return "".join(
+    """The unified diff, with the file's control characters shown as escapes: the file on disk is the
+    repo's, and an `ESC ] 52` in it would write the user's clipboard when shown."""
+    return visible_lines("".join(
         difflib.unified_diff(
             old.splitlines(keepends=True), new.splitlines(keepends=True), f"{path} (on disk)", f"{path} (new)"
         )
-    )
+    ))
 
 
 def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:

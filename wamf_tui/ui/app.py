@@ -42,6 +42,7 @@ from ..visible import visible
 from . import workers
 from .conversation import Conversation
 from .dialogs import ResumeScreen
+from .gate import HiddenFilter
 from .messages import (
     AnalysisReady,
     AnswerGiven,
@@ -58,6 +59,7 @@ from .screens import SCREENS, ConfirmScreen, StepScreen
 from .trial_screen import TrialScreen
 
 GPU_REFRESH_S = 1.0
+HIDDEN = HiddenFilter()
 
 
 class WamfApp(App):
@@ -115,6 +117,10 @@ class WamfApp(App):
             return
         if self.detect:
             self.start_detection()
+
+    def get_line_filters(self):
+        """Textual's filters, then the last gate for text: no control character reaches the terminal."""
+        return [*super().get_line_filters(), HIDDEN]
 
     def get_default_screen(self) -> StepScreen:
         """The step's screen is the app's first screen. Pushed over Textual's blank default screen,
@@ -402,8 +408,8 @@ class WamfApp(App):
         busy = [str(g.index) for g in hw.gpus if g.index in gpus and not g.free]
         seen = (", ".join(map(str, gpus)) + (f" (busy: {', '.join(busy)})" if busy else " (free)")) if gpus \
             else "none seen"
-        where = (f"  activate  {st.activate or '(none)'}\n  run       {run}\n  in        {visible(st.repo_path)}\n"
-                 f"  GPUs      {seen}")
+        where = (f"  activate  {visible(st.activate or '(none)')}\n  run       {visible(run)}\n"
+                 f"  in        {visible(st.repo_path)}\n  GPUs      {seen}")
         job = trial.Trial(st.activate, run, Path(st.repo_path), gpus=gpus, log_dir=session.state_dir() / "trials",
                           read_gpus=trial.sample_gpus, limit_s=trial.default_limit(st.trial))
         self.push_screen(TrialScreen(job, where, proposals.output_switch(st)), self._trial_done)
