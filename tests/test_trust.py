@@ -207,3 +207,73 @@ async def test_no_screen_draws_an_escape_whatever_path_the_text_took(tmp_path):
         await pilot.press("escape")
     assert any("ZXZpbA==" in line for line in drawn)  # the answers were drawn
     assert [line for line in drawn if strip_hidden(line) != line] == []
+
+
+# --- 2. one owner of a session at a time ---------------------------------------------------------------
+
+
+def _second_instance(root: Path) -> subprocess.Popen:
+    """A real second process that takes the repo's session over, as the palette's "Take over" does,
+    and stays alive holding it."""
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom wamf_tui import lock\n"
+                             "lock.take(sys.argv[1]); print('taken', flush=True); time.sleep(120)", str(root)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "taken"
+    return proc
+
+
+async def test_an_instance_taken_over_stops_saving_and_says_so(tmp_path):
+    from helpers import until
+
+    from wamf_tui import lock, session
+    from wamf_tui.ui.app import make_app
+
+    root = make_repo(tmp_path / "job")
+    app = make_app(root, detect=False)
+    assert app.read_only is None
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")  # an answer, saved: this instance holds the session
+        await until(pilot, lambda: app.saver.flush(0) and session.load(root) is not None, "the first save")
+        other = _second_instance(root)
+        try:
+            theirs = session.load(root).model_copy(update={"reader": "the other instance's answer"})
+            session.state_file(root).write_text(theirs.to_json())  # what it saved since
+            await pilot.press("escape")  # back to the first question: an answer of this one's...
+            await pilot.press("1")
+            await until(pilot, lambda: app.read_only is not None, "the loss noticed")
+            assert app.read_only.pid == other.pid
+            assert any("took this repo's session over" in n.message for n in app._notifications)
+            await pilot.press("3")
+            app.save(wait=True)
+            assert session.load(root).reader == "the other instance's answer"  # never overwritten
+        finally:
+            other.kill()
+            other.wait()
+    lock.release(root)
+    assert lock.lock_file(root).exists()  # it was never this one's to release
+
+
+def test_the_answers_file_honours_the_lock(tmp_path):
+    """`--answers` opens read-only while another instance holds the session; `--answers --yes`
+    refuses to write (exit 2)."""
+    from wamf_tui import answers, lock, session
+    from wamf_tui.cli import main
+    from wamf_tui.ui.app import prefilled_app
+
+    root = make_repo(tmp_path / "job")
+    other = _second_instance(root)
+    try:
+        app = prefilled_app(session.new_state(root))
+        assert app.read_only is not None and app.read_only.pid == other.pid
+        assert not app.holds_session
+        file = tmp_path / "a.json"
+        file.write_text("{}")
+        assert answers.load(file) == {}
+        assert main([str(root), "--answers", str(file), "--yes"]) == 2
+        assert not (root / "contract.md").exists()
+    finally:
+        other.kill()
+        other.wait()
+    assert lock.holder(root) is None

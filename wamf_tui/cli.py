@@ -305,6 +305,13 @@ def _main(argv: list[str] | None) -> int:
         return _err(f"{path} is a bare repository (no checkout); run wamf-tui in a checkout of it")
     if args.yes and not args.answers:
         return _err("--yes needs --answers FILE")
+    if args.answers and args.yes:
+        from . import lock
+
+        held_by = lock.holder(checkout.find_root(path))
+        if held_by is not None:  # it may write this contract too, from other answers
+            return _err(f"another wamf-tui holds this repo's session ({held_by.describe()}); "
+                        "finish or quit it first")
     if args.answers:
         state = _state_from_answers(args, path)
         if isinstance(state, int):

@@ -46,18 +46,29 @@ class Saver:
     otherwise delay the next keypress. `flush` waits for the write, for quitting and hangups.
     """
 
-    def __init__(self, on_error: Callable[[str], None] = lambda msg: None) -> None:
+    def __init__(self, on_error: Callable[[str], None] = lambda msg: None,
+                 still_mine: Callable[[str], bool] = lambda repo: True,
+                 on_lost: Callable[[str], None] = lambda repo: None) -> None:
+        """`still_mine(repo)` is asked before each write: once it says no (another instance took the
+        session over), nothing more is written and `on_lost(repo)` is told, once."""
         self.on_error = on_error
+        self.still_mine, self.on_lost = still_mine, on_lost
+        self.lost = False
         self._cond = threading.Condition()
-        self._queued: tuple[Path, str] | None = None
+        self._queued: tuple[Path, str, str] | None = None
         self._writing = False
         threading.Thread(target=self._run, name="wamf-save", daemon=True).start()
 
     def submit(self, state: InitState) -> None:
-        snapshot = state_file(state.repo_path), state.to_json()  # the UI goes on changing `state`
+        """Save `state` soon (nothing once the session was lost to another instance, until `regained`)."""
+        snapshot = state_file(state.repo_path), state.to_json(), state.repo_path  # the UI goes on changing it
         with self._cond:
             self._queued = snapshot
             self._cond.notify_all()
+
+    def regained(self) -> None:
+        """This instance holds the session again (taken back): saves are written again."""
+        self.lost = False
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until everything submitted is on disk; False if that took longer than `timeout`."""
@@ -70,8 +81,11 @@ class Saver:
                 self._cond.wait_for(lambda: self._queued is not None)
                 queued, self._queued, self._writing = self._queued, None, True
             assert queued is not None
-            path, text = queued
-            err = _write(path, text)
+            path, text, repo = queued
+            if not self.lost and not self.still_mine(repo):
+                self.lost = True
+                self.on_lost(repo)
+            err = None if self.lost else _write(path, text)
             if err:
                 self.on_error(err)
             with self._cond:

@@ -53,6 +53,7 @@ from .messages import (
     GpusRefreshed,
     RescanRequested,
     SaveFailed,
+    SessionLost,
     TrialRequested,
 )
 from .screens import SCREENS, ConfirmScreen, StepScreen
@@ -82,7 +83,9 @@ class WamfApp(App):
         self.resumed_facts: DetectedFacts | None = None  # what a resumed session knew, to say what moved
         self.change_log: list[str] = []
         self.reread: list[str] = []  # the script's files that changed since a resumed session read them
-        self.saver = session.Saver(on_error=self._save_failed)
+        self.holds_session = False  # took the repo's lock (`open_session`): each save first checks it still does
+        self.saver = session.Saver(on_error=self._save_failed, still_mine=self._still_mine,
+                                   on_lost=self._session_lost)
         self.detection: ChildDetection | None = None
         self.detect_run = 0
         self.failures_told: set[str] = set()
@@ -192,6 +195,21 @@ class WamfApp(App):
 
     def on_save_failed(self, msg: SaveFailed) -> None:
         self.notify(msg.error, severity="warning")
+
+    def _still_mine(self, repo: str) -> bool:
+        return not self.holds_session or lock.still_mine(repo)
+
+    def _session_lost(self, repo: str) -> None:
+        """From the saver's thread: another instance took the session over; this one saved nothing."""
+        self.post_message(SessionLost(lock.holder(repo)))
+
+    def on_session_lost(self, msg: SessionLost) -> None:
+        self.read_only = msg.holder or lock.Holder(0, "", "")
+        self.holds_session = False
+        who = f"another wamf-tui ({msg.holder.describe()})" if msg.holder else "another wamf-tui, since closed,"
+        self.notify(f"{who} took this repo's session over: this one is read-only now and saved nothing since. "
+                    "Take it back from the palette (ctrl+p) to save here again.",
+                    title="read-only", severity="warning", timeout=30)
 
     # --- detection -------------------------------------------------------------
 
@@ -441,6 +459,8 @@ class WamfApp(App):
         """This instance holds the session from now on, and saves."""
         lock.take(self.state.repo_path)
         self.read_only = None
+        self.holds_session = True
+        self.saver.regained()
         self.save()
         self.notify("this instance now holds the session; answers are saved again", title="session")
 
@@ -487,7 +507,7 @@ def make_app(path: Path, contract: str | None = None, template: str | None = Non
         saved = None  # a finished session: start a new one
     app = WamfApp(state, saved=saved, detect=detect)
     app.startup_notes = [damage] if damage else []
-    app.read_only = held_by
+    app.read_only, app.holds_session = held_by, held_by is None
     return app
 
 
@@ -497,15 +517,36 @@ def run_app(path: Path, contract: str | None = None, template: str | None = None
         app.run()
     finally:
         lock.release(app.state.repo_path)  # the root make_app took the session for
+    _say_if_lost(app)
     if app.state.written:
         print("\n".join(wording.done_lines(app.state)))
     return 0
+
+
+def prefilled_app(state: InitState) -> WamfApp:
+    """The app on a state filled from an answers file. It takes the repo's session like any start, or
+    is read-only while another instance holds it."""
+    held_by = open_session(Path(state.repo_path))
+    app = WamfApp(state)
+    app.read_only, app.holds_session = held_by, held_by is None
+    return app
 
 
 def run_prefilled(state: InitState) -> int:
     """`--answers` without `--yes`: open at step 4 on the filled state, to read and confirm."""
-    app = WamfApp(state)
-    app.run()
+    app = prefilled_app(state)
+    try:
+        app.run()
+    finally:
+        lock.release(state.repo_path)
+    _say_if_lost(app)
     if app.state.written:
         print("\n".join(wording.done_lines(app.state)))
     return 0
+
+
+def _say_if_lost(app: WamfApp) -> None:
+    """Taken over while quitting, the last save was refused: said on the terminal, since the screen is gone."""
+    if app.saver.lost:
+        print("wamf-tui: another wamf-tui took this repo's session over; this one's last answers were not saved",
+              file=sys.stderr)
