@@ -4,6 +4,7 @@ or lose anything. Each attack is made with real files, a real git repository, re
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -277,3 +278,107 @@ def test_the_answers_file_honours_the_lock(tmp_path):
         other.kill()
         other.wait()
     assert lock.holder(root) is None
+
+
+# --- 3. bounded reads, linear patterns, a time budget -------------------------------------------------
+
+
+def _bounded_python(code: str, timeout: float, memory_mb: int = 2048) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter with a memory cap and a time limit: an endless read or a
+    catastrophic pattern fails here instead of taking the machine."""
+    import resource
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+
+    try:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=cap, cwd=Path(__file__).resolve().parent.parent)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"still running after {timeout} s") from None
+
+
+def test_a_state_file_or_lock_that_never_ends_is_refused_with_a_line(tmp_path, state_home):
+    """The saved session and the lock as links to /dev/zero, then as FIFOs: each read is refused at
+    once with a clear line (no 7 GB read, no wait for a writer)."""
+    from wamf_tui import lock, session
+
+    root = make_repo(tmp_path / "job")
+    state, lock_path = session.state_file(root), lock.lock_file(root)
+    state.parent.mkdir(parents=True)
+    for make in (lambda p: p.symlink_to("/dev/zero"), os.mkfifo):
+        for p in (state, lock_path):
+            p.unlink(missing_ok=True)
+            make(p)
+        out = _bounded_python(
+            "import json, sys\nfrom wamf_tui import lock, session\n"
+            f"s, said = session.load_saved({str(root)!r})\n"
+            f"print(json.dumps([s is None, said, lock.holder({str(root)!r}) is None, "
+            f"lock.still_mine({str(root)!r})]))", timeout=60, memory_mb=1024)
+        assert out.returncode == 0, out.stderr
+        no_state, said, no_holder, mine = json.loads(out.stdout)
+        assert no_state and no_holder and not mine
+        assert said.startswith("the saved session") and "not a regular file" in said
+
+
+def test_a_lock_file_of_blank_lines_is_read_in_linear_time(tmp_path):
+    """pixi.lock and uv.lock with two million blank lines, a line of ten million spaces and a conda URL
+    built to backtrack: read in seconds (a pattern over the whole text took over 81 s for far less)."""
+    (tmp_path / "pixi.lock").write_text("\n" * 2_000_000 + " " * 10_000_000 + "\n"
+                                        + ("- conda: " + "a/" * 500 + "x" + "-1" * 400 + "\n") * 2000
+                                        + "- name: torch\n  version: 2.5.1\n")
+    (tmp_path / "uv.lock").write_text("[[package]]\n" + "\n" * 2_000_000 + '[[package]]\nname = "torch"\n'
+                                      'version = "2.5.1"\n')
+    out = _bounded_python(
+        "from pathlib import Path\nfrom wamf_tui.detect.environment import _locked\n"
+        f"print(_locked(Path({str(tmp_path / 'pixi.lock')!r})), _locked(Path({str(tmp_path / 'uv.lock')!r})))",
+        timeout=30)
+    assert out.stdout.split() == ["[('torch',", "'2.5.1')]", "[('torch',", "'2.5.1')]"], out.stderr
+
+
+LAUGHS = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+          + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))
+          + "deepspeed: ds.json\ntrain: *i\n")
+
+
+def test_a_billion_laughs_config_is_refused_not_walked(tmp_path):
+    """A YAML file the command names, whose aliases expand to 387 million values: the reader refuses
+    it in moments (the DeepSpeed pointer walk over it never ended); a Hydra config too."""
+    root = make_repo(tmp_path / "job", {"train.py": "import torch\nimport deepspeed\n"
+                                                    "for step in range(10):\n    loss = model(x)\n"
+                                                    "    loss.backward()\n    opt.step()\n",
+                                        "laughs.yaml": LAUGHS, "conf/config.yaml": LAUGHS})
+    out = _bounded_python(
+        "from wamf_tui.analyze import analyze_script\nfrom wamf_tui.analyze.hydra_config import compose\n"
+        "from pathlib import Path\n"
+        f"a = analyze_script(Path({str(root / 'train.py')!r}), Path({str(root)!r}), ['--config', 'laughs.yaml'])\n"
+        f"t = compose(Path({str(root / 'conf')!r}), 'config', None, 'conf/config.yaml')\n"
+        "print(a.files, t.note)", timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "train.py" in out.stdout and "aliases expand past" in out.stdout
+
+
+def test_a_script_of_ten_thousand_constants_is_read_in_linear_time(tmp_path):
+    """10,000 module-level constants: one pass for all of them (a search per constant over the whole
+    text, and a list searched per assignment, made 100,000 lines take minutes)."""
+    lines = ["import torch"] + [f"x{i} = {i}" for i in range(10_000)] + [
+        "for step in range(10):", "    loss = model(x).sum()", "    loss.backward()", "    opt.step()"]
+    root = make_repo(tmp_path / "job", {"train.py": "\n".join(lines) + "\n"})
+    out = _bounded_python(f"from wamf_tui.analyze import analyze_script\n"
+                          f"a = analyze_script({str(root / 'train.py')!r}, {str(root)!r})\n"
+                          "print(sorted(x.role for x in a.anchors))", timeout=40)
+    assert "'backward'" in out.stdout, out.stderr
+
+
+def test_the_reading_stops_at_its_budget_and_names_what_it_skipped(tmp_path, monkeypatch):
+    from wamf_tui.analyze import analyze_script, source
+
+    root = make_repo(tmp_path / "job", {
+        "train.py": "import torch\nimport helpers\nimport models\nfor step in range(10):\n"
+                    "    loss = model(x)\n    loss.backward()\n    opt.step()\n",
+        "helpers.py": "def f():\n    pass\n", "models.py": "class M:\n    pass\n"})
+    monkeypatch.setattr(source, "READ_BUDGET_S", 0.0)
+    analysis = analyze_script(root / "train.py", root)
+    assert analysis.files == ["train.py"]  # the entry is always read
+    assert any(n.startswith("reading stopped after 0 s; not read: helpers.py, models.py") for n in analysis.notes)

@@ -16,7 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .contract import write_atomic
+from .files import read_regular
 from .model import InitState
+
+MAX_STATE = 64 * 1024 * 1024  # a session with its detection and reading is well under a megabyte
 
 
 def state_dir() -> Path:
@@ -104,9 +107,13 @@ def load_saved(repo_path: str | Path) -> tuple[InitState | None, str | None]:
     message names the file and what was lost."""
     path = state_file(repo_path)
     try:
-        raw = path.read_bytes()
-    except OSError:
+        raw = read_regular(path, MAX_STATE + 1)  # never a FIFO, never a link to /dev/zero
+    except FileNotFoundError:
         return None, None
+    except OSError as e:
+        return None, f"the saved session {path} cannot be read ({e.strerror or e}); starting afresh"
+    if len(raw) > MAX_STATE:
+        raw = b""  # not a session: kept aside below, as a damaged one
     try:
         return InitState.from_json(raw.decode("utf-8")), None
     except (ValueError, UnicodeDecodeError):

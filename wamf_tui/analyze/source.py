@@ -12,6 +12,7 @@ import ast
 import gc
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -137,6 +138,7 @@ class _Reader(ast.NodeVisitor):
                  classes: ConfigClasses | None = None) -> None:
         self.r = result
         self.rel = rel
+        self.globals_seen = set(result.module_globals)
         self.guards: list[ast.expr] = []
         self.counted: list[bool] = []  # per guard: its `x % n == 0` counter is past the first step there
         self.blocks: list[set[str]] = []  # per statement list on the path: counters `+=`'d in it so far
@@ -585,7 +587,9 @@ class _Reader(ast.NodeVisitor):
                 self.anchor("forward", node)
         if not self.depth and self.rel == self.r.script and not self.configured:
             # what `--key=value` may set in a configurator script: the globals it finds when it runs
-            self.r.module_globals += [n for n in names if n not in self.r.module_globals][:500]
+            new = [n for n in dict.fromkeys(names) if n not in self.globals_seen][:500]
+            self.r.module_globals += new
+            self.globals_seen.update(new)  # a set: a list searched per assignment was quadratic in the module
         # plain constants at module level: configurator scripts (nanoGPT) and constant configs
         for t in targets:
             if isinstance(t, ast.Name) and not self.guards:
@@ -1270,6 +1274,16 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
+READ_BUDGET_S = 60.0  # the whole reading, the CLI's too; the app's child is stopped at 120 s
+
+
+def _out_of_time(result: Analysis, skipped: list[str]) -> None:
+    """The reading's time is spent: the modules not yet read are named, never silently dropped."""
+    names = list(dict.fromkeys(skipped))
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    result.notes.append(f"reading stopped after {READ_BUDGET_S:g} s; not read: {', '.join(names[:5])}{more}")
+
+
 def analyze_script(script: str | Path, repo_root: str | Path | None = None, command: Sequence[str] = (),
                    called: tuple[str, str] | None = None) -> Analysis:
     """Read `script` (and the repo modules it imports) and return its facts; never raises on bad input.
@@ -1307,7 +1321,12 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     options: dict[str, int] = {}  # each module read: how many parser options it declares
     whole = True  # every module read parsed: the walk can tell what is never reached
     roots = {called[1]} if called else set()  # what calls in from outside the code (a dispatcher, a config)
+    deadline = time.monotonic() + READ_BUDGET_S
     while queue:
+        if done and time.monotonic() > deadline:  # the entry is always read
+            _out_of_time(result, [_rel(p, root) for p, _ in queue if p.resolve() not in done])
+            whole = False
+            break
         path, depth = queue.pop(0)
         if path.resolve() in done:
             continue

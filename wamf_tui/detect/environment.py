@@ -127,16 +127,55 @@ def read_versions(facts: EnvFacts, repo_root: Path | None = None) -> EnvFacts:
     return facts
 
 
+_PIXI_NAME = re.compile(r"[ \t]*-?[ \t]*name:[ \t]*['\"]?([\w.-]+)['\"]?[ \t]*")
+_PIXI_VERSION = re.compile(r"[ \t]*version:[ \t]*['\"]?([\w.+!-]+)")
+_PIXI_CONDA = re.compile(r"[ \t]*-[ \t]*conda:[ \t]*(\S+)[ \t]*")
+_CONDA_NAME = re.compile(r"[A-Za-z][\w.-]*")
+_CONDA_VERSION = re.compile(r"\d[\w.+!]*")
+_TOML_NAME = re.compile(r'name[ \t]*=[ \t]*"([^"]+)"[ \t]*')
+_TOML_VERSION = re.compile(r'version[ \t]*=[ \t]*"([^"]+)"')
+LONGEST_LOCK_LINE = 2048  # a package's line is short; a longer one is skipped, so no pattern sees more
+
+
 def _locked(lock: Path) -> list[tuple[str, str]]:
-    """(normalised name, version) of every package a uv.lock, poetry.lock or pixi.lock pins."""
+    """(normalised name, version) of every package a uv.lock, poetry.lock or pixi.lock pins. Read line by
+    line, each pattern on one short line: linear in the file's size, whatever the file holds (a pattern
+    over the whole text backtracked for minutes on a file of blank lines)."""
     text = _read_small(lock, 16 * 1024 * 1024) or ""
+    lines = [line if len(line) <= LONGEST_LOCK_LINE else "" for line in text.splitlines()]
+    found: list[tuple[str, str]] = []
     if lock.name == "pixi.lock":  # YAML: `name:`/`version:` keys, or a conda package named by its URL only
-        found = re.findall(r"^\s*-?\s*name:\s*['\"]?([\w.-]+)['\"]?\s*\n\s*version:\s*['\"]?([\w.+!-]+)", text, re.M)
-        found += [(m.group(1), m.group(2)) for m in re.finditer(
-            r"^\s*-\s*conda:\s*\S*/([A-Za-z][\w.-]*?)-(\d[\w.+!]*)-[^/\s]*\.(?:conda|tar\.bz2)\s*$", text, re.M)]
+        for i, line in enumerate(lines):
+            if "name:" not in line and "conda:" not in line:  # nearly every line: no pattern runs
+                continue
+            name, conda = _PIXI_NAME.fullmatch(line), _PIXI_CONDA.fullmatch(line)
+            version = _PIXI_VERSION.match(lines[i + 1]) if name and i + 1 < len(lines) else None
+            if name and version:
+                found.append((name.group(1), version.group(1)))
+            elif conda and (package := _conda_package(conda.group(1))):
+                found.append(package)
         return [(("torch" if n.lower() == "pytorch" else re.sub(r"[-_.]+", "-", n).lower()), v) for n, v in found]
-    return [(re.sub(r"[-_.]+", "-", m.group(1)).lower(), m.group(2)) for m in re.finditer(
-        r'^\[\[package\]\]\s*\nname\s*=\s*"([^"]+)"\s*\nversion\s*=\s*"([^"]+)"', text, re.M)]
+    for i, head in enumerate(lines[:-2]):
+        if head.rstrip() != "[[package]]":
+            continue
+        name, version = _TOML_NAME.fullmatch(lines[i + 1]), _TOML_VERSION.match(lines[i + 2])
+        if name and version:
+            found.append((re.sub(r"[-_.]+", "-", name.group(1)).lower(), version.group(1)))
+    return found
+
+
+def _conda_package(url: str) -> tuple[str, str] | None:
+    """(name, version) of a conda package file's URL, `.../name-version-build.conda`: the name may hold
+    dashes, the version is the first dash-separated part after it that starts with a digit."""
+    base = url.rpartition("/")[2]
+    stem = base.removesuffix(".conda") if base.endswith(".conda") else base.removesuffix(".tar.bz2")
+    if stem == base or not url.count("/"):
+        return None
+    parts = stem.split("-")
+    for i in range(1, len(parts) - 1):
+        if _CONDA_VERSION.fullmatch(parts[i]) and _CONDA_NAME.fullmatch(name := "-".join(parts[:i])):
+            return name, parts[i]
+    return None
 
 
 def _read_small(path: Path, limit: int = MAX_CFG_BYTES) -> str | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import gitcmd
 from ..checkout import is_bare, status_entries
+from ..files import read_text
 from ..model import RepoFacts
 
 _OPERATIONS = (
@@ -120,7 +121,7 @@ def _worktrees(common: Path) -> list[Path]:
         return trees
     for d in linked:
         try:
-            trees.append(Path((d / "gitdir").read_text(encoding="utf-8").strip()).parent.resolve())
-        except OSError:
+            trees.append(Path(read_text(d / "gitdir", 4096).strip()).parent.resolve())
+        except (OSError, ValueError):  # not a regular file, too large, not UTF-8
             continue
     return trees
