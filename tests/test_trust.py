@@ -382,3 +382,35 @@ def test_the_reading_stops_at_its_budget_and_names_what_it_skipped(tmp_path, mon
     analysis = analyze_script(root / "train.py", root)
     assert analysis.files == ["train.py"]  # the entry is always read
     assert any(n.startswith("reading stopped after 0 s; not read: helpers.py, models.py") for n in analysis.notes)
+
+
+# --- 5. a value from a file lands in a shell line quoted --------------------------------------------
+
+
+def test_an_environment_name_that_is_a_command_is_quoted_never_run(tmp_path):
+    """environment.yml names its environment `x; touch MARKER` (and `$(...)`): the activate line holds
+    it quoted, and running that line in a real shell hands conda the name and runs nothing."""
+    from wamf_tui.detect.environment import locate
+
+    marker = tmp_path / "ran"
+    for n, name in enumerate((f"x; touch {marker}", f"$(touch {marker})", f"`touch {marker}`")):
+        root = tmp_path / f"job{n}"
+        root.mkdir()
+        (root / "environment.yml").write_text(f"name: {name}\ndependencies:\n  - python=3.11\n")
+        facts = locate(root, {"PATH": os.environ["PATH"]})
+        assert facts.kind == "conda-file"
+        out = subprocess.run(["bash", "-c", 'conda() { printf "%s\\n" "$@"; }\n' + facts.activate],
+                             capture_output=True, text=True, timeout=30)
+        assert out.stdout.splitlines() == ["activate", name]
+        assert not marker.exists()
+    # the system Python's folder, from PATH, as a shell line: quoted too
+    odd = tmp_path / "bin; touch ran"  # run from tmp_path: it would leave the marker
+    odd.mkdir()
+    (odd / "python3").write_text("#!/bin/sh\n")
+    (odd / "python3").chmod(0o755)
+    (tmp_path / "job0" / "environment.yml").unlink()
+    facts = locate(tmp_path / "job0", {"PATH": str(odd)})
+    assert facts.kind == "system"
+    out = subprocess.run(["bash", "-c", facts.activate + '\nprintf "%s" "$PATH"'], capture_output=True, text=True,
+                         timeout=30, env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    assert out.stdout.startswith(f"{odd}:") and not marker.exists()

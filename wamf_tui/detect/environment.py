@@ -41,7 +41,7 @@ def _venv_python(prefix: Path) -> Path | None:
 def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
     """Pick the environment and its activate command, without running anything."""
     modules = environ.get("LOADEDMODULES", "").strip(":")
-    prefix = f"module load {' '.join(m for m in modules.split(':') if m)}; " if modules else ""
+    prefix = f"module load {' '.join(shlex.quote(m) for m in modules.split(':') if m)}; " if modules else ""
     notes = [f"HPC modules loaded: {modules.replace(':', ' ')}"] if modules else []
 
     def env(kind: str, name: str | None, activate: str, python: Path | str | None) -> EnvFacts:
@@ -70,11 +70,11 @@ def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
     for f in ("environment.yml", "environment.yaml"):
         named = _conda_file_name(repo_root / f)
         if named:
-            return env("conda-file", named, f"conda activate {named}", None)
+            return env("conda-file", named, f"conda activate {shlex.quote(named)}", None)  # the repo's text
     python = shutil.which("python3", path=environ.get("PATH")) or shutil.which("python", path=environ.get("PATH"))
     if modules:
         return env("modules", None, prefix.rstrip("; "), python)
-    activate = f"export PATH={Path(python).parent}:$PATH" if python else ""
+    activate = f'export PATH={shlex.quote(str(Path(python).parent))}:"$PATH"' if python else ""
     return EnvFacts(kind="system", activate=activate, python=python,
                     notes=["no virtual environment found; system Python"])
 
