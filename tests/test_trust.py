@@ -414,3 +414,24 @@ def test_an_environment_name_that_is_a_command_is_quoted_never_run(tmp_path):
     out = subprocess.run(["bash", "-c", facts.activate + '\nprintf "%s" "$PATH"'], capture_output=True, text=True,
                          timeout=30, env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
     assert out.stdout.startswith(f"{odd}:") and not marker.exists()
+
+
+# --- 6. started from a repository folder, nothing of it is imported -------------------------------------
+
+
+def test_python_m_in_a_repository_imports_none_of_its_modules(tmp_path):
+    """`python -m wamf_tui` started inside a repo whose `argparse.py` and `json.py` leave a marker:
+    the app's own imports get the real modules (with and without `-P`)."""
+    import sys
+
+    marker = tmp_path / "ran"
+    root = make_repo(tmp_path / "job")
+    for name in ("argparse", "json", "textwrap", "gettext"):
+        (root / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write('{name}\\n')\nraise SystemExit(7)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    for flags in ([], ["-P"]) if sys.version_info >= (3, 11) else ([],):
+        for args in (["--version"], ["check", "missing.md"], ["detect", "."]):
+            out = subprocess.run([sys.executable, *flags, "-m", "wamf_tui", *args], cwd=root, env=env,
+                                 capture_output=True, text=True, timeout=120)
+            assert out.returncode in (0, 2), (args, out.stderr)
+            assert not marker.exists(), (flags, args, marker.read_text())
