@@ -435,3 +435,69 @@ def test_python_m_in_a_repository_imports_none_of_its_modules(tmp_path):
                                  capture_output=True, text=True, timeout=120)
             assert out.returncode in (0, 2), (args, out.stderr)
             assert not marker.exists(), (flags, args, marker.read_text())
+
+
+# --- 7. bad files and folders: one line, exit 2, no traceback ---------------------------------------------
+
+
+def test_bad_files_and_folders_are_one_line_and_exit_2(tmp_path, state_home):
+    """A state folder that is a file, a FIFO named as the contract or the answers file, `--timeout nan`
+    and `inf`: each is one line on stderr, exit 2, no traceback, and nothing waits on the FIFO."""
+    root = make_repo(tmp_path / "job")
+    fifo = tmp_path / "fifo.md"
+    os.mkfifo(fifo)
+    answers = tmp_path / "a.json"
+    answers.write_text("{}")
+    contract = tmp_path / "c.md"
+    contract.write_text("run python train.py\n")
+    not_a_folder = tmp_path / "state-file"
+    not_a_folder.write_text("")
+    cases = {
+        "FIFO as the contract": ([str(root), "--answers", str(answers), "--yes", "--contract", str(fifo)], {},
+                                 "not a regular file"),
+        "FIFO as the answers": ([str(root), "--answers", str(fifo), "--yes"], {}, "not a regular file"),
+        "FIFO to check": (["check", str(fifo)], {}, "not a regular file"),
+        "timeout nan": (["try", str(root), "--contract", str(contract), "--timeout", "nan"], {},
+                        "'nan' is not a positive number of seconds"),
+        "timeout inf": (["try", str(root), "--contract", str(contract), "--timeout", "inf"], {},
+                        "'inf' is not a positive number of seconds"),
+    }
+    for name, (args, env, said) in cases.items():
+        out = subprocess.run([WAMF, *args], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "XDG_STATE_HOME": str(state_home), **env})
+        errors = [line for line in out.stderr.splitlines() if not line.startswith(("usage:", "wamf-tui: warning"))]
+        assert (out.returncode, len(errors)) == (2, 1), (name, out.stderr)
+        assert said in errors[0] and "Traceback" not in out.stderr, (name, out.stderr)
+    # the app itself, in a terminal (`script` gives it one), with a state folder that is a file
+    out = subprocess.run(["script", "-qec", f"{WAMF} {root}", "/dev/null"], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "XDG_STATE_HOME": str(not_a_folder), "TERM": "xterm"})
+    lines = [line for line in out.stdout.splitlines() if line.strip()]
+    assert out.returncode == 2 and len(lines) == 1 and "cannot save sessions in" in lines[0], out.stdout
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every directory")
+def test_an_unreadable_repository_is_one_line(tmp_path):
+    root = make_repo(tmp_path / "job")
+    root.chmod(0)
+    try:
+        out = subprocess.run([WAMF, str(root)], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "TERM": "xterm"})
+    finally:
+        root.chmod(0o755)
+    assert out.returncode == 2 and "permission denied" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_bom_and_latin1_sources_are_read_as_python_reads_them(tmp_path):
+    """A script with a UTF-8 BOM, one with a Latin-1 coding line and Latin-1 bytes: parsed whole (a BOM
+    made the reader fall back to a text scan), every line number right."""
+    from wamf_tui.analyze import analyze_script
+
+    body = "import torch\nfor step in range(3):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
+    root = make_repo(tmp_path / "job", {})
+    (root / "bom.py").write_bytes(b"\xef\xbb\xbf" + body.encode())
+    (root / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + body.encode())
+    for name, backward in (("bom.py", 4), ("latin.py", 6)):
+        analysis = analyze_script(root / name, root)
+        assert not analysis.partial, (name, analysis.notes)
+        assert [a.line for a in analysis.anchors if a.role == "backward"] == [backward]
+        assert not any("not UTF-8" in n or "parse" in n for n in analysis.notes), analysis.notes

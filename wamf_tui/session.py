@@ -27,6 +27,21 @@ def state_dir() -> Path:
     return Path(base) / "wamf-tui"
 
 
+def unusable_state_dir() -> str | None:
+    """Why sessions cannot be saved here (the state folder is a file, read-only, full), else None: said
+    in one line before the app starts, instead of a traceback on its first save."""
+    import tempfile
+
+    d = state_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=d, prefix=".probe-"):
+            pass
+    except OSError as e:
+        return f"cannot save sessions in {d}: {e.strerror or e}; set XDG_STATE_HOME to a folder you can write"
+    return None
+
+
 def state_file(repo_path: str | Path) -> Path:
     key = hashlib.sha256(os.fsencode(Path(repo_path).resolve())).hexdigest()[:16]
     return state_dir() / f"{key}.json"

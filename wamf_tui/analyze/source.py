@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import gc
+import io
 import os
 import re
 import time
+import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -1180,9 +1182,13 @@ def _read(path: Path) -> tuple[str | None, str | None]:
         return None, "the file is binary, not Python source"
     why = f"the file is {size // 1024} KiB; only the first {MAX_BYTES // 1024} KiB were scanned" \
         if size > MAX_BYTES else None
+    try:  # as Python reads it: a BOM, or a coding line (`# -*- coding: latin-1 -*-`)
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError:  # an unknown or inconsistent coding line
+        encoding = "utf-8"
     try:
-        return data.decode("utf-8"), why
-    except UnicodeDecodeError:
+        return data.decode(encoding), why
+    except (UnicodeDecodeError, LookupError):
         return data.decode("utf-8", errors="replace"), "the file is not UTF-8; scanned as text"
 
 
