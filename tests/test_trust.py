@@ -501,3 +501,38 @@ def test_bom_and_latin1_sources_are_read_as_python_reads_them(tmp_path):
         assert not analysis.partial, (name, analysis.notes)
         assert [a.line for a in analysis.anchors if a.role == "backward"] == [backward]
         assert not any("not UTF-8" in n or "parse" in n for n in analysis.notes), analysis.notes
+
+
+# --- 8. the user's own wamf_bench.py ------------------------------------------------------------------
+
+
+def test_a_users_wamf_bench_is_never_replaced_nor_run_as_the_wrapper(tmp_path):
+    """The user's own `wamf_bench.py` beside the contract: as a FIFO it is skipped at once (reading it
+    to compare waited forever); made after the run line named the wrapper there, the run line is refused
+    before the contract is written (it would run the user's file), and writing the wrapper leaves it."""
+    from wamf_tui.analyze.benchmark import wrapper_path
+    from wamf_tui.analyze.wrapper import WRAPPER, write_wrapper
+    from wamf_tui.model import InitState
+    from wamf_tui.validate import check_run
+
+    root = make_repo(tmp_path / "job", {"train.py": "import torch\nloss.backward()\n"})
+    state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"))
+    os.mkfifo(root / "wamf_bench.py")
+    out = _bounded_python("from wamf_tui.analyze.benchmark import wrapper_path\nfrom wamf_tui.model import InitState\n"
+                          f"print(wrapper_path(InitState(contract_path={str(root / 'contract.md')!r})))", timeout=30)
+    assert out.stdout.strip() == str(root / "wamf_bench-2.py"), out.stderr
+    (root / "wamf_bench.py").unlink()
+
+    named = wrapper_path(state)  # what the proposed run line names, before the user's file exists
+    assert named == str(root / "wamf_bench.py")
+    run = f"python {named} train.py"
+    assert check_run(run, root, writing=wrapper_path(state)).problems == []
+    own = b"print('the user's own benchmark')\n"
+    (root / "wamf_bench.py").write_bytes(own)  # the user's, made before step 4's write
+    verdict = check_run(run, root, writing=wrapper_path(state))
+    assert any("a file of yours, not the benchmark wrapper" in p for p in verdict.problems), verdict.problems
+    assert write_wrapper(root / "wamf_bench.py") is not None
+    assert (root / "wamf_bench.py").read_bytes() == own
+    second = Path(wrapper_path(state))
+    assert second == root / "wamf_bench-2.py" and write_wrapper(second) is None and second.read_text() == WRAPPER
+    assert check_run(f"python {second} train.py", root, writing=str(second)).problems == []
