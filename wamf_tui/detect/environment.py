@@ -138,30 +138,52 @@ LONGEST_LOCK_LINE = 2048  # a package's line is short; a longer one is skipped, 
 
 
 def _locked(lock: Path) -> list[tuple[str, str]]:
-    """(normalised name, version) of every package a uv.lock, poetry.lock or pixi.lock pins. Read line by
-    line, each pattern on one short line: linear in the file's size, whatever the file holds (a pattern
-    over the whole text backtracked for minutes on a file of blank lines)."""
+    """(normalised name, version) of every package a uv.lock, poetry.lock or pixi.lock pins. Only the lines
+    holding a key are looked at, each pattern on one short line: linear in the file's size, whatever the
+    file holds (a pattern over the whole text backtracked for minutes on a file of blank lines)."""
     text = _read_small(lock, 16 * 1024 * 1024) or ""
-    lines = [line if len(line) <= LONGEST_LOCK_LINE else "" for line in text.splitlines()]
     found: list[tuple[str, str]] = []
     if lock.name == "pixi.lock":  # YAML: `name:`/`version:` keys, or a conda package named by its URL only
-        for i, line in enumerate(lines):
-            if "name:" not in line and "conda:" not in line:  # nearly every line: no pattern runs
-                continue
+        for line, after, _ in _lines_holding(text, _PIXI_KEYS):
             name, conda = _PIXI_NAME.fullmatch(line), _PIXI_CONDA.fullmatch(line)
-            version = _PIXI_VERSION.match(lines[i + 1]) if name and i + 1 < len(lines) else None
+            version = _PIXI_VERSION.match(after) if name else None
             if name and version:
                 found.append((name.group(1), version.group(1)))
             elif conda and (package := _conda_package(conda.group(1))):
                 found.append(package)
         return [(("torch" if n.lower() == "pytorch" else re.sub(r"[-_.]+", "-", n).lower()), v) for n, v in found]
-    for i, head in enumerate(lines[:-2]):
-        if head.rstrip() != "[[package]]":
-            continue
-        name, version = _TOML_NAME.fullmatch(lines[i + 1]), _TOML_VERSION.match(lines[i + 2])
-        if name and version:
+    for head, line, after in _lines_holding(text, _TOML_PACKAGE):
+        name, version = _TOML_NAME.fullmatch(line), _TOML_VERSION.match(after)
+        if head.rstrip() == "[[package]]" and name and version:
             found.append((re.sub(r"[-_.]+", "-", name.group(1)).lower(), version.group(1)))
     return found
+
+
+_PIXI_KEYS = re.compile("name:|conda:")
+_TOML_PACKAGE = re.compile(re.escape("[[package]]"))
+
+
+def _line_at(text: str, start: int) -> tuple[str, int]:
+    """(the line that starts at `start`, where the next one starts); the line is "" past the end of the
+    text or when over LONGEST_LOCK_LINE."""
+    if start > len(text):
+        return "", start
+    end = text.find("\n", start)
+    end = len(text) if end == -1 else end
+    return (text[start:end] if end - start <= LONGEST_LOCK_LINE else ""), end + 1
+
+
+def _lines_holding(text: str, key: re.Pattern[str]) -> Iterator[tuple[str, str, str]]:
+    """(line, the next line, the one after) for each line of `text` holding `key`, in order. `key` is a
+    literal, found in linear time; a line over LONGEST_LOCK_LINE is skipped."""
+    m = key.search(text)
+    while m:
+        start = text.rfind("\n", 0, m.start()) + 1
+        line, after = _line_at(text, start)
+        if line:
+            second, third = _line_at(text, after)
+            yield line, second, _line_at(text, third)[0]
+        m = key.search(text, after)
 
 
 def _conda_package(url: str) -> tuple[str, str] | None:
