@@ -40,7 +40,7 @@ def detect_repo(path: str | os.PathLike[str]) -> RepoFacts:
         facts.error = f"could not read the repository: {e.__class__.__name__}"
         return facts
     try:
-        repo.git.set_persistent_git_options(c=gitcmd.settings(repo.working_tree_dir or repo.git_dir))
+        repo.git.set_persistent_git_options(c=gitcmd.settings(str(repo.working_tree_dir or repo.git_dir)))
     except gitcmd.Refused as e:
         facts.error = str(e)
         return facts
