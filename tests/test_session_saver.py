@@ -138,4 +138,5 @@ def test_what_validates_is_kept_and_what_does_not_is_named(tmp_path):
 def test_a_state_file_that_is_a_folder_is_no_session(tmp_path):
     root = make_repo(tmp_path / "r")
     session.state_file(root).mkdir(parents=True)
-    assert session.load_saved(root) == (None, None)
+    state, said = session.load_saved(root)
+    assert state is None and said is not None and "not a regular file" in said  # said, not silent

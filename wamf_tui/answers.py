@@ -11,6 +11,7 @@ from pathlib import Path
 from . import flow
 from .files import TooLarge, read_text
 from .model import InitState, Step
+from .visible import visible
 
 # question key -> the state field an answers file names for it
 FIELD = {
@@ -31,15 +32,15 @@ class AnswersError(ValueError):
 
 
 def load(path: str | Path) -> dict[str, object]:
-    p = Path(path)
+    p, shown = Path(path), visible(str(path))
     try:
         text = read_text(p, MAX_BYTES)
     except OSError as e:
-        raise AnswersError(f"cannot read {path}: {e.strerror or e}") from None
+        raise AnswersError(f"cannot read {shown}: {e.strerror or e}") from None
     except TooLarge:
-        raise AnswersError(f"{path} is over {MAX_BYTES // 1024} KiB; an answers file is a few lines") from None
+        raise AnswersError(f"{shown} is over {MAX_BYTES // 1024} KiB; an answers file is a few lines") from None
     except UnicodeDecodeError as e:
-        raise AnswersError(f"{path} is not UTF-8 text: {e}") from None
+        raise AnswersError(f"{shown} is not UTF-8 text: {e}") from None
     try:
         if p.suffix.lower() == ".toml":
             import tomllib  # Python 3.11+
@@ -51,20 +52,21 @@ def load(path: str | Path) -> dict[str, object]:
         raise AnswersError("TOML answers need Python 3.11+; use JSON") from None
     except (ValueError, RecursionError) as e:
         reason = "nested too deeply" if isinstance(e, RecursionError) else e
-        raise AnswersError(f"{path} is not valid {p.suffix.lstrip('.').upper() or 'JSON'}: {reason}") from None
+        raise AnswersError(f"{shown} is not valid {p.suffix.lstrip('.').upper() or 'JSON'}: {reason}") from None
     if not isinstance(data, dict):
-        raise AnswersError(f"{path} must hold a table of answers")
+        raise AnswersError(f"{shown} must hold a table of answers")
     known = set(FIELD.values()) | {"checks", "script"}  # `script` alone: the app finds its command
     unknown = sorted(set(data) - known)
     if unknown:
-        raise AnswersError(f"unknown answer '{unknown[0]}' in {path}; known: {', '.join(sorted(known))}")
+        raise AnswersError(f"unknown answer '{visible(unknown[0])}' in {shown}; known: "
+                           f"{', '.join(sorted(known))}")
     data = {k: v for k, v in data.items() if v is not None}  # null: as if left out
     for key, value in data.items():
         lists = key in LISTS
         ok = isinstance(value, list) and all(isinstance(x, str) for x in value) if lists else isinstance(
             value, str | int | float) and not isinstance(value, bool)
         if not ok:
-            raise AnswersError(f"answer '{key}' in {path} must be {'a list of texts' if lists else 'a text'}")
+            raise AnswersError(f"answer '{key}' in {shown} must be {'a list of texts' if lists else 'a text'}")
     return data
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .files import read_regular
+
 
 def find_root(path: str | Path) -> Path:
     """The nearest folder at or above `path` holding `.git`, or `path` itself."""
@@ -23,7 +25,7 @@ def is_bare(path: str | Path) -> bool:
     if (p / ".git").exists() or not (p / "HEAD").is_file() or not (p / "objects").is_dir():
         return False
     try:
-        return "bare = true" in (p / "config").read_text(errors="replace")
+        return b"bare = true" in read_regular(p / "config", 1 << 20)  # never a FIFO, never endless
     except OSError:
         return False
 

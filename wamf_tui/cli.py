@@ -132,8 +132,6 @@ def cmd_try(args: argparse.Namespace) -> int:
         return _err(f"{path} has no run line to try")
     activate = block.get("activate", (0, ""))[1]
     activate = "" if activate == "TBD" else activate
-    if args.timeout <= 0:
-        return _err("--timeout must be a positive number of seconds")
     gpus = trial.gpus_in_use(trial.sample_gpus(), os.environ)
     out = sys.stderr if args.json else sys.stdout
     print(f"wamf-tui try: {activate + ' && ' if activate else ''}{run}  (in {repo}, limit {args.timeout:g} s)",
@@ -153,6 +151,19 @@ def cmd_try(args: argparse.Namespace) -> int:
     if result.ended == "limit":
         return 3
     return 0 if result.ended == "exited" and result.exit_status == 0 else 1
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse: anything else is one line and exit 2)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
 
 
 def _sub_parser(name: str) -> argparse.ArgumentParser:
@@ -176,7 +187,7 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
                          "failed, 2: bad input, 3: it hit the time limit.")
         p.add_argument("path", nargs="?", default=".", help="the job's repository (default: here)")
         p.add_argument("--contract", help="the contract to try (default: PATH/contract.md)")
-        p.add_argument("--timeout", type=float, default=600, metavar="S", help="stop it after S seconds (600)")
+        p.add_argument("--timeout", type=_seconds, default=600, metavar="S", help="stop it after S seconds (600)")
         p.add_argument("--json", action="store_true",
                        help="the measures as JSON on stdout (the job's output on stderr)")
         p.set_defaults(func=cmd_try)
@@ -269,9 +280,14 @@ def main(argv: list[str] | None = None) -> int:
     # subcommand's run. Reference counting still frees them. The subcommands end soon; the app turns
     # the collector back on over a frozen heap once its first frame is up (`WamfApp.on_mount`).
     gc.disable()
+    from .visible import GatedStream
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = GatedStream(out), GatedStream(err)  # type: ignore[assignment]
     try:
         return _main(argv)
     finally:
+        sys.stdout, sys.stderr = out, err
         gc.enable()
 
 
@@ -297,6 +313,8 @@ def _main(argv: list[str] | None) -> int:
             return _err(f"no such directory: {args.path}")
         if not path.is_dir():
             return _err(f"{args.path} is a file; give the repository folder")
+        if not os.access(path, os.R_OK | os.X_OK):
+            return _err(f"cannot read {args.path}: permission denied")
     if args.contract and not Path(args.contract).expanduser().parent.is_dir():
         return _err(f"folder for --contract does not exist: {Path(args.contract).parent}")
 
@@ -304,6 +322,18 @@ def _main(argv: list[str] | None) -> int:
         return _err(f"{path} is a bare repository (no checkout); run wamf-tui in a checkout of it")
     if args.yes and not args.answers:
         return _err("--yes needs --answers FILE")
+    if not args.yes:  # the app saves the session after every answer: its folder must take it
+        from .session import unusable_state_dir
+
+        if why := unusable_state_dir():
+            return _err(why)
+    if args.answers and args.yes:
+        from . import lock
+
+        held_by = lock.holder(checkout.find_root(path))
+        if held_by is not None:  # it may write this contract too, from other answers
+            return _err(f"another wamf-tui holds this repo's session ({held_by.describe()}); "
+                        "finish or quit it first")
     if args.answers:
         state = _state_from_answers(args, path)
         if isinstance(state, int):

@@ -17,9 +17,10 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import TooLarge, read_text
+from .files import TooLarge, read_regular, read_text
 from .model import InitState
 from .trial import command_hash, contract_row
+from .visible import visible_lines
 
 KEYS = ("reader", "repo", "activate", "run", "node")
 SECTIONS = ("Required", "Correctness Instrumentation Plan", "Everything else")
@@ -302,11 +303,13 @@ def _check_table(head: int, content: list[tuple[int, str]]) -> list[Problem]:
 
 
 def diff(old: str, new: str, path: str = "contract.md") -> str:
-    return "".join(
+    """The unified diff, with the file's control characters shown as escapes: the file on disk is the
+    repo's, and an `ESC ] 52` in it would write the user's clipboard when shown."""
+    return visible_lines("".join(
         difflib.unified_diff(
             old.splitlines(keepends=True), new.splitlines(keepends=True), f"{path} (on disk)", f"{path} (new)"
         )
-    )
+    ))
 
 
 def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:
@@ -349,9 +352,21 @@ def write_contract(path: Path, text: str) -> Path | None:
     backup = None
     if path.exists():
         backup = backup_path(path)
-        write_atomic(backup, path.read_bytes(), mode=path.stat().st_mode & 0o777)
+        write_atomic(backup, _existing(path), mode=path.stat().st_mode & 0o777)
     write_atomic(path, text)
     return backup
+
+
+MAX_EXISTING = 4 * 1024 * 1024
+
+
+def _existing(path: Path) -> bytes:
+    """The contract already at `path`, to compare and keep. Raises OSError for a FIFO or a device named
+    as the contract (an `open` of it would wait forever) and for one over 4 MiB (not a contract)."""
+    data = read_regular(path, MAX_EXISTING + 1)
+    if len(data) > MAX_EXISTING:
+        raise OSError(errno.EFBIG, f"{path.name} is over {MAX_EXISTING // 1024 // 1024} MiB; not a contract")
+    return data
 
 
 @dataclass(frozen=True)
@@ -370,7 +385,7 @@ def save_contract(path: Path, text: str, overwrite: bool = False) -> WriteResult
         if path.is_dir():
             return WriteResult(error="that path is a folder")
         if path.exists() and not overwrite:
-            old = path.read_text(encoding="utf-8", errors="replace")
+            old = _existing(path).decode("utf-8", errors="replace")
             if old != text:
                 return WriteResult(diff=diff(old, text, path.name))
         return WriteResult(written=True, backup=write_contract(path, text))

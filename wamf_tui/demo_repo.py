@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import tempfile
 from importlib import resources
 from pathlib import Path
+
+from . import gitcmd
 
 
 def make_demo(parent: str | None = None) -> Path:
@@ -18,11 +18,9 @@ def make_demo(parent: str | None = None) -> Path:
         (root / name).write_bytes((src / name).read_bytes())
     (root / ".gitignore").write_text("runs/\n__pycache__/\n")
     env = {
-        **os.environ,
         "GIT_AUTHOR_NAME": "wamf demo", "GIT_AUTHOR_EMAIL": "demo@localhost",
         "GIT_COMMITTER_NAME": "wamf demo", "GIT_COMMITTER_EMAIL": "demo@localhost",
     }
-    git = shutil.which("git") or "git"
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "demo training job"]):
-        subprocess.run([git, *args], cwd=root, env=env, check=True, capture_output=True)
+        subprocess.run(gitcmd.argv(root, *args), env=gitcmd.env(env), check=True, capture_output=True)
     return root

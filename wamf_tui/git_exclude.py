@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .contract import write_atomic
+from .files import read_text
 from .model import InitState
+
+SMALL = 4096  # `.git` as a file, `commondir`: one line
 
 
 def own_files(state: InitState) -> list[str]:
@@ -33,16 +36,16 @@ def _common_git_dir(root: Path) -> Path | None:
     if dot.is_dir():
         return dot
     try:
-        line = dot.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        line = read_text(dot, SMALL).strip()
+    except (OSError, ValueError):  # not a regular file, too large, not UTF-8
         return None
     if not line.startswith("gitdir:"):
         return None
     own = Path(line[len("gitdir:"):].strip())
     own = own if own.is_absolute() else (root / own).resolve()
     try:
-        common = (own / "commondir").read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        common = read_text(own / "commondir", SMALL).strip()
+    except (OSError, ValueError):
         return own
     return (own / common).resolve() if not Path(common).is_absolute() else Path(common)
 
@@ -54,13 +57,13 @@ def add_to_exclude(state: InitState) -> str:
         return "no .git folder here; nothing to exclude"
     exclude = git_dir / "info" / "exclude"
     try:
-        old = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        old = read_text(exclude, 1 << 20) if exclude.exists() else ""
         lines = set(old.splitlines())
         new = [f"/{p}" for p in own_files(state) if f"/{p}" not in lines]
         if new:
             exclude.parent.mkdir(parents=True, exist_ok=True)
             sep = "" if not old or old.endswith("\n") else "\n"
             write_atomic(exclude, old + sep + "# wamf-tui\n" + "\n".join(new) + "\n")
-    except OSError as e:
-        return f"could not update {exclude}: {e.strerror or e}"
+    except (OSError, ValueError) as e:
+        return f"could not update {exclude}: {getattr(e, 'strerror', None) or e}"
     return f"listed in .git/info/exclude: {', '.join(new) or 'already there'}"

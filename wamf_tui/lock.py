@@ -1,7 +1,9 @@
 """One live session per repo. Two instances on one repo used to overwrite each other's answers (the
 one that quit last won). The first takes a lock beside the state file, naming its process, host and
 terminal; a second opens read-only (it saves nothing) and says who holds the session, until the user
-takes it over. A lock whose process is gone is stale and simply taken."""
+takes it over. A lock whose process is gone is stale and simply taken. The instance taken over from
+learns it before its next save (`still_mine`): it stops saving and says so, so the last writer never
+wins over the one that holds the session."""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .files import TooLarge, read_text
 from .session import state_file
+
+LIMIT = 4096  # a lock is one line of JSON: a FIFO or a link to /dev/zero named as the lock never hangs us
 
 
 @dataclass(frozen=True)
@@ -41,9 +46,9 @@ def _me() -> Holder:
 def holder(repo_path: str | Path) -> Holder | None:
     """Who holds the session now: a live process on this host (or any on another host), else None."""
     try:
-        data = json.loads(lock_file(repo_path).read_text(encoding="utf-8"))
+        data = json.loads(read_text(lock_file(repo_path), LIMIT))
         found = Holder(int(data["pid"]), str(data["host"]), str(data.get("tty", "")))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError):  # TooLarge is a ValueError
         return None
     if found.host == socket.gethostname():
         if found.pid == os.getpid():
@@ -78,11 +83,25 @@ def take(repo_path: str | Path) -> None:
     os.replace(tmp, path)
 
 
+def still_mine(repo_path: str | Path) -> bool:
+    """Whether this process still holds the session it took (checked before every save). A lock naming
+    another process, or none at all (another took it over and has quit since), means it was taken over:
+    its answers may be newer than ours."""
+    try:
+        data = json.loads(read_text(lock_file(repo_path), LIMIT))
+    except (OSError, ValueError, TooLarge):
+        return False
+    try:
+        return int(data["pid"]) == os.getpid() and data.get("host") == socket.gethostname()
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
 def release(repo_path: str | Path) -> None:
     """Give the session up, if this process holds it."""
     path = lock_file(repo_path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, LIMIT))
         if int(data["pid"]) == os.getpid() and data.get("host") == socket.gethostname():
             path.unlink()
     except (OSError, ValueError, KeyError, TypeError):

@@ -16,12 +16,30 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .contract import write_atomic
+from .files import read_regular
 from .model import InitState
+
+MAX_STATE = 64 * 1024 * 1024  # a session with its detection and reading is well under a megabyte
 
 
 def state_dir() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "wamf-tui"
+
+
+def unusable_state_dir() -> str | None:
+    """Why sessions cannot be saved here (the state folder is a file, read-only, full), else None: said
+    in one line before the app starts, instead of a traceback on its first save."""
+    import tempfile
+
+    d = state_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=d, prefix=".probe-"):
+            pass
+    except OSError as e:
+        return f"cannot save sessions in {d}: {e.strerror or e}; set XDG_STATE_HOME to a folder you can write"
+    return None
 
 
 def state_file(repo_path: str | Path) -> Path:
@@ -46,18 +64,29 @@ class Saver:
     otherwise delay the next keypress. `flush` waits for the write, for quitting and hangups.
     """
 
-    def __init__(self, on_error: Callable[[str], None] = lambda msg: None) -> None:
+    def __init__(self, on_error: Callable[[str], None] = lambda msg: None,
+                 still_mine: Callable[[str], bool] = lambda repo: True,
+                 on_lost: Callable[[str], None] = lambda repo: None) -> None:
+        """`still_mine(repo)` is asked before each write: once it says no (another instance took the
+        session over), nothing more is written and `on_lost(repo)` is told, once."""
         self.on_error = on_error
+        self.still_mine, self.on_lost = still_mine, on_lost
+        self.lost = False
         self._cond = threading.Condition()
-        self._queued: tuple[Path, str] | None = None
+        self._queued: tuple[Path, str, str] | None = None
         self._writing = False
         threading.Thread(target=self._run, name="wamf-save", daemon=True).start()
 
     def submit(self, state: InitState) -> None:
-        snapshot = state_file(state.repo_path), state.to_json()  # the UI goes on changing `state`
+        """Save `state` soon (nothing once the session was lost to another instance, until `regained`)."""
+        snapshot = state_file(state.repo_path), state.to_json(), state.repo_path  # the UI goes on changing it
         with self._cond:
             self._queued = snapshot
             self._cond.notify_all()
+
+    def regained(self) -> None:
+        """This instance holds the session again (taken back): saves are written again."""
+        self.lost = False
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until everything submitted is on disk; False if that took longer than `timeout`."""
@@ -70,8 +99,11 @@ class Saver:
                 self._cond.wait_for(lambda: self._queued is not None)
                 queued, self._queued, self._writing = self._queued, None, True
             assert queued is not None
-            path, text = queued
-            err = _write(path, text)
+            path, text, repo = queued
+            if not self.lost and not self.still_mine(repo):
+                self.lost = True
+                self.on_lost(repo)
+            err = None if self.lost else _write(path, text)
             if err:
                 self.on_error(err)
             with self._cond:
@@ -90,9 +122,13 @@ def load_saved(repo_path: str | Path) -> tuple[InitState | None, str | None]:
     message names the file and what was lost."""
     path = state_file(repo_path)
     try:
-        raw = path.read_bytes()
-    except OSError:
+        raw = read_regular(path, MAX_STATE + 1)  # never a FIFO, never a link to /dev/zero
+    except FileNotFoundError:
         return None, None
+    except OSError as e:
+        return None, f"the saved session {path} cannot be read ({e.strerror or e}); starting afresh"
+    if len(raw) > MAX_STATE:
+        raw = b""  # not a session: kept aside below, as a damaged one
     try:
         return InitState.from_json(raw.decode("utf-8")), None
     except (ValueError, UnicodeDecodeError):

@@ -378,13 +378,13 @@ def _step_times(steps_file: Path) -> list[float]:
 
 def touched_snapshot(repo: Path) -> dict[str, tuple[str, int, int]] | None:
     """git status of the checkout with each listed file's mtime and size; None outside git."""
-    from . import children
+    from . import children, gitcmd
     from .checkout import status_entries
 
     try:
-        out = children.run(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"], timeout=30,
-                           cwd=repo).stdout
-    except (OSError, subprocess.TimeoutExpired):
+        out = children.run(gitcmd.argv(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all"), timeout=30,
+                           cwd=repo, env=gitcmd.env()).stdout
+    except (OSError, subprocess.TimeoutExpired, gitcmd.Refused):
         return None
     seen: dict[str, tuple[str, int, int]] = {}
     for status, path in status_entries(out):

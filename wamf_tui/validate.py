@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analyze.benchmark import is_wrapper
+from .analyze.benchmark import is_our_wrapper, is_wrapper
 from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, say_missing
 from .analyze.subcommands import called, dispatch, reader, refine_console
 from .detect.launch import parse_launch
@@ -58,6 +58,10 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
                                                          (wrapper_dir or root) / script]
         if not any(w.is_file() or writing and w.resolve() == Path(writing).resolve() for w in places):
             v.problems.append(f"the benchmark wrapper {launch.script} does not exist")
+        elif (theirs := next((w for w in places if w.exists() and not is_our_wrapper(w)
+                              and not (writing and w.resolve() == Path(writing).resolve())), None)):
+            v.problems.append(f"{theirs.name} there is a file of yours, not the benchmark wrapper: the run line "
+                              "would run it (propose the run line again: the wrapper takes another name)")
         launch, args = _past_wrapper(launch, consoles or {}, exists, refine)
         if launch is None:
             v.problems.append("the wrapper is given no job script")

@@ -678,10 +678,22 @@ def wrapper_path(state: InitState) -> str:
 
 
 def _text(path: Path) -> str | None:
+    """A file's text if it could be the wrapper (a FIFO or a device named `wamf_bench.py` is not, and
+    reading it must not wait or go on forever), else None."""
+    from ..files import read_regular
+    from .wrapper import WRAPPER
+
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular(path, len(WRAPPER.encode("utf-8")) + 1).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def is_our_wrapper(path: Path) -> bool:
+    """Whether the file at `path` is the app's wrapper, byte for byte (not a user's `wamf_bench.py`)."""
+    from .wrapper import WRAPPER
+
+    return not path.is_symlink() and _text(path) == WRAPPER
 
 
 def job_launch(state: InitState) -> LaunchCommand:

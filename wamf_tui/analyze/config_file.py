@@ -46,9 +46,56 @@ def _load(path: Path) -> object:
     import yaml  # only when a command names a YAML file
 
     try:
-        return yaml.safe_load(read_regular(path, LIMIT).decode("utf-8", "replace"))
+        return load_yaml(read_regular(path, LIMIT).decode("utf-8", "replace"))
     except (OSError, yaml.YAMLError, RecursionError):
         return None
+
+
+MAX_NODES = 100_000  # a config's values with its aliases spelled out: far more than any real config
+
+
+def load_yaml(text: str) -> object:
+    """`yaml.safe_load`, refusing (yaml.YAMLError) a document whose aliases expand to more than MAX_NODES
+    values, or refer to themselves: a 1 KB "billion laughs" file builds shared data in no time, but every
+    walk over it (the DeepSpeed pointers, the needed keys) then took forever."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded(node) > MAX_NODES:
+            raise yaml.YAMLError(f"its aliases expand past {MAX_NODES} values")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _expanded(root) -> int:
+    """How many nodes the YAML graph at `root` has with every alias spelled out (MAX_NODES + 1 for one
+    that refers to itself). Each node is counted once and its size remembered: linear in the graph."""
+    import yaml
+
+    size: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        kids = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else \
+            list(node.value) if isinstance(node, yaml.SequenceNode) else []
+        if done:
+            open_.discard(id(node))
+            size[id(node)] = min(MAX_NODES + 1, 1 + sum(size[id(k)] for k in kids))
+            continue
+        if id(node) in size:
+            continue
+        if id(node) in open_:  # an alias to a node still being read: it refers to itself
+            return MAX_NODES + 1
+        open_.add(id(node))
+        stack.append((node, True))
+        stack += [(k, False) for k in kids if id(k) not in size]
+    return size[id(root)]
 
 
 def _needed(guard: str) -> list[list[str]]:

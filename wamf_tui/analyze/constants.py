@@ -30,8 +30,9 @@ def fixed_constants(tree: ast.Module, text: str) -> dict[str, object]:
         elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in classes \
                 and not value.args and not value.keywords:
             found.update(_fields(name, classes[value.func.id]))
-    return {k: v for k, v in found.items()
-            if assigned.get(k.split(".")[0], 0) <= 1 and not _set_elsewhere(k, text)}
+    elsewhere = _set_elsewhere(text)
+    return {k: v for k, v in found.items() if assigned.get(k.split(".")[0], 0) <= 1 and k not in elsewhere
+            and not ("." in k and k.split(".")[0] in elsewhere.setattr_objects)}
 
 
 def _fields(obj: str, cls: ast.ClassDef) -> dict[str, object]:
@@ -49,10 +50,22 @@ def _fields(obj: str, cls: ast.ClassDef) -> dict[str, object]:
     return out
 
 
-def _set_elsewhere(key: str, text: str) -> bool:
+_FIELD_SET = re.compile(r"\b(\w+)\.(\w+)\s*(?:=(?!=)|[+\-*/|&]=)")
+_SETATTR = re.compile(r"setattr\(\s*(\w+)\b")
+_GLOBAL = re.compile(r"\bglobal\b([^\n]*)")
+
+
+class _Elsewhere(set):
+    """The names assigned in a function (`global SAVE`) and the `obj.field`s assigned anywhere; with
+    `setattr_objects`, the objects set through `setattr`. One pass over the text for all the constants:
+    a search per constant made a module of 100,000 constants take minutes."""
+
+    setattr_objects: set[str]
+
+
+def _set_elsewhere(text: str) -> _Elsewhere:
     """Assigned in a function (`global SAVE`; `args.save = True`), or set through `setattr`: not fixed."""
-    if "." in key:
-        obj, field = key.split(".", 1)
-        return bool(re.search(rf"\b{re.escape(obj)}\.{re.escape(field)}\s*(=[^=]|[+\-*/|&]=)", text)
-                    or re.search(rf"setattr\(\s*{re.escape(obj)}\b", text))
-    return bool(re.search(rf"\bglobal\b[^\n]*\b{re.escape(key)}\b", text))
+    found = _Elsewhere(f"{m.group(1)}.{m.group(2)}" for m in _FIELD_SET.finditer(text))
+    found.update(name for m in _GLOBAL.finditer(text) for name in re.findall(r"\w+", m.group(1)))
+    found.setattr_objects = {m.group(1) for m in _SETATTR.finditer(text)}
+    return found

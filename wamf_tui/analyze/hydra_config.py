@@ -130,6 +130,23 @@ def _refused(conf_dir: Path) -> str:
                 return f"{f} is over {MAX_BYTES // 1_000_000} MB"
             if b"pkg://" in text:
                 return f"{f} names a pkg:// search path (Hydra would import that package)"
+            if b"*" in text and (why := _aliases_refused(text)):
+                return f"{f}: {why}"
+    return ""
+
+
+def _aliases_refused(text: bytes) -> str:
+    """Why a file's YAML aliases would hang the composing ("billion laughs": OmegaConf copies each), else ""."""
+    import yaml
+
+    from .config_file import load_yaml
+
+    try:
+        load_yaml(text.decode("utf-8", "replace"))
+    except yaml.YAMLError as e:
+        return str(e).splitlines()[0] if "aliases" in str(e) else ""  # a syntax error: Hydra says it better
+    except RecursionError:
+        return "nested too deeply"
     return ""
 
 

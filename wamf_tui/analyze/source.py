@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import ast
 import gc
+import io
 import os
 import re
+import time
+import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -140,6 +143,7 @@ class _Reader(ast.NodeVisitor):
                  classes: ConfigClasses | None = None) -> None:
         self.r = result
         self.rel = rel
+        self.globals_seen = set(result.module_globals)
         self.guards: list[ast.expr] = []
         self.counted: list[bool] = []  # per guard: its `x % n == 0` counter is past the first step there
         self.blocks: list[set[str]] = []  # per statement list on the path: counters `+=`'d in it so far
@@ -602,7 +606,9 @@ class _Reader(ast.NodeVisitor):
                 self.anchor("forward", node)
         if not self.depth and self.rel == self.r.script and not self.configured:
             # what `--key=value` may set in a configurator script: the globals it finds when it runs
-            self.r.module_globals += [n for n in names if n not in self.r.module_globals][:500]
+            new = [n for n in dict.fromkeys(names) if n not in self.globals_seen][:500]
+            self.r.module_globals += new
+            self.globals_seen.update(new)  # a set: a list searched per assignment was quadratic in the module
         # plain constants at module level: configurator scripts (nanoGPT) and constant configs
         for t in targets:
             if isinstance(t, ast.Name) and not self.guards:
@@ -1214,9 +1220,13 @@ def _read(path: Path) -> tuple[str | None, str | None]:
         return None, "the file is binary, not Python source"
     why = f"the file is {size // 1024} KiB; only the first {MAX_BYTES // 1024} KiB were scanned" \
         if size > MAX_BYTES else None
+    try:  # as Python reads it: a BOM, or a coding line (`# -*- coding: latin-1 -*-`)
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError:  # an unknown or inconsistent coding line
+        encoding = "utf-8"
     try:
-        return data.decode("utf-8"), why
-    except UnicodeDecodeError:
+        return data.decode(encoding), why
+    except (UnicodeDecodeError, LookupError):
         return data.decode("utf-8", errors="replace"), "the file is not UTF-8; scanned as text"
 
 
@@ -1310,6 +1320,16 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
+READ_BUDGET_S = 60.0  # the whole reading, the CLI's too; the app's child is stopped at 120 s
+
+
+def _out_of_time(result: Analysis, skipped: list[str]) -> None:
+    """The reading's time is spent: the modules not yet read are named, never silently dropped."""
+    names = list(dict.fromkeys(skipped))
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    result.notes.append(f"reading stopped after {READ_BUDGET_S:g} s; not read: {', '.join(names[:5])}{more}")
+
+
 def analyze_script(script: str | Path, repo_root: str | Path | None = None, command: Sequence[str] = (),
                    called: tuple[str, str] | None = None) -> Analysis:
     """Read `script` (and the repo modules it imports) and return its facts; never raises on bad input.
@@ -1349,7 +1369,12 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     entry: tuple[ast.Module, str] | None = None  # the entry's tree, once parsed
     opened: dict[str, str] = {}  # module -> why its parser's flags cannot all be known
     roots = {called[1]} if called else set()  # what calls in from outside the code (a dispatcher, a config)
+    deadline = time.monotonic() + READ_BUDGET_S
     while queue:
+        if done and time.monotonic() > deadline:  # the entry is always read
+            _out_of_time(result, [_rel(p, root) for p, _ in queue if p.resolve() not in done])
+            whole = False
+            break
         path, depth = queue.pop(0)
         if path.resolve() in done:
             continue

@@ -4,6 +4,7 @@ and stops the job after N optimizer steps, then runs the job script unchanged.""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 WRAPPER = '''"""Benchmark wrapper written by wamf-tui. Runs the job script unchanged:
@@ -174,11 +175,26 @@ except _StepLimit:
 def write_wrapper(path: Path) -> str | None:
     """Write the wrapper atomically; returns an error message instead of raising."""
     from ..contract import write_atomic
+    from .benchmark import is_our_wrapper
 
     try:
-        if path.exists() and path.read_bytes() != WRAPPER.encode("utf-8"):  # `wrapper_path` picks a free name
-            return f"{path} exists and is not the wrapper; left as it is"
-        write_atomic(path, WRAPPER)
+        if path.is_symlink() or path.exists():
+            # `wrapper_path` picks a free name; a file of the user's there now is never replaced
+            return None if is_our_wrapper(path) else f"{path} exists and is not the wrapper; left as it is"
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+        write_atomic(tmp, WRAPPER)
+        try:
+            os.link(tmp, path)  # fails if a file took the name meanwhile: never a replace
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: create it only if it is not there
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(WRAPPER)
+        finally:
+            tmp.unlink()
+    except FileExistsError:
+        return f"{path} appeared while the wrapper was written; it is left as it is"
     except OSError as e:
         return f"could not write {path}: {e.strerror or e}"
     return None

@@ -41,7 +41,7 @@ def _venv_python(prefix: Path) -> Path | None:
 def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
     """Pick the environment and its activate command, without running anything."""
     modules = environ.get("LOADEDMODULES", "").strip(":")
-    prefix = f"module load {' '.join(m for m in modules.split(':') if m)}; " if modules else ""
+    prefix = f"module load {' '.join(shlex.quote(m) for m in modules.split(':') if m)}; " if modules else ""
     notes = [f"HPC modules loaded: {modules.replace(':', ' ')}"] if modules else []
 
     def env(kind: str, name: str | None, activate: str, python: Path | str | None) -> EnvFacts:
@@ -70,11 +70,11 @@ def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
     for f in ("environment.yml", "environment.yaml"):
         named = _conda_file_name(repo_root / f)
         if named:
-            return env("conda-file", named, f"conda activate {named}", None)
+            return env("conda-file", named, f"conda activate {shlex.quote(named)}", None)  # the repo's text
     python = shutil.which("python3", path=environ.get("PATH")) or shutil.which("python", path=environ.get("PATH"))
     if modules:
         return env("modules", None, prefix.rstrip("; "), python)
-    activate = f"export PATH={Path(python).parent}:$PATH" if python else ""
+    activate = f'export PATH={shlex.quote(str(Path(python).parent))}:"$PATH"' if python else ""
     return EnvFacts(kind="system", activate=activate, python=python,
                     notes=["no virtual environment found; system Python"])
 
@@ -127,16 +127,77 @@ def read_versions(facts: EnvFacts, repo_root: Path | None = None) -> EnvFacts:
     return facts
 
 
+_PIXI_NAME = re.compile(r"[ \t]*-?[ \t]*name:[ \t]*['\"]?([\w.-]+)['\"]?[ \t]*")
+_PIXI_VERSION = re.compile(r"[ \t]*version:[ \t]*['\"]?([\w.+!-]+)")
+_PIXI_CONDA = re.compile(r"[ \t]*-[ \t]*conda:[ \t]*(\S+)[ \t]*")
+_CONDA_NAME = re.compile(r"[A-Za-z][\w.-]*")
+_CONDA_VERSION = re.compile(r"\d[\w.+!]*")
+_TOML_NAME = re.compile(r'name[ \t]*=[ \t]*"([^"]+)"[ \t]*')
+_TOML_VERSION = re.compile(r'version[ \t]*=[ \t]*"([^"]+)"')
+LONGEST_LOCK_LINE = 2048  # a package's line is short; a longer one is skipped, so no pattern sees more
+
+
 def _locked(lock: Path) -> list[tuple[str, str]]:
-    """(normalised name, version) of every package a uv.lock, poetry.lock or pixi.lock pins."""
+    """(normalised name, version) of every package a uv.lock, poetry.lock or pixi.lock pins. Only the lines
+    holding a key are looked at, each pattern on one short line: linear in the file's size, whatever the
+    file holds (a pattern over the whole text backtracked for minutes on a file of blank lines)."""
     text = _read_small(lock, 16 * 1024 * 1024) or ""
+    found: list[tuple[str, str]] = []
     if lock.name == "pixi.lock":  # YAML: `name:`/`version:` keys, or a conda package named by its URL only
-        found = re.findall(r"^\s*-?\s*name:\s*['\"]?([\w.-]+)['\"]?\s*\n\s*version:\s*['\"]?([\w.+!-]+)", text, re.M)
-        found += [(m.group(1), m.group(2)) for m in re.finditer(
-            r"^\s*-\s*conda:\s*\S*/([A-Za-z][\w.-]*?)-(\d[\w.+!]*)-[^/\s]*\.(?:conda|tar\.bz2)\s*$", text, re.M)]
+        for line, after, _ in _lines_holding(text, _PIXI_KEYS):
+            name, conda = _PIXI_NAME.fullmatch(line), _PIXI_CONDA.fullmatch(line)
+            version = _PIXI_VERSION.match(after) if name else None
+            if name and version:
+                found.append((name.group(1), version.group(1)))
+            elif conda and (package := _conda_package(conda.group(1))):
+                found.append(package)
         return [(("torch" if n.lower() == "pytorch" else re.sub(r"[-_.]+", "-", n).lower()), v) for n, v in found]
-    return [(re.sub(r"[-_.]+", "-", m.group(1)).lower(), m.group(2)) for m in re.finditer(
-        r'^\[\[package\]\]\s*\nname\s*=\s*"([^"]+)"\s*\nversion\s*=\s*"([^"]+)"', text, re.M)]
+    for head, line, after in _lines_holding(text, _TOML_PACKAGE):
+        name, version = _TOML_NAME.fullmatch(line), _TOML_VERSION.match(after)
+        if head.rstrip() == "[[package]]" and name and version:
+            found.append((re.sub(r"[-_.]+", "-", name.group(1)).lower(), version.group(1)))
+    return found
+
+
+_PIXI_KEYS = re.compile("name:|conda:")
+_TOML_PACKAGE = re.compile(re.escape("[[package]]"))
+
+
+def _line_at(text: str, start: int) -> tuple[str, int]:
+    """(the line that starts at `start`, where the next one starts); the line is "" past the end of the
+    text or when over LONGEST_LOCK_LINE."""
+    if start > len(text):
+        return "", start
+    end = text.find("\n", start)
+    end = len(text) if end == -1 else end
+    return (text[start:end] if end - start <= LONGEST_LOCK_LINE else ""), end + 1
+
+
+def _lines_holding(text: str, key: re.Pattern[str]) -> Iterator[tuple[str, str, str]]:
+    """(line, the next line, the one after) for each line of `text` holding `key`, in order. `key` is a
+    literal, found in linear time; a line over LONGEST_LOCK_LINE is skipped."""
+    m = key.search(text)
+    while m:
+        start = text.rfind("\n", 0, m.start()) + 1
+        line, after = _line_at(text, start)
+        if line:
+            second, third = _line_at(text, after)
+            yield line, second, _line_at(text, third)[0]
+        m = key.search(text, after)
+
+
+def _conda_package(url: str) -> tuple[str, str] | None:
+    """(name, version) of a conda package file's URL, `.../name-version-build.conda`: the name may hold
+    dashes, the version is the first dash-separated part after it that starts with a digit."""
+    base = url.rpartition("/")[2]
+    stem = base.removesuffix(".conda") if base.endswith(".conda") else base.removesuffix(".tar.bz2")
+    if stem == base or not url.count("/"):
+        return None
+    parts = stem.split("-")
+    for i in range(1, len(parts) - 1):
+        if _CONDA_VERSION.fullmatch(parts[i]) and _CONDA_NAME.fullmatch(name := "-".join(parts[:i])):
+            return name, parts[i]
+    return None
 
 
 def _read_small(path: Path, limit: int = MAX_CFG_BYTES) -> str | None:

@@ -1,7 +1,8 @@
 """The git checkout: where it is, what HEAD is, and whether it is clean.
 
-Read-only: every git command runs with GIT_OPTIONAL_LOCKS=0 so not even
-`git status` refreshes the index.
+Read-only, and running nothing of the repo's: every git command takes its settings and environment
+from `gitcmd` (no fsmonitor, filter, hook or pager; GIT_OPTIONAL_LOCKS=0 so not even `git status`
+refreshes the index).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import gitcmd
 from ..checkout import is_bare, status_entries
+from ..files import read_text
 from ..model import RepoFacts
 
 _OPERATIONS = (
@@ -36,7 +39,12 @@ def detect_repo(path: str | os.PathLike[str]) -> RepoFacts:
     except Exception as e:  # unreadable .git, odd permissions
         facts.error = f"could not read the repository: {e.__class__.__name__}"
         return facts
-    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    try:
+        repo.git.set_persistent_git_options(c=gitcmd.settings(str(repo.working_tree_dir or repo.git_dir)))
+    except gitcmd.Refused as e:
+        facts.error = str(e)
+        return facts
+    repo.git.update_environment(**gitcmd.SAFE_ENV)
     facts.is_git = True
     facts.bare = repo.bare
     facts.root = str(Path(repo.working_tree_dir or repo.git_dir).resolve())
@@ -113,7 +121,7 @@ def _worktrees(common: Path) -> list[Path]:
         return trees
     for d in linked:
         try:
-            trees.append(Path((d / "gitdir").read_text(encoding="utf-8").strip()).parent.resolve())
-        except OSError:
+            trees.append(Path(read_text(d / "gitdir", 4096).strip()).parent.resolve())
+        except (OSError, ValueError):  # not a regular file, too large, not UTF-8
             continue
     return trees

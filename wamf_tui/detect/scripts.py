@@ -9,7 +9,6 @@ anything that trains. Bounded in files read and time, and says so when it stops 
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 import subprocess
@@ -17,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .. import children
+from .. import children, gitcmd
 from ..analyze.subcommands import refine_console
 from ..files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
@@ -56,24 +55,16 @@ _TORCH = re.compile(
 )
 
 
-def _git_env() -> dict[str, str]:
-    """A plain environment for git, with the user's HOME: their `safe.directory` lives in ~/.gitconfig."""
-    env = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/bin:/bin:/usr/local/bin"}
-    if os.environ.get("HOME"):
-        env["HOME"] = os.environ["HOME"]
-    return env
-
-
 def tracked_files(root: Path) -> list[str]:
     """Tracked and untracked-not-ignored files; falls back to a bounded walk outside git."""
     try:
         out = children.run(  # stoppable: git on a dead network mount must not outlive the app
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], 15,
-            env=_git_env(), encoding="utf-8", errors="replace",
+            gitcmd.argv(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"), 15,
+            env=gitcmd.env(), encoding="utf-8", errors="replace",
         )
         if out.returncode == 0:
             return [f for f in out.stdout.split("\0") if f]
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired, gitcmd.Refused):
         pass
     files: list[str] = []
     for p in root.rglob("*"):

@@ -42,6 +42,7 @@ from ..visible import visible
 from . import workers
 from .conversation import Conversation
 from .dialogs import ResumeScreen
+from .gate import HiddenFilter
 from .messages import (
     AnalysisReady,
     AnswerGiven,
@@ -52,12 +53,14 @@ from .messages import (
     GpusRefreshed,
     RescanRequested,
     SaveFailed,
+    SessionLost,
     TrialRequested,
 )
 from .screens import SCREENS, ConfirmScreen, StepScreen
 from .trial_screen import TrialScreen
 
 GPU_REFRESH_S = 1.0
+HIDDEN = HiddenFilter()
 
 
 class WamfApp(App):
@@ -80,7 +83,9 @@ class WamfApp(App):
         self.resumed_facts: DetectedFacts | None = None  # what a resumed session knew, to say what moved
         self.change_log: list[str] = []
         self.reread: list[str] = []  # the script's files that changed since a resumed session read them
-        self.saver = session.Saver(on_error=self._save_failed)
+        self.holds_session = False  # took the repo's lock (`open_session`): each save first checks it still does
+        self.saver = session.Saver(on_error=self._save_failed, still_mine=self._still_mine,
+                                   on_lost=self._session_lost)
         self.detection: ChildDetection | None = None
         self.detect_run = 0
         self.failures_told: set[str] = set()
@@ -115,6 +120,10 @@ class WamfApp(App):
             return
         if self.detect:
             self.start_detection()
+
+    def get_line_filters(self):
+        """Textual's filters, then the last gate for text: no control character reaches the terminal."""
+        return [*super().get_line_filters(), HIDDEN]
 
     def get_default_screen(self) -> StepScreen:
         """The step's screen is the app's first screen. Pushed over Textual's blank default screen,
@@ -186,6 +195,21 @@ class WamfApp(App):
 
     def on_save_failed(self, msg: SaveFailed) -> None:
         self.notify(msg.error, severity="warning")
+
+    def _still_mine(self, repo: str) -> bool:
+        return not self.holds_session or lock.still_mine(repo)
+
+    def _session_lost(self, repo: str) -> None:
+        """From the saver's thread: another instance took the session over; this one saved nothing."""
+        self.post_message(SessionLost(lock.holder(repo)))
+
+    def on_session_lost(self, msg: SessionLost) -> None:
+        self.read_only = msg.holder or lock.Holder(0, "", "")
+        self.holds_session = False
+        who = f"another wamf-tui ({msg.holder.describe()})" if msg.holder else "another wamf-tui, since closed,"
+        self.notify(f"{who} took this repo's session over: this one is read-only now and saved nothing since. "
+                    "Take it back from the palette (ctrl+p) to save here again.",
+                    title="read-only", severity="warning", timeout=30)
 
     # --- detection -------------------------------------------------------------
 
@@ -402,8 +426,8 @@ class WamfApp(App):
         busy = [str(g.index) for g in hw.gpus if g.index in gpus and not g.free]
         seen = (", ".join(map(str, gpus)) + (f" (busy: {', '.join(busy)})" if busy else " (free)")) if gpus \
             else "none seen"
-        where = (f"  activate  {st.activate or '(none)'}\n  run       {run}\n  in        {visible(st.repo_path)}\n"
-                 f"  GPUs      {seen}")
+        where = (f"  activate  {visible(st.activate or '(none)')}\n  run       {visible(run)}\n"
+                 f"  in        {visible(st.repo_path)}\n  GPUs      {seen}")
         job = trial.Trial(st.activate, run, Path(st.repo_path), gpus=gpus, log_dir=session.state_dir() / "trials",
                           read_gpus=trial.sample_gpus, limit_s=trial.default_limit(st.trial))
         self.push_screen(TrialScreen(job, where, proposals.output_switch(st)), self._trial_done)
@@ -435,6 +459,8 @@ class WamfApp(App):
         """This instance holds the session from now on, and saves."""
         lock.take(self.state.repo_path)
         self.read_only = None
+        self.holds_session = True
+        self.saver.regained()
         self.save()
         self.notify("this instance now holds the session; answers are saved again", title="session")
 
@@ -481,7 +507,7 @@ def make_app(path: Path, contract: str | None = None, template: str | None = Non
         saved = None  # a finished session: start a new one
     app = WamfApp(state, saved=saved, detect=detect)
     app.startup_notes = [damage] if damage else []
-    app.read_only = held_by
+    app.read_only, app.holds_session = held_by, held_by is None
     return app
 
 
@@ -491,15 +517,36 @@ def run_app(path: Path, contract: str | None = None, template: str | None = None
         app.run()
     finally:
         lock.release(app.state.repo_path)  # the root make_app took the session for
+    _say_if_lost(app)
     if app.state.written:
         print("\n".join(wording.done_lines(app.state)))
     return 0
+
+
+def prefilled_app(state: InitState) -> WamfApp:
+    """The app on a state filled from an answers file. It takes the repo's session like any start, or
+    is read-only while another instance holds it."""
+    held_by = open_session(Path(state.repo_path))
+    app = WamfApp(state)
+    app.read_only, app.holds_session = held_by, held_by is None
+    return app
 
 
 def run_prefilled(state: InitState) -> int:
     """`--answers` without `--yes`: open at step 4 on the filled state, to read and confirm."""
-    app = WamfApp(state)
-    app.run()
+    app = prefilled_app(state)
+    try:
+        app.run()
+    finally:
+        lock.release(state.repo_path)
+    _say_if_lost(app)
     if app.state.written:
         print("\n".join(wording.done_lines(app.state)))
     return 0
+
+
+def _say_if_lost(app: WamfApp) -> None:
+    """Taken over while quitting, the last save was refused: said on the terminal, since the screen is gone."""
+    if app.saver.lost:
+        print("wamf-tui: another wamf-tui took this repo's session over; this one's last answers were not saved",
+              file=sys.stderr)

@@ -11,6 +11,7 @@ from textual.message import Message
 from ..contract import WriteResult
 from ..detect.isolated import ChildDetection
 from ..flow import Outcome
+from ..lock import Holder
 from ..model import Analysis, HardwareFacts
 
 
@@ -54,6 +55,14 @@ class SaveFailed(Message):
     def __init__(self, error: str) -> None:
         super().__init__()
         self.error = error
+
+
+class SessionLost(Message):
+    """The saver found another instance holding the session (`holder`, None when it has quit since)."""
+
+    def __init__(self, holder: Holder | None) -> None:
+        super().__init__()
+        self.holder = holder
 
 
 class ContractWritten(Message):
