@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import select
 import shlex
 import shutil
-import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import cast
 
 from .model import Ended, HardwareFacts, TrialResult
+from .supervise import KILL_FOR_S
 from .visible import visible
 
 DEFAULT_LIMIT_S = 600
@@ -144,7 +146,6 @@ class Trial:
         self.last_step_s: float | None = None
         self.ended = ""
         self.proc: subprocess.Popen[bytes] | None = None
-        self._pids: set[int] = set()
         self._tail: deque[str] = deque(maxlen=TAIL)
         self._peak_host = 0
         self._gpu_base: dict[int, int] = {}
@@ -162,7 +163,7 @@ class Trial:
         with tempfile.TemporaryDirectory(prefix="wamf-trial-") as tmp:
             folder = Path(tmp)
             shutil.copyfile(Path(__file__).with_name("step_probe.py"), folder / "sitecustomize.py")
-            steps_file = folder / "steps"
+            steps_file, status_file = folder / "steps", folder / "status"
             run = with_wrapper_at(self.run_line, folder, write_wrapper)
             env = {**os.environ, "WAMF_TRIAL_PROBE": str(folder), "WAMF_TRIAL_STEPS": str(steps_file),
                    "PYTHONUNBUFFERED": "1"}
@@ -171,17 +172,18 @@ class Trial:
             first_output: float | None = None
             self.started = time.monotonic()
             wall_start = datetime.now(timezone.utc)
+            supervised = [sys.executable, "-I", str(Path(__file__).with_name("supervise.py")), str(status_file),
+                          str(self.grace_s), _shell(), "-c", shell_script(self.activate, run)]
             try:
-                self.proc = subprocess.Popen([_shell(), "-c", shell_script(self.activate, run)], cwd=self.repo,
-                                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                             stderr=subprocess.STDOUT, start_new_session=True)
+                self.proc = subprocess.Popen(supervised, cwd=self.repo, env=env, stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
             except OSError as e:
                 return self._result(wall_start, None, None, [], [], cause=f"could not start a shell: {e.strerror}")
-            children.track(self.proc)
+            children.track(self.proc, self.stop)
             watcher = threading.Thread(target=self._watch, args=(steps_file,), name="wamf-trial", daemon=True)
             watcher.start()
             try:
-                for line in _lines(self.proc.stdout):
+                for line in _lines(self.proc):
                     if first_output is None:
                         first_output = time.monotonic() - self.started
                     if log is not None:
@@ -189,44 +191,57 @@ class Trial:
                     shown = terminal_safe(line)
                     self._tail.append(plain(shown))
                     on_line(shown)
-                status = self.proc.wait()
+                try:
+                    self.proc.wait(self.grace_s + KILL_FOR_S + 1)
+                except subprocess.TimeoutExpired:
+                    self._kill_hard()
             finally:
                 self._done.set()
-                self._end_group()
+                if self.proc.poll() is None:  # an error above: nothing may be left behind
+                    self._kill_hard()
                 children.forget(self.proc)
-                if self.proc.stdout is not None:
-                    self.proc.stdout.close()
+                for pipe in (self.proc.stdin, self.proc.stdout):
+                    if pipe is not None:
+                        pipe.close()
                 if log is not None:
                     log.close()
             watcher.join(5)
             times = _step_times(steps_file)
-            return self._result(wall_start, status, first_output, times, touched(before, touched_snapshot(self.repo)))
+            return self._result(wall_start, _status(status_file), first_output, times,
+                                touched(before, touched_snapshot(self.repo)))
 
     def stop(self, why: str = "stopped") -> None:
-        """Stop the whole process group: SIGTERM, then SIGKILL after the grace period."""
+        """End the job and everything it started (the supervisor's SIGTERM, then SIGKILL after the grace
+        period); a supervisor that does not answer in time is killed here with its whole tree."""
         with self._lock:
             if self.ended or self.proc is None:
                 return
             self.ended = why
-        _signal_group(self.proc.pid, signal.SIGTERM)
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(b"term\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError):  # it has ended already
+            pass
         threading.Thread(target=self._kill_later, daemon=True).start()
 
     def _kill_later(self) -> None:
-        if not self._done.wait(self.grace_s):
-            assert self.proc is not None
-            _signal_group(self.proc.pid, signal.SIGKILL)
+        if not self._done.wait(self.grace_s + KILL_FOR_S + 1):
+            self._kill_hard()
 
-    def _end_group(self) -> None:
-        """Nothing is left behind: the group (a data loader's workers outlive a killed parent), and any
-        descendant seen that left it."""
-        assert self.proc is not None
-        _signal_group(self.proc.pid, signal.SIGKILL)
+    def _kill_hard(self) -> None:
+        """The last resort, should the supervisor hang: SIGKILL for it and every process below it."""
         import psutil
 
-        for pid in self._pids:
+        assert self.proc is not None
+        try:
+            tree = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.Error:
+            tree = []
+        for p in (*tree, self.proc):
             try:
-                psutil.Process(pid).kill()
-            except psutil.Error:
+                p.kill()
+            except (OSError, psutil.Error):
                 pass
 
     def _watch(self, steps_file: Path) -> None:
@@ -242,12 +257,11 @@ class Trial:
             if time.monotonic() - self.started > self.limit_s:
                 self.stop("limit")
             try:
-                tree = [root, *root.children(recursive=True)]
+                tree = root.children(recursive=True)  # the supervisor's own memory is not the job's
             except psutil.Error:
                 tree = []
             rss = 0
             for p in tree:
-                self._pids.add(p.pid)
                 try:
                     rss += p.memory_info().rss
                 except psutil.Error:
@@ -334,18 +348,19 @@ def _shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except OSError:  # the group is gone
-        pass
-
-
-def _lines(stream) -> Iterable[str]:
-    """Output lines as they come; a carriage return (a progress bar redrawn) ends a line too."""
+def _lines(proc: subprocess.Popen[bytes]) -> Iterable[str]:
+    """Output lines as they come; a carriage return (a progress bar redrawn) ends a line too. Never waits
+    on the pipe once the supervisor has exited (everything in its tree is gone by then): a process outside
+    it that holds the pipe cannot hold the trial."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
     pending = b""
     while True:
-        chunk = stream.read1(65536)
+        if not select.select([fd], [], [], 0.2)[0]:
+            if proc.poll() is not None:
+                break
+            continue
+        chunk = os.read(fd, 65536)
         if not chunk:
             break
         pending += chunk
@@ -355,6 +370,15 @@ def _lines(stream) -> Iterable[str]:
                 yield raw.decode("utf-8", errors="replace")
     if pending.strip():
         yield pending.decode("utf-8", errors="replace")
+
+
+def _status(status_file: Path) -> int | None:
+    """The command's exit status as the supervisor wrote it (a signal as its negative, like Popen's)."""
+    try:
+        how, _, number = status_file.read_text().partition(" ")
+        return int(number) if how == "exit" else -int(number)
+    except (OSError, ValueError):
+        return None
 
 
 def _step_times(steps_file: Path) -> list[float]:
