@@ -12,8 +12,12 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .proof import Expected
 
 SUBCOMMANDS = ("check", "detect", "analyze", "try")
 
@@ -111,7 +115,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def cmd_try(args: argparse.Namespace) -> int:
     """Run the contract's benchmark command once, as the app's `t` does, and print what it measured."""
-    from . import trial
+    from . import proof, trial
     from .contract import required_block
     from .files import TooLarge, read_text
     from .session import state_dir
@@ -139,7 +143,7 @@ def cmd_try(args: argparse.Namespace) -> int:
     print(f"wamf-tui try: {activate + ' && ' if activate else ''}{run}  (in {repo}, limit {args.timeout:g} s)",
           file=out, flush=True)
     job = trial.Trial(activate, run, repo.resolve(), limit_s=args.timeout, gpus=gpus, log_dir=state_dir() / "trials",
-                      read_gpus=trial.sample_gpus)
+                      read_gpus=trial.sample_gpus, expect=_claims(repo, activate, run, text))
     try:
         result = job.run(lambda line: print(line, file=out, flush=True))
     except KeyboardInterrupt:
@@ -148,11 +152,24 @@ def cmd_try(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
-        for line in trial.describe(result):
+        for line in trial.describe(result) + proof.describe(result.claims):
             print(line)
     if result.ended == "limit":
         return 3
-    return 0 if result.ended == "exited" and result.exit_status == 0 else 1
+    if result.ended != "exited" or result.exit_status != 0:
+        return 1
+    return 4 if any(not c.ok for c in result.claims) else 0
+
+
+def _claims(repo: Path, activate: str, run: str, text: str) -> Expected:
+    """The contract's claims: from its session's typed facts while the session still holds this command,
+    else what the contract's own text states (its cap, output folder and checkpoint lines)."""
+    from . import proof, session
+
+    state = session.load(repo.resolve())
+    if state is not None and (state.activate, state.run) == (activate, run):
+        return proof.expected(state)
+    return proof.from_contract(text)
 
 
 def _sub_parser(name: str) -> argparse.ArgumentParser:
@@ -172,8 +189,10 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
         p.set_defaults(func=cmd_detect)
     elif name == "try":
         p.description = ("Run the contract's activate and run lines once (this runs your job) and print exit status, "
-                         "optimizer steps, steady step time and peak memory. Exit 0: it ended with status 0, 1: it "
-                         "failed, 2: bad input, 3: it hit the time limit.")
+                         "optimizer steps, steady step time and peak memory, and check each claim of the contract "
+                         "(the cap, saves, trackers, uploads and evals off, the rows' lines, the precision, nothing "
+                         "written into the checkout). Exit 0: it ended with status 0 and every claim held, 1: it "
+                         "failed, 2: bad input, 3: it hit the time limit, 4: a claim failed.")
         p.add_argument("path", nargs="?", default=".", help="the job's repository (default: here)")
         p.add_argument("--contract", help="the contract to try (default: PATH/contract.md)")
         p.add_argument("--timeout", type=float, default=600, metavar="S", help="stop it after S seconds (600)")
@@ -234,7 +253,7 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
 
 
 def _write_without_ui(state) -> int:
-    from . import contract, finish
+    from . import contract, finish, session
     from .visible import visible
     from .wording import done_lines
 
@@ -254,6 +273,9 @@ def _write_without_ui(state) -> int:
         return _err(wrapper_error)
     if result.backup:
         print(f"the previous contract is kept as {result.backup}")
+    saved = session.save_now(state.model_copy(update={"written": state.contract_path}))
+    if saved:
+        print(f"wamf-tui: warning: {saved}", file=sys.stderr)
     for said in done_lines(state):
         print(said)
     return 0

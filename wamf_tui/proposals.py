@@ -232,7 +232,7 @@ def _anchor(state: InitState, role: str) -> Anchor | None:
     return next((a for a in state.analysis.anchors if a.role == role), None)
 
 
-def _precision(state: InitState) -> tuple[str, str]:
+def precision(state: InitState) -> tuple[str, str]:
     """(bf16 | fp16 | fp32, where it was read): autocast and dtype calls, then the command's own switches
     (`--mixed_precision=bf16`, `--bf16 True`, `--fp16`) which set it for the launcher or the trainer."""
     a = state.analysis
@@ -254,10 +254,10 @@ def _precision(state: InitState) -> tuple[str, str]:
 def checkpoints(state: InitState) -> list[Checkpoint]:
     """Correctness checkpoints at the training step's anchors (found from data flow, see `analyze.step`);
     generic ones without an analysis. Tolerances follow the job's precision, and say why."""
-    precision, read_at = _precision(state)
-    low = precision in ("bf16", "fp16")
+    dtype, read_at = precision(state)
+    low = dtype in ("bf16", "fp16")
     tight, loose = ("rtol 1e-2", "rtol 5e-2") if low else ("rtol 1e-5", "rtol 1e-3")
-    why = f" ({precision}, {read_at})" if low else ""
+    why = f" ({dtype}, {read_at})" if low else ""
     exact = state.mode == "accuracy"
     if exact:
         tight = loose = "bit-exact"

@@ -79,6 +79,11 @@ class Saver:
                 self._cond.notify_all()
 
 
+def save_now(state: InitState) -> str | None:
+    """Save at once, outside the app (`--yes`): `wamf-tui try` then checks the claims from its facts."""
+    return _write(state_file(state.repo_path), state.to_json())
+
+
 def load(repo_path: str | Path) -> InitState | None:
     """The saved session for this repo, or None when there is none or nothing of it is readable."""
     return load_saved(repo_path)[0]

@@ -28,7 +28,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import cast
 
-from .model import Ended, HardwareFacts, TrialResult
+from .model import Effect, Ended, HardwareFacts, TrialResult
+from .proof import Expected, check
 from .supervise import KILL_FOR_S
 from .visible import visible
 
@@ -134,8 +135,9 @@ class Trial:
 
     def __init__(self, activate: str, run: str, repo: Path, *, limit_s: float = DEFAULT_LIMIT_S,
                  gpus: list[int] | None = None, grace_s: float = GRACE_S, log_dir: Path | None = None,
-                 read_gpus: Callable[[], HardwareFacts] | None = None) -> None:
+                 read_gpus: Callable[[], HardwareFacts] | None = None, expect: Expected | None = None) -> None:
         self.activate, self.run_line, self.repo = activate, run, repo
+        self.expect = expect or Expected()  # the contract's claims, checked once it ends
         self.limit_s, self.grace_s = limit_s, grace_s
         self.gpus = gpus or []
         self.log_dir = log_dir
@@ -163,10 +165,11 @@ class Trial:
         with tempfile.TemporaryDirectory(prefix="wamf-trial-") as tmp:
             folder = Path(tmp)
             shutil.copyfile(Path(__file__).with_name("step_probe.py"), folder / "sitecustomize.py")
-            steps_file, status_file = folder / "steps", folder / "status"
+            steps_file, status_file, effects_file = folder / "steps", folder / "status", folder / "effects"
             run = with_wrapper_at(self.run_line, folder, write_wrapper)
             env = {**os.environ, "WAMF_TRIAL_PROBE": str(folder), "WAMF_TRIAL_STEPS": str(steps_file),
-                   "PYTHONUNBUFFERED": "1"}
+                   "WAMF_TRIAL_EFFECTS": str(effects_file), "WAMF_TRIAL_REPO": str(self.repo),
+                   "WAMF_TRIAL_LINES": "\n".join(self.expect.lines()), "PYTHONUNBUFFERED": "1"}
             before = touched_snapshot(self.repo)
             log = self._open_log()
             first_output: float | None = None
@@ -207,8 +210,10 @@ class Trial:
                     log.close()
             watcher.join(5)
             times = _step_times(steps_file)
-            return self._result(wall_start, _status(status_file), first_output, times,
-                                touched(before, touched_snapshot(self.repo)))
+            result = self._result(wall_start, _status(status_file), first_output, times,
+                                  touched(before, touched_snapshot(self.repo)))
+            result = result.model_copy(update={"effects": read_effects(effects_file)})
+            return result.model_copy(update={"claims": check(self.expect, result, str(self.repo))})
 
     def stop(self, why: str = "stopped") -> None:
         """End the job and everything it started (the supervisor's SIGTERM, then SIGKILL after the grace
@@ -370,6 +375,34 @@ def _lines(proc: subprocess.Popen[bytes]) -> Iterable[str]:
                 yield raw.decode("utf-8", errors="replace")
     if pending.strip():
         yield pending.decode("utf-8", errors="replace")
+
+
+def read_effects(path: Path, keep: int = 300) -> list[Effect]:
+    """The probe's events, alike ones (every rank's, every step's save at one line) counted as one; a row
+    line's hits stay one per step, which is what says it ran during training."""
+    import json
+
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    found: dict[tuple, Effect] = {}
+    for raw in text.splitlines():
+        try:
+            event = json.loads(raw)
+            effect = Effect(kind=event["kind"], what=str(event["what"]), where=str(event.get("where", "")),
+                            step=int(event.get("step", 0)), path=str(event.get("path", "")),
+                            stack=[str(x) for x in event.get("stack", [])][:8],
+                            mode=str(event.get("mode", event.get("device", ""))))
+        except (ValueError, KeyError, TypeError):
+            continue
+        key = (effect.kind, effect.what, effect.where, effect.path, effect.mode,
+               effect.step if effect.kind == "line" else None)
+        if key in found:
+            found[key].count += 1
+        elif len(found) < keep:
+            found[key] = effect
+    return list(found.values())
 
 
 def _status(status_file: Path) -> int | None:
