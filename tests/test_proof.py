@@ -67,8 +67,8 @@ def proposed(repo: Path, activate: str) -> InitState:
 
 
 def tried(state: InitState) -> TrialResult:
-    job = trial.Trial(state.activate, state.run, Path(state.repo_path), expect=proof.expected(state), grace_s=1.0)
-    return job.run()
+    job = trial.Trial(state.activate, state.run, Path(state.repo_path), grace_s=1.0)
+    return proof.run(job, proof.expected(state))
 
 
 def by_claim(result: TrialResult) -> dict[str, Claim]:
@@ -213,3 +213,35 @@ def test_try_json_carries_the_claims(tmp_path, activate):
                                       "observed": "12 ran", "ok": True, "where": "", "fix": "", "row": ""}
     assert (claims["saves off"]["ok"], claims["saves off"]["where"]) == (False, SAVE_LINE)
     assert claims["saves off"]["observed"] == "1 written (ckpt_9.pt)"
+
+
+def test_the_rows_a_trial_disproved_are_marked_and_the_run_question_offers_the_fix():
+    from wamf_tui import flow
+    from wamf_tui.model import BenchmarkChange, Checkpoint, Step
+
+    save_row = "torch.save off (train.py:15)"
+    state = InitState(activate="a", run="python train.py --steps=30", changes=[
+        BenchmarkChange(what=save_row, how="--save-every=1000000000", why="no checkpoints left behind"),
+        BenchmarkChange(what="seeds pinned", how="WAMF_SEED=0", why="same answer twice")],
+        checks=[Checkpoint(name="loss", where="train.py:40", what="loss value", steps="every step", tolerance="x")])
+    claims = [Claim(claim="saves off", expected="none", observed="3 written (ckpt_9.pt)", ok=False, where=SAVE_LINE,
+                    fix="switch it off with --save-every", row=save_row),
+              Claim(claim="row loss", expected="", observed="never ran", ok=False, where="train.py:40", row="loss",
+                    fix="point it at a line the loop runs")]
+    tried_it = TrialResult(command_hash=trial.command_hash("a", state.run), started="now", ended="exited",
+                           exit_status=0, claims=claims)
+    state = state.model_copy(update={"trial": tried_it})
+
+    def note(step, key, label_start):
+        q = next(q for q in flow.questions(state, step) if q.key == key)
+        return next(o.note for o in q.options if o.label.startswith(label_start))
+
+    assert note(Step.JOB, "changes", save_row) == ("disproved by the trial: 3 written (ckpt_9.pt) at train.py:15; "
+                                                  "fix: switch it off with --save-every")
+    assert note(Step.JOB, "changes", "seeds pinned") == "same answer twice"
+    assert note(Step.CHECKS, "checks", "loss").startswith("disproved by the trial: never ran at train.py:40")
+    run_q = next(q for q in flow.questions(state, Step.JOB) if q.key == "run")
+    assert ("the trial disproved saves off (3 written (ckpt_9.pt) at train.py:15): switch it off with --save-every"
+            in run_q.prompt)
+    stale = state.model_copy(update={"run": "python train.py --steps=40"})  # another command: not its trial
+    assert proof.disproved(stale) == {} and proof.trial_fixes(stale) == []

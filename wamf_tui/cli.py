@@ -143,9 +143,9 @@ def cmd_try(args: argparse.Namespace) -> int:
     print(f"wamf-tui try: {activate + ' && ' if activate else ''}{run}  (in {repo}, limit {args.timeout:g} s)",
           file=out, flush=True)
     job = trial.Trial(activate, run, repo.resolve(), limit_s=args.timeout, gpus=gpus, log_dir=state_dir() / "trials",
-                      read_gpus=trial.sample_gpus, expect=_claims(repo, activate, run, text))
+                      read_gpus=trial.sample_gpus)
     try:
-        result = job.run(lambda line: print(line, file=out, flush=True))
+        result = proof.run(job, _claims(repo, activate, run, text), lambda line: print(line, file=out, flush=True))
     except KeyboardInterrupt:
         job.stop()
         return 130

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .model import Analysis, BenchmarkChange, Claim, Effect, Fact, InitState, TrialResult
+
+if TYPE_CHECKING:
+    from .trial import Trial
 
 KINDS = {"save": "saves", "tracker": "trackers", "upload": "uploads", "eval": "evals"}
 _SITE = re.compile(r"^([^\s:]+):(\d+)\b")
@@ -103,6 +108,13 @@ def from_contract(text: str) -> Expected:
 
 
 # --- checking ------------------------------------------------------------------------------------
+
+
+def run(job: Trial, exp: Expected, on_line: Callable[[str], None] = lambda line: None) -> TrialResult:
+    """The trial, its rows' lines traced, and its verdicts on the claims."""
+    job.lines = exp.lines()
+    result = job.run(on_line)
+    return result.model_copy(update={"claims": check(exp, result, str(job.repo))})
 
 
 def check(exp: Expected, result: TrialResult, repo: str = "") -> list[Claim]:
@@ -236,6 +248,33 @@ def _outside(exp: Expected, result: TrialResult, repo: str) -> Claim:
     return Claim(claim=claim, expected=f"writes only in {exp.out}", ok=False, where=elsewhere[0].where,
                  observed="wrote " + ", ".join(e.path for e in elsewhere[:3]),
                  fix=f"move it with {exp.move}" if exp.move else "name its output folder in the run line")
+
+
+def _failed(state: InitState) -> list[Claim]:
+    """The latest trial's failed claims, while the contract still runs the command it tried."""
+    from .trial import command_hash
+
+    t = state.trial
+    if t is None or state.run and t.command_hash != command_hash(state.activate, state.run):
+        return []
+    return [c for c in t.claims if not c.ok]
+
+
+def disproved(state: InitState) -> dict[str, Claim]:
+    """The contract rows the latest trial disproved: a change's `what` or a checkpoint's name -> its claim."""
+    return {c.row: c for c in _failed(state) if c.row}
+
+
+def trial_fixes(state: InitState) -> list[str]:
+    """What the latest trial of this command says to change, as the run question offers it."""
+    return [f"the trial disproved {c.claim} ({c.observed}" + (f" at {c.where}" if c.where else "") + f"): {c.fix}"
+            for c in _failed(state) if c.fix][:3]
+
+
+def mark(claim: Claim) -> str:
+    """A row's note when the trial disproved it."""
+    return f"disproved by the trial: {claim.observed}" + (f" at {claim.where}" if claim.where else "") + (
+        f"; fix: {claim.fix}" if claim.fix else "")
 
 
 def describe(claims: list[Claim]) -> list[str]:

@@ -149,6 +149,9 @@ def run_notes(state: InitState) -> str:
             {w.split("=")[0] for w in job_args(state.run or run_line(state)) or []}]
     if left:
         notes.append("add your value for " + ", ".join(left))
+    from .proof import trial_fixes
+
+    notes += trial_fixes(state)
     return "".join(f" {n}." for n in notes)
 
 

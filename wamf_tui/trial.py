@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import cast
 
 from .model import Effect, Ended, HardwareFacts, TrialResult
-from .proof import Expected, check
 from .supervise import KILL_FOR_S
 from .visible import visible
 
@@ -135,9 +134,9 @@ class Trial:
 
     def __init__(self, activate: str, run: str, repo: Path, *, limit_s: float = DEFAULT_LIMIT_S,
                  gpus: list[int] | None = None, grace_s: float = GRACE_S, log_dir: Path | None = None,
-                 read_gpus: Callable[[], HardwareFacts] | None = None, expect: Expected | None = None) -> None:
+                 read_gpus: Callable[[], HardwareFacts] | None = None, lines: Iterable[str] = ()) -> None:
         self.activate, self.run_line, self.repo = activate, run, repo
-        self.expect = expect or Expected()  # the contract's claims, checked once it ends
+        self.lines = list(lines)  # the checkpoint rows' file:line, traced for the claims (`proof`)
         self.limit_s, self.grace_s = limit_s, grace_s
         self.gpus = gpus or []
         self.log_dir = log_dir
@@ -169,7 +168,7 @@ class Trial:
             run = with_wrapper_at(self.run_line, folder, write_wrapper)
             env = {**os.environ, "WAMF_TRIAL_PROBE": str(folder), "WAMF_TRIAL_STEPS": str(steps_file),
                    "WAMF_TRIAL_EFFECTS": str(effects_file), "WAMF_TRIAL_REPO": str(self.repo),
-                   "WAMF_TRIAL_LINES": "\n".join(self.expect.lines()), "PYTHONUNBUFFERED": "1"}
+                   "WAMF_TRIAL_LINES": "\n".join(self.lines), "PYTHONUNBUFFERED": "1"}
             before = touched_snapshot(self.repo)
             log = self._open_log()
             first_output: float | None = None
@@ -212,8 +211,7 @@ class Trial:
             times = _step_times(steps_file)
             result = self._result(wall_start, _status(status_file), first_output, times,
                                   touched(before, touched_snapshot(self.repo)))
-            result = result.model_copy(update={"effects": read_effects(effects_file)})
-            return result.model_copy(update={"claims": check(self.expect, result, str(self.repo))})
+            return result.model_copy(update={"effects": read_effects(effects_file)})
 
     def stop(self, why: str = "stopped") -> None:
         """End the job and everything it started (the supervisor's SIGTERM, then SIGKILL after the grace
