@@ -12,12 +12,8 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import __version__
-
-if TYPE_CHECKING:
-    from .proof import Expected
 
 SUBCOMMANDS = ("check", "detect", "analyze", "try")
 
@@ -145,7 +141,8 @@ def cmd_try(args: argparse.Namespace) -> int:
     job = trial.Trial(activate, run, repo.resolve(), limit_s=args.timeout, gpus=gpus, log_dir=state_dir() / "trials",
                       read_gpus=trial.sample_gpus)
     try:
-        result = proof.run(job, _claims(repo, activate, run, text), lambda line: print(line, file=out, flush=True))
+        claims = proof.of_contract(repo.resolve(), activate, run, text)
+        result = proof.run(job, claims, lambda line: print(line, file=out, flush=True))
     except KeyboardInterrupt:
         job.stop()
         return 130
@@ -159,17 +156,6 @@ def cmd_try(args: argparse.Namespace) -> int:
     if result.ended != "exited" or result.exit_status != 0:
         return 1
     return 4 if any(not c.ok for c in result.claims) else 0
-
-
-def _claims(repo: Path, activate: str, run: str, text: str) -> Expected:
-    """The contract's claims: from its session's typed facts while the session still holds this command,
-    else what the contract's own text states (its cap, output folder and checkpoint lines)."""
-    from . import proof, session
-
-    state = session.load(repo.resolve())
-    if state is not None and (state.activate, state.run) == (activate, run):
-        return proof.expected(state)
-    return proof.from_contract(text)
 
 
 def _sub_parser(name: str) -> argparse.ArgumentParser:

@@ -387,7 +387,9 @@ class TrialResult(BaseModel):
     steady_s: float | None = None  # median step time after the warm-up
     peak_host_mib: int | None = None
     peak_gpu_mib: int | None = None
+    peak_gpu_by_device: dict[str, int] = {}  # GPU index -> its peak growth, MiB
     gpu_util: int | None = None
+    throughput: RepoText = ""  # the last samples/s or tokens/s the job printed, as it printed it
     touched: list[RepoText] = []  # files it created or changed in the checkout
     tail: list[RepoText] = []  # its last lines of output
     cause: RepoText = ""

@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .model import Analysis, BenchmarkChange, Claim, Effect, Fact, InitState, TrialResult
@@ -89,6 +90,17 @@ def expected(state: InitState) -> Expected:
     out = re.search(r"\bWAMF_OUT=(\S+)", state.run)
     return Expected(steps=cap(state), rows=rows, on=on, off_rows=off_rows, switches=switches,
                     precision=precision(state)[0], out=out.group(1) if out else "", move=output_switch(state))
+
+
+def of_contract(repo: Path, activate: str, run: str, text: str) -> Expected:
+    """The claims of a contract `wamf-tui try` runs: from its session's typed facts while the session still
+    holds this command, else what the contract's own text states."""
+    from . import session
+
+    state = session.load(repo)
+    if state is not None and (state.activate, state.run) == (activate, run):
+        return expected(state)
+    return from_contract(text)
 
 
 def from_contract(text: str) -> Expected:

@@ -81,7 +81,11 @@ class Saver:
 
 def save_now(state: InitState) -> str | None:
     """Save at once, outside the app (`--yes`): `wamf-tui try` then checks the claims from its facts."""
-    return _write(state_file(state.repo_path), state.to_json())
+    try:
+        text = state.to_json()
+    except ValueError as e:  # an answer JSON cannot hold (a path that is not UTF-8, in its text)
+        return f"could not save the session: {e.__class__.__name__}"
+    return _write(state_file(state.repo_path), text)
 
 
 def load(repo_path: str | Path) -> InitState | None:

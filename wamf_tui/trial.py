@@ -38,6 +38,8 @@ TAIL = 30  # output lines kept in the result
 ACTIVATE_FAILED = 97
 _WRAPPER = re.compile(r"^wamf_bench(-\d+)?\.py$")
 _SGR = re.compile(r"(\x1b\[[0-9;]*m)")
+_RATE = re.compile(r"(\d[\d.,]*(?:e\d+)?)\s*(samples|tokens|tok)/s(?:ec)?\b|"
+                   r"(samples|tokens)[_ ]per[_ ]second['\"]?\s*[:=]\s*(\d[\d.]*(?:e\d+)?)", re.I)
 _OTHER_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 CAUSES: tuple[tuple[str, str], ...] = (  # (pattern in the output, the likely cause); the first that matches
     (r"the activate line failed", "the activate line failed: is the environment still there?"),
@@ -68,6 +70,17 @@ def terminal_safe(line: str) -> str:
 
 def plain(line: str) -> str:
     return _SGR.sub("", line)
+
+
+def throughput(line: str) -> str:
+    """A rate of samples or tokens the job printed (`123.4 samples/s`, `tokens_per_second=5e3`), or ""."""
+    if "/s" not in line and "per_s" not in line and "per s" not in line:
+        return ""
+    m = _RATE.search(line)
+    if m is None:
+        return ""
+    value, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    return f"{value} {'tokens' if unit.lower().startswith('tok') else 'samples'}/s"
 
 
 def likely_cause(lines: Iterable[str]) -> str:
@@ -151,7 +164,9 @@ class Trial:
         self._peak_host = 0
         self._gpu_base: dict[int, int] = {}
         self._peak_gpu = 0
+        self._peak_by_gpu: dict[int, int] = {}
         self._util = 0
+        self._throughput = ""
         self._done = threading.Event()
         self._lock = threading.Lock()
 
@@ -192,6 +207,7 @@ class Trial:
                         log.write(line + "\n")
                     shown = terminal_safe(line)
                     self._tail.append(plain(shown))
+                    self._throughput = throughput(plain(shown)) or self._throughput
                     on_line(shown)
                 try:
                     self.proc.wait(self.grace_s + KILL_FOR_S + 1)
@@ -283,7 +299,9 @@ class Trial:
         for g in facts.gpus:
             if g.index in self.gpus:
                 base = self._gpu_base.setdefault(g.index, g.memory_used_mib)
-                used += max(0, g.memory_used_mib - base)
+                grown = max(0, g.memory_used_mib - base)
+                used += grown
+                self._peak_by_gpu[g.index] = max(self._peak_by_gpu.get(g.index, 0), grown)
                 self._util = max(self._util, g.utilization or 0)
         self._peak_gpu = max(self._peak_gpu, used)
 
@@ -317,6 +335,8 @@ class Trial:
             steady_s=round(steady_s, 6) if steady_s is not None else None,
             peak_host_mib=self._peak_host // 2**20 or None,
             peak_gpu_mib=self._peak_gpu or None if self.gpus and self._read_gpus else None,
+            peak_gpu_by_device={str(i): m for i, m in sorted(self._peak_by_gpu.items()) if m},
+            throughput=self._throughput,
             gpu_util=self._util or None if self.gpus and self._read_gpus else None,
             touched=wrote,
             tail=tail,
@@ -493,21 +513,35 @@ def describe(result: TrialResult, move: str = "", brief: bool = False) -> list[s
     return lines
 
 
-def contract_row(result: TrialResult) -> str:
-    """The `Trial run` row of `## Everything else`."""
-    parts = [f"{result.started}, command {result.command_hash}",
-             {"exited": f"exit {result.exit_status}", "limit": "stopped at the time limit",
-              "stopped": "stopped by the user", "not started": "did not start"}[result.ended],
-             f"{_seconds(result.wall_s)} wall", f"{result.steps} optimizer steps"]
+def spread(result: TrialResult) -> tuple[float, float] | None:
+    """The 10th and 90th percentile of the steady step times (after the warm-up)."""
+    steady_times = sorted(result.step_times[max(0, (result.warmup or 1) - 1):])
+    if len(steady_times) < 2:
+        return None
+    at = lambda q: steady_times[min(len(steady_times) - 1, int(q * (len(steady_times) - 1) + 0.5))]  # noqa: E731
+    return (at(0.1), at(0.9))
+
+
+def section_rows(result: TrialResult) -> list[tuple[str, str]]:
+    """The measured baseline, as the contract's `## Trial` section lists it."""
+    how = {"exited": f"exit {result.exit_status}", "limit": "stopped at the time limit",
+           "stopped": "stopped by the user", "not started": "did not start"}[result.ended]
+    rows = [("command", f"{result.command_hash} (the activate and run lines above)"), ("when", result.started),
+            ("ended", f"{how} after {_seconds(result.wall_s)}"),
+            ("optimizer steps", f"{result.steps}" + (f" ({result.warmup} warm-up)" if result.warmup else ""))]
     if result.steady_s is not None:
-        parts.append(f"steady {step_time(result.steady_s)}/step after {result.warmup} warm-up steps")
+        band = spread(result)
+        rows.append(("steady step time", f"median {step_time(result.steady_s)}" + (
+            f", {step_time(band[0])} to {step_time(band[1])} (10th to 90th percentile)" if band else "")))
+    if result.peak_gpu_by_device:
+        rows.append(("peak GPU memory", ", ".join(f"GPU {i}: {m} MiB" for i, m in result.peak_gpu_by_device.items())))
     if result.peak_host_mib:
-        parts.append(f"peak host memory {result.peak_host_mib} MiB")
-    if result.peak_gpu_mib:
-        parts.append(f"peak GPU memory {result.peak_gpu_mib} MiB")
+        rows.append(("peak host memory", f"{result.peak_host_mib} MiB"))
+    if result.throughput:
+        rows.append(("throughput", f"{result.throughput} (as the job reported it)"))
     if result.touched:
-        parts.append("wrote into the checkout: " + ", ".join(result.touched[:5]))
-    return " · ".join(parts)
+        rows.append(("wrote into the checkout", ", ".join(result.touched[:5])))
+    return rows
 
 
 def step_time(s: float) -> str:
