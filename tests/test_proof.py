@@ -245,3 +245,28 @@ def test_the_rows_a_trial_disproved_are_marked_and_the_run_question_offers_the_f
             in run_q.prompt)
     stale = state.model_copy(update={"run": "python train.py --steps=40"})  # another command: not its trial
     assert proof.disproved(stale) == {} and proof.trial_fixes(stale) == []
+
+
+PARSES = """import argparse, sys
+p = argparse.ArgumentParser()
+p.add_argument("--steps", type=int, default=100)
+p.add_argument("--lr", type=float, default=0.1)
+args = p.parse_args()
+open({marker!r}, "w").write("trained")
+"""
+
+
+@pytest.mark.parametrize("flags, ok", [("--steps=3 --lr=0.5", True), ("--steps=3 --bogus=1", False)])
+def test_parse_only_stops_when_the_jobs_parser_returns(tmp_path, flags, ok):
+    marker = tmp_path / "trained"
+    repo = make_repo(tmp_path / "job", {"train.py": PARSES.format(marker=str(marker))})
+    job = trial.Trial("", f"{sys.executable} train.py {flags}", repo, parse_only=True)
+    result = job.run()
+    verdict = proof.parsed(result)
+    assert verdict.ok is ok and not marker.exists()  # the job itself never ran past its parser
+    if ok:
+        assert verdict.observed == "argparse read 2 settings at train.py:5"
+        parsed = next(e for e in result.effects if e.kind == "parsed")
+        assert parsed.values == {"steps": "3", "lr": "0.5"}
+    else:
+        assert result.exit_status == 2 and verdict.observed == "the job does not know these arguments: --bogus=1"

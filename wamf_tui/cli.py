@@ -139,10 +139,14 @@ def cmd_try(args: argparse.Namespace) -> int:
     print(f"wamf-tui try: {activate + ' && ' if activate else ''}{run}  (in {repo}, limit {args.timeout:g} s)",
           file=out, flush=True)
     job = trial.Trial(activate, run, repo.resolve(), limit_s=args.timeout, gpus=gpus, log_dir=state_dir() / "trials",
-                      read_gpus=trial.sample_gpus)
+                      read_gpus=trial.sample_gpus, parse_only=args.parse_only)
     try:
-        claims = proof.of_contract(repo.resolve(), activate, run, text)
-        result = proof.run(job, claims, lambda line: print(line, file=out, flush=True))
+        say = lambda line: print(line, file=out, flush=True)  # noqa: E731
+        if args.parse_only:
+            result = job.run(say)
+            result = result.model_copy(update={"claims": [proof.parsed(result)]})
+        else:
+            result = proof.run(job, proof.of_contract(repo.resolve(), activate, run, text), say)
     except KeyboardInterrupt:
         job.stop()
         return 130
@@ -184,6 +188,9 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
         p.add_argument("--timeout", type=float, default=600, metavar="S", help="stop it after S seconds (600)")
         p.add_argument("--json", action="store_true",
                        help="the measures as JSON on stdout (the job's output on stderr)")
+        p.add_argument("--parse-only", action="store_true",
+                       help="run the job only until its own parser (argparse, HfArgumentParser) has read the run "
+                            "line, and say whether every flag is known: seconds, not a training run")
         p.set_defaults(func=cmd_try)
     else:
         p.description = "Read a job script (never run it) and report its training facts at file:line."

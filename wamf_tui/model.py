@@ -344,7 +344,7 @@ class BenchmarkChange(BaseModel):
 
 
 Ended = Literal["exited", "limit", "stopped", "not started"]
-EffectKind = Literal["save", "tracker", "upload", "eval", "autocast", "params", "write", "line"]
+EffectKind = Literal["save", "tracker", "upload", "eval", "autocast", "params", "write", "line", "parsed"]
 
 
 class Effect(BaseModel):
@@ -358,6 +358,8 @@ class Effect(BaseModel):
     path: RepoText = ""  # what a save, tracker or write wrote to
     mode: RepoText = ""  # a tracker's mode (wandb's `disabled`), an autocast's device
     count: int = 1  # times seen with the same what, where, path and mode
+    values: dict[RepoText, RepoText] = {}  # parsed: each setting the job's parser made of the command line
+    extras: list[RepoText] = []  # parsed: what parse_known_args left over
 
 
 class Claim(BaseModel):

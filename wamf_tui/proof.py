@@ -289,6 +289,25 @@ def mark(claim: Claim) -> str:
         f"; fix: {claim.fix}" if claim.fix else "")
 
 
+def parsed(result: TrialResult) -> Claim:
+    """The parse-only check's verdict: the job's own parser read the run line's flags, or what it said."""
+    claim, expected = "flags", "the job's parser reads every flag of the run line"
+    got = next((e for e in result.effects if e.kind == "parsed"), None)
+    if result.ended != "exited":
+        return Claim(claim=claim, expected=expected, observed=f"{result.ended} before its parser returned", ok=False,
+                     fix="a longer time limit: the entry imports slowly")
+    if result.exit_status:
+        return Claim(claim=claim, expected=expected, ok=False, observed=result.cause or f"exit {result.exit_status}",
+                     fix="change the run line's flags to ones the parser knows")
+    if got is None:
+        return Claim(claim=claim, expected=expected, ok=False, observed="it ended without an argparse or "
+                     "HfArgumentParser parse of its command line (fire and Hydra are not stopped yet)",
+                     fix="run a full trial instead")
+    observed = f"{got.what} read {len(got.values)} settings at {got.where}" + (
+        f"; left over for another parser: {' '.join(got.extras[:6])}" if got.extras else "")
+    return Claim(claim=claim, expected=expected, observed=observed, ok=True, where=got.where)
+
+
 def describe(claims: list[Claim]) -> list[str]:
     """One line a claim, as the app and `wamf-tui try` show them: the rows' lines summed up in one."""
     lines = []

@@ -145,6 +145,9 @@ def run_notes(state: InitState) -> str:
         missing = missing_inputs(a.required, job_args(state.run or run_line(state)) or [], store_true(a))
         if missing:
             notes.append("it requires " + say_missing(missing))
+        if a.parser_open:  # the reading cannot know every flag: the job's own parser can, in seconds
+            notes.append(f"not every flag can be read from the code ({a.parser_open}): `wamf-tui try --parse-only` "
+                         "runs the job only until its parser returns, and says which flags it refuses")
     left = [x for x in (state.launch.left_out if state.launch else []) if x.split(" ")[0] not in
             {w.split("=")[0] for w in job_args(state.run or run_line(state)) or []}]
     if left:

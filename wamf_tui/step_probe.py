@@ -242,6 +242,57 @@ def _aim(module) -> None:
                                                              path=str(kwargs.get("repo") or ".aim (default)")))
 
 
+def _parsed(what: str, result) -> None:
+    """The job's own parser has read the command line: say what it made of it, and end the process
+    (`wamf-tui try --parse-only`) before the job does anything else."""
+    namespaces = result if isinstance(result, tuple) else (result,)
+    values: dict = {}
+    extras: list = []
+    for ns in namespaces:
+        if isinstance(ns, list):  # parse_known_args' leftovers
+            extras += [str(x) for x in ns]
+        elif hasattr(ns, "__dict__"):
+            values.update({k: repr(v)[:200] for k, v in vars(ns).items() if not k.startswith("_")})
+    _emit("parsed", what, values=values, extras=extras)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _parse_call(owner, name: str, what: str) -> None:
+    """`owner.name`, when the job's own code calls it on its command line, ends the process once it
+    returns: the outermost call only (HfArgumentParser's parse_known_args inside its own parse)."""
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "_wamf_parse", False):
+        return
+
+    def parse(*args, **kwargs):
+        mine = _state["depth"] == 0 and not _state.get("parsing") and bool(_stack())
+        if not mine:
+            return original(*args, **kwargs)
+        _state["parsing"] = True
+        try:
+            result = original(*args, **kwargs)
+        finally:
+            _state["parsing"] = False
+        given = kwargs.get("args", args[1] if len(args) > 1 else None)
+        if given is None:  # the command line, not a list the code made up
+            _parsed(what, result)
+        return result
+
+    parse._wamf_parse = True  # type: ignore[attr-defined]
+    setattr(owner, name, parse)
+
+
+def _argparse(module) -> None:
+    _parse_call(module.ArgumentParser, "parse_args", "argparse")  # its unknown arguments still fail it
+    _parse_call(module.ArgumentParser, "parse_known_args", "argparse")
+
+
+def _hf_argparse(module) -> None:
+    _parse_call(module.HfArgumentParser, "parse_args_into_dataclasses", "HfArgumentParser")
+
+
 def _stop_upload(what: str):
     def before(args, kwargs):
         if _state["depth"]:
@@ -280,6 +331,7 @@ PATCHES = {
     "aim": _aim,
     "huggingface_hub.hf_api": _hub,
 }
+PARSE_ONLY = {"argparse": _argparse, "transformers.hf_argparser": _hf_argparse}
 
 
 class _Watch:
@@ -396,6 +448,10 @@ def _untrace() -> None:
 
 def _start() -> None:
     global _SKIPPED
+    if os.environ.get("WAMF_TRIAL_PARSE_ONLY") == "1":
+        PATCHES.update(PARSE_ONLY)
+        if "argparse" in sys.modules:  # imported by Python's own start-up: patched here
+            _argparse(sys.modules["argparse"])
     sys.meta_path.insert(0, _Watch())
     if _EFFECTS:
         _state["fd"] = os.open(_EFFECTS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

@@ -147,8 +147,10 @@ class Trial:
 
     def __init__(self, activate: str, run: str, repo: Path, *, limit_s: float = DEFAULT_LIMIT_S,
                  gpus: list[int] | None = None, grace_s: float = GRACE_S, log_dir: Path | None = None,
-                 read_gpus: Callable[[], HardwareFacts] | None = None, lines: Iterable[str] = ()) -> None:
+                 read_gpus: Callable[[], HardwareFacts] | None = None, lines: Iterable[str] = (),
+                 parse_only: bool = False) -> None:
         self.activate, self.run_line, self.repo = activate, run, repo
+        self.parse_only = parse_only  # stop each Python process once the job's parser has read its command line
         self.lines = list(lines)  # the checkpoint rows' file:line, traced for the claims (`proof`)
         self.limit_s, self.grace_s = limit_s, grace_s
         self.gpus = gpus or []
@@ -183,7 +185,8 @@ class Trial:
             run = with_wrapper_at(self.run_line, folder, write_wrapper)
             env = {**os.environ, "WAMF_TRIAL_PROBE": str(folder), "WAMF_TRIAL_STEPS": str(steps_file),
                    "WAMF_TRIAL_EFFECTS": str(effects_file), "WAMF_TRIAL_REPO": str(self.repo),
-                   "WAMF_TRIAL_LINES": "\n".join(self.lines), "PYTHONUNBUFFERED": "1"}
+                   "WAMF_TRIAL_LINES": "\n".join(self.lines), "PYTHONUNBUFFERED": "1",
+                   "WAMF_TRIAL_PARSE_ONLY": "1" if self.parse_only else ""}
             before = touched_snapshot(self.repo)
             log = self._open_log()
             first_output: float | None = None
@@ -411,6 +414,8 @@ def read_effects(path: Path, keep: int = 300) -> list[Effect]:
             effect = Effect(kind=event["kind"], what=str(event["what"]), where=str(event.get("where", "")),
                             step=int(event.get("step", 0)), path=str(event.get("path", "")),
                             stack=[str(x) for x in event.get("stack", [])][:8],
+                            values={str(k): str(v) for k, v in dict(event.get("values", {})).items()},
+                            extras=[str(x) for x in event.get("extras", [])],
                             mode=str(event.get("mode", event.get("device", ""))))
         except (ValueError, KeyError, TypeError):
             continue
