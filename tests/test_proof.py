@@ -270,3 +270,15 @@ def test_parse_only_stops_when_the_jobs_parser_returns(tmp_path, flags, ok):
         assert parsed.values == {"steps": "3", "lr": "0.5"}
     else:
         assert result.exit_status == 2 and verdict.observed == "the job does not know these arguments: --bogus=1"
+
+
+def test_the_run_question_offers_the_parse_only_check_where_the_flags_cannot_all_be_read():
+    from wamf_tui import flow
+    from wamf_tui.model import Analysis, Step
+
+    state = InitState(activate="a", script="train.py", analysis=Analysis(script="train.py"))
+    run_q = next(q for q in flow.questions(state, Step.JOB) if q.key == "run")
+    assert "--parse-only" not in run_q.prompt
+    state = state.model_copy(update={"analysis": Analysis(script="train.py", parser_open="parse_known_args")})
+    run_q = next(q for q in flow.questions(state, Step.JOB) if q.key == "run")
+    assert "(parse_known_args): `wamf-tui try --parse-only` runs the job only until its parser returns" in run_q.prompt
