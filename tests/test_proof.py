@@ -282,3 +282,25 @@ def test_the_run_question_offers_the_parse_only_check_where_the_flags_cannot_all
     state = state.model_copy(update={"analysis": Analysis(script="train.py", parser_open="parse_known_args")})
     run_q = next(q for q in flow.questions(state, Step.JOB) if q.key == "run")
     assert "(parse_known_args): `wamf-tui try --parse-only` runs the job only until its parser returns" in run_q.prompt
+
+
+FAKE_HUB = {  # the job's own stand-in for huggingface_hub (not installed here): a network call that writes a file
+    "huggingface_hub/__init__.py": "from .hf_api import HfApi, create_repo, upload_folder\n",
+    "huggingface_hub/hf_api.py": "class HfApi:\n    def create_repo(self, repo_id):\n"
+                                 "        open('REACHED_THE_NETWORK', 'w').close()\n"
+                                 "    def upload_folder(self, folder_path, repo_id):\n"
+                                 "        open('REACHED_THE_NETWORK', 'w').close()\n"
+                                 "api = HfApi()\ncreate_repo = api.create_repo\nupload_folder = api.upload_folder\n",
+    "train.py": "from huggingface_hub import upload_folder\nprint('trained')\nupload_folder('.', 'me/model')\n",
+}
+
+
+def test_a_hub_upload_is_stopped_before_the_network_and_fails_the_uploads_claim(tmp_path):
+    repo = make_repo(tmp_path / "job", FAKE_HUB)
+    result = proof.run(trial.Trial("", f"{sys.executable} train.py", repo), proof.Expected())
+    assert not (repo / "REACHED_THE_NETWORK").exists()
+    uploads = by_claim(result)["uploads off"]
+    assert (uploads.ok, uploads.where, uploads.observed) == (False, "train.py:3",
+                                                             "upload_folder called (stopped before the network)")
+    assert result.cause == "the job uploads to the Hub (upload_folder), which a trial stops: switch its upload off " \
+                           "in the run line"

@@ -82,10 +82,13 @@ def _path(target) -> str | None:
 
 def _wrap(owner, name: str, before) -> None:
     """`owner.name` calls `before(args, kwargs)` first; a failing `before` never reaches the job."""
+    import functools
+
     original = getattr(owner, name, None)
     if original is None or getattr(original, "_wamf", False):
         return
 
+    @functools.wraps(original)  # its signature, for code that inspects it
     def wrapped(*args, **kwargs):
         try:
             before(args, kwargs)
@@ -96,8 +99,6 @@ def _wrap(owner, name: str, before) -> None:
         return original(*args, **kwargs)
 
     wrapped._wamf = True  # type: ignore[attr-defined]
-    wrapped.__name__ = getattr(original, "__name__", name)
-    wrapped.__doc__ = getattr(original, "__doc__", None)
     setattr(owner, name, wrapped)
 
 

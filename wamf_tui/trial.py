@@ -46,6 +46,8 @@ CAUSES: tuple[tuple[str, str], ...] = (  # (pattern in the output, the likely ca
     (r"(?:ModuleNotFoundError|ImportError): No module named '([^']+)'",
      "a module is missing in this environment: {0} (is the activate line right?)"),
     (r"CUDA out of memory|OutOfMemoryError", "CUDA ran out of memory: a smaller per-GPU batch, or free GPUs"),
+    (r"UploadStopped: wamf-tui trial: (\w+) stopped", "the job uploads to the Hub ({0}), which a trial stops: switch "
+     "its upload off in the run line"),
     (r"KeyError: '(LOCAL_RANK|RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)'|environment variable (\w+) expected",
      "a rank variable is missing ({0}): start it with torchrun"),
     (r"arguments are required: (.+)", "required arguments are missing: {0}"),
