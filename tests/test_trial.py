@@ -395,7 +395,9 @@ def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, 
     pids = tmp_path / "pids"
     pids.mkdir()
     job = (f"import os, subprocess, time\nchild = subprocess.Popen(['sleep', '300'])\n"
+           "escaped = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"  # setsid: out of the group
            f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w')\n"
+           f"open(os.path.join({str(pids)!r}, str(escaped.pid)), 'w')\n"
            f"open(os.path.join({str(pids)!r}, str(child.pid)), 'w')\nprint('up', flush=True)\ntime.sleep(300)\n")
     name, _ = tmux_job(tmp_path, activate, job, state_home)
     try:
@@ -403,10 +405,10 @@ def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, 
         tmux("send-keys", "-t", name, "t")
         wait_for(name, "This runs your job now")
         tmux("send-keys", "-t", name, "Enter")
-        end = time.monotonic() + 60  # the job and its child have started once both wrote their pid
-        while time.monotonic() < end and len(list(pids.iterdir())) < 2:
+        end = time.monotonic() + 60  # the job and its children have started once all wrote their pid
+        while time.monotonic() < end and len(list(pids.iterdir())) < 3:
             time.sleep(0.05)
-        assert len(list(pids.iterdir())) == 2
+        assert len(list(pids.iterdir())) == 3
         tmux("send-keys", "-t", name, "C-q")
         end = time.monotonic() + 20
         alive = [int(p.name) for p in pids.iterdir()]
