@@ -304,3 +304,37 @@ def test_a_hub_upload_is_stopped_before_the_network_and_fails_the_uploads_claim(
                                                              "upload_folder called (stopped before the network)")
     assert result.cause == "the job uploads to the Hub (upload_folder), which a trial stops: switch its upload off " \
                            "in the run line"
+
+
+HYDRA_JOB = """import hydra
+@hydra.main(version_base=None, config_path="conf", config_name="config")
+def main(cfg):
+    open({marker!r}, "w").write("trained")
+main()
+"""
+
+
+@pytest.mark.parametrize("overrides, ok", [("lr=0.5 steps=3", True), ("lrr=0.5", False)])
+def test_parse_only_stops_a_hydra_app_once_its_config_is_composed(tmp_path, overrides, ok):
+    marker = tmp_path / "trained"
+    repo = make_repo(tmp_path / "job", {"train.py": HYDRA_JOB.format(marker=str(marker)),
+                                        "conf/config.yaml": "lr: 0.1\nsteps: 100\n"})
+    result = trial.Trial("", f"{sys.executable} train.py {overrides}", repo, parse_only=True).run()
+    verdict = proof.parsed(result)
+    assert verdict.ok is ok and not marker.exists() and not (repo / "outputs").exists()
+    if ok:
+        assert next(e for e in result.effects if e.kind == "parsed").values == {"lr": "0.5", "steps": "3"}
+    else:
+        assert verdict.observed == "Hydra's config has no key lrr: prefix it with + to add it, or fix its name"
+
+
+@pytest.mark.slow
+def test_parse_only_never_trains_a_job_whose_parser_it_does_not_know(tmp_path):
+    job = ("import sys\nimport torch\nmodel = torch.nn.Linear(8, 1)\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.01)\nfor step in range(int(sys.argv[1])):\n"
+           "    model(torch.randn(4, 8)).pow(2).mean().backward()\n    opt.step()\n"
+           "    torch.save(model.state_dict(), f'ckpt_{step}.pt')\n")
+    repo = make_repo(tmp_path / "job", {"train.py": job})
+    result = trial.Trial("", f"{sys.executable} train.py 50", repo, parse_only=True).run()
+    assert (result.exit_status, result.steps) == (0, 1)  # stopped at the end of its first step, before its save
+    assert not list(repo.glob("ckpt_*")) and not proof.parsed(result).ok

@@ -132,6 +132,8 @@ def cmd_try(args: argparse.Namespace) -> int:
         return _err(f"{path} has no run line to try")
     activate = block.get("activate", (0, ""))[1]
     activate = "" if activate == "TBD" else activate
+    if args.timeout is None:
+        args.timeout = 120.0 if args.parse_only else 600.0
     if args.timeout <= 0:
         return _err("--timeout must be a positive number of seconds")
     gpus = trial.gpus_in_use(trial.sample_gpus(), os.environ)
@@ -185,12 +187,13 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
                          "failed, 2: bad input, 3: it hit the time limit, 4: a claim failed.")
         p.add_argument("path", nargs="?", default=".", help="the job's repository (default: here)")
         p.add_argument("--contract", help="the contract to try (default: PATH/contract.md)")
-        p.add_argument("--timeout", type=float, default=600, metavar="S", help="stop it after S seconds (600)")
+        p.add_argument("--timeout", type=float, metavar="S",
+                       help="stop it after S seconds (600; 120 with --parse-only)")
         p.add_argument("--json", action="store_true",
                        help="the measures as JSON on stdout (the job's output on stderr)")
         p.add_argument("--parse-only", action="store_true",
-                       help="run the job only until its own parser (argparse, HfArgumentParser) has read the run "
-                            "line, and say whether every flag is known: seconds, not a training run")
+                       help="run the job only until its own parser (argparse, HfArgumentParser, Hydra) has read "
+                            "the run line, and say whether every flag is known: seconds, never a training step")
         p.set_defaults(func=cmd_try)
     else:
         p.description = "Read a job script (never run it) and report its training facts at file:line."

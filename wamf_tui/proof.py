@@ -300,8 +300,8 @@ def parsed(result: TrialResult) -> Claim:
         return Claim(claim=claim, expected=expected, ok=False, observed=result.cause or f"exit {result.exit_status}",
                      fix="change the run line's flags to ones the parser knows")
     if got is None:
-        return Claim(claim=claim, expected=expected, ok=False, observed="it ended without an argparse or "
-                     "HfArgumentParser parse of its command line (fire and Hydra are not stopped yet)",
+        return Claim(claim=claim, expected=expected, ok=False, observed="it ended without an argparse, "
+                     "HfArgumentParser or Hydra parse of its command line (fire is not stopped yet)",
                      fix="run a full trial instead")
     observed = f"{got.what} read {len(got.values)} settings at {got.where}" + (
         f"; left over for another parser: {' '.join(got.extras[:6])}" if got.extras else "")

@@ -25,6 +25,7 @@ _FILE = os.environ.get("WAMF_TRIAL_STEPS")
 _EFFECTS = os.environ.get("WAMF_TRIAL_EFFECTS")
 _REPO = os.path.realpath(os.environ.get("WAMF_TRIAL_REPO") or os.getcwd())
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_PARSE_ONLY = os.environ.get("WAMF_TRIAL_PARSE_ONLY") == "1"
 LINE_STEPS = 3  # the row lines are traced until this many steps are done, then never again
 MAX_EVENTS = 500  # per process: a job that saves every step must not fill the disk
 _state = {"steps": 0, "events": 0, "depth": 0, "fd": -1, "writing": False}
@@ -36,6 +37,13 @@ class UploadStopped(RuntimeError):
     """What a Hub upload raises in a trial: it never reaches the network."""
 
 
+def _ours(name: str) -> bool:
+    """A file of the job's repository: not an installed package, not this probe."""
+    if not os.path.isabs(name):  # a script run by the wrapper's runpy, as the command named it
+        name = os.path.abspath(name)
+    return name.startswith(_REPO + os.sep) and "-packages" not in name and not name.startswith(_HERE)
+
+
 def _stack() -> list:
     """The job's own frames that led here, innermost first, as `file:line`: frames in the repository,
     outside installed packages and this probe (at most 8)."""
@@ -43,10 +51,8 @@ def _stack() -> list:
     found: list[str] = []
     while frame is not None and len(found) < 8:
         name = frame.f_code.co_filename
-        if not os.path.isabs(name):  # a script run by the wrapper's runpy, as the command named it
-            name = os.path.abspath(name)
-        if name.startswith(_REPO + os.sep) and "-packages" not in name and not name.startswith(_HERE):
-            found.append(f"{os.path.relpath(name, _REPO)}:{frame.f_lineno}")
+        if _ours(name):
+            found.append(f"{os.path.relpath(os.path.abspath(name), _REPO)}:{frame.f_lineno}")
         frame = frame.f_back
     return found
 
@@ -159,6 +165,8 @@ def _optim(module) -> None:
             except OSError:
                 pass
             _state["steps"] += 1
+            if _PARSE_ONLY:  # no parse the probe knows came first: never train in a parse-only check
+                os._exit(0)
             if _state["steps"] == 1:
                 dtypes = sorted({str(p.dtype).replace("torch.", "") for g in opt.param_groups for p in g["params"]})
                 _emit("params", ",".join(dtypes))
@@ -268,7 +276,7 @@ def _parse_call(owner, name: str, what: str) -> None:
         return
 
     def parse(*args, **kwargs):
-        mine = _state["depth"] == 0 and not _state.get("parsing") and bool(_stack())
+        mine = not _state.get("parsing") and _ours(sys._getframe(1).f_code.co_filename)
         if not mine:
             return original(*args, **kwargs)
         _state["parsing"] = True
@@ -292,6 +300,23 @@ def _argparse(module) -> None:
 
 def _hf_argparse(module) -> None:
     _parse_call(module.HfArgumentParser, "parse_args_into_dataclasses", "HfArgumentParser")
+
+
+def _hydra(module) -> None:
+    """Hydra has composed the config from the command line's overrides: stop before the task runs (and
+    before its run folder is made)."""
+    original = module.run_job
+
+    def run_job(task_function, config, *args, **kwargs):
+        values = {str(k): repr(v)[:200] for k, v in config.items() if k != "hydra"} if hasattr(config, "items") \
+            else {}
+        _emit("parsed", "Hydra", values=values, extras=[])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+        return original(task_function, config, *args, **kwargs)
+
+    module.run_job = run_job
 
 
 def _stop_upload(what: str):
@@ -332,7 +357,7 @@ PATCHES = {
     "aim": _aim,
     "huggingface_hub.hf_api": _hub,
 }
-PARSE_ONLY = {"argparse": _argparse, "transformers.hf_argparser": _hf_argparse}
+PARSE_ONLY = {"argparse": _argparse, "transformers.hf_argparser": _hf_argparse, "hydra.core.utils": _hydra}
 
 
 class _Watch:
@@ -449,7 +474,7 @@ def _untrace() -> None:
 
 def _start() -> None:
     global _SKIPPED
-    if os.environ.get("WAMF_TRIAL_PARSE_ONLY") == "1":
+    if _PARSE_ONLY:
         PATCHES.update(PARSE_ONLY)
         if "argparse" in sys.modules:  # imported by Python's own start-up: patched here
             _argparse(sys.modules["argparse"])
