@@ -214,15 +214,40 @@ def test_the_gpus_it_will_use_follow_cuda_visible_devices():
     assert trial.gpus_in_use(hw, {"CUDA_VISIBLE_DEVICES": "GPU-8f2c"}) == [0, 1, 2, 3]
 
 
-def test_the_contract_row_is_there_only_while_the_command_is_the_one_tried(tmp_path):
+def test_the_trial_section_is_there_only_while_the_command_is_the_one_tried(tmp_path):
+    from wamf_tui.model import Claim
+
     state = InitState(activate="source .venv/bin/activate", run="python train.py --steps=30")
-    state = state.model_copy(update={"trial": trial_result(state.activate, state.run)})
-    rows = dict(contract.everything_else_rows(state))
-    assert rows["Trial run"].startswith("2026-12-01 06:00 UTC, command ")
-    assert "30 optimizer steps" in rows["Trial run"]
-    assert "steady 0.120 s/step after 3 warm-up steps" in rows["Trial run"]
+    result = trial_result(state.activate, state.run).model_copy(update={
+        "step_times": [0.5, 0.3, 0.11, 0.12, 0.12, 0.13, 0.12, 0.14, 0.12, 0.12, 0.12],
+        "peak_gpu_by_device": {"0": 8000, "1": 7900},
+        "throughput": "1234.5 samples/s", "claims": [
+            Claim(claim="cap 30 steps", expected="30 ran, then the job ended", observed="30 ran", ok=True),
+            Claim(claim="saves off", expected="none", observed="3 written (<run>/ckpt_9.pt)", ok=False,
+                  where="train.py:15", fix="switch it off with --save-every")]})
+    state = state.model_copy(update={"trial": result})
+    rows = dict(trial.section_rows(result))
+    assert rows["when"] == "2026-12-01 06:00 UTC" and rows["optimizer steps"] == "30 (3 warm-up)"
+    assert rows["steady step time"] == "median 0.120 s, 0.120 s to 0.130 s (10th to 90th percentile)"
+    assert rows["peak GPU memory"] == "GPU 0: 8000 MiB, GPU 1: 7900 MiB"
+    assert rows["throughput"] == "1234.5 samples/s (as the job reported it)"
+    text = contract.render(state, contract.bundled_template())
+    assert "\n## Trial\n" in text and "| saves off | none | 3 written (&lt;run>/ckpt_9.pt) | FAILED at " \
+        "train.py:15; fix: switch it off with --save-every |" in text
+    assert [p for p in contract.check(text) if "Trial" in p.message or "placeholder" in p.message] == []
     state = state.model_copy(update={"run": "python train.py --steps=40"})
-    assert "Trial run" not in dict(contract.everything_else_rows(state))
+    assert "## Trial" not in contract.render(state, contract.bundled_template())
+
+
+@pytest.mark.parametrize("line, said", [
+    ("step 10 | 1,234.5 samples/s | loss 2.1", "1,234.5 samples/s"),
+    ("{'train_samples_per_second': 88.2, 'epoch': 1.0}", "88.2 samples/s"),
+    ("iter 20: 5.1e3 tok/s", "5.1e3 tokens/s"),
+    ("tokens_per_second=400", "400 tokens/s"),
+    ("loss 2.1, lr 3e-4", ""),
+])
+def test_throughput_is_read_from_what_the_job_prints(line, said):
+    assert trial.throughput(line) == said
 
 
 def trial_result(activate: str, run_line: str):
@@ -314,8 +339,7 @@ async def test_t_at_the_run_question_says_what_runs_and_runs_only_after_a_second
         assert app.state.trial is not None and app.state.trial.steps == 30
         assert "trial: exited with status 0" in str(app.screen.query_one("#message").render())
         await pilot.press("enter")  # accept the run line it tried
-        rows = dict(contract.everything_else_rows(app.state))
-        assert "30 optimizer steps" in rows["Trial run"]
+        assert "| optimizer steps | 30" in contract.trial_body(app.state)
 
 
 def tmux_job(tmp_path: Path, activate: str, job: str, state_home: Path) -> tuple[str, Path]:
@@ -360,7 +384,7 @@ def test_in_a_terminal_t_then_enter_runs_it_and_the_contract_gets_the_row(tmp_pa
     finally:
         tmux("kill-session", "-t", name)
     text = (tmp_path / "contract.md").read_text()
-    assert "| **Trial run** |" in text and "exit 0" in text and "15 optimizer steps" in text
+    assert "## Trial" in text and "| ended | exit 0" in text and "| optimizer steps | 15" in text
 
 
 @pytest.mark.slow
@@ -371,7 +395,9 @@ def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, 
     pids = tmp_path / "pids"
     pids.mkdir()
     job = (f"import os, subprocess, time\nchild = subprocess.Popen(['sleep', '300'])\n"
+           "escaped = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"  # setsid: out of the group
            f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w')\n"
+           f"open(os.path.join({str(pids)!r}, str(escaped.pid)), 'w')\n"
            f"open(os.path.join({str(pids)!r}, str(child.pid)), 'w')\nprint('up', flush=True)\ntime.sleep(300)\n")
     name, _ = tmux_job(tmp_path, activate, job, state_home)
     try:
@@ -379,10 +405,10 @@ def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, 
         tmux("send-keys", "-t", name, "t")
         wait_for(name, "This runs your job now")
         tmux("send-keys", "-t", name, "Enter")
-        end = time.monotonic() + 60  # the job and its child have started once both wrote their pid
-        while time.monotonic() < end and len(list(pids.iterdir())) < 2:
+        end = time.monotonic() + 60  # the job and its children have started once all wrote their pid
+        while time.monotonic() < end and len(list(pids.iterdir())) < 3:
             time.sleep(0.05)
-        assert len(list(pids.iterdir())) == 2
+        assert len(list(pids.iterdir())) == 3
         tmux("send-keys", "-t", name, "C-q")
         end = time.monotonic() + 20
         alive = [int(p.name) for p in pids.iterdir()]

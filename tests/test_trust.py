@@ -465,7 +465,8 @@ def test_bad_files_and_folders_are_one_line_and_exit_2(tmp_path, state_home):
     for name, (args, env, said) in cases.items():
         out = subprocess.run([WAMF, *args], capture_output=True, text=True, timeout=120,
                              env={**os.environ, "XDG_STATE_HOME": str(state_home), **env})
-        errors = [line for line in out.stderr.splitlines() if not line.startswith(("usage:", "wamf-tui: warning"))]
+        errors = [line for line in out.stderr.splitlines()  # argparse's usage, however many lines it wraps to
+                  if not line.startswith(("usage:", " ", "wamf-tui: warning"))]
         assert (out.returncode, len(errors)) == (2, 1), (name, out.stderr)
         assert said in errors[0] and "Traceback" not in out.stderr, (name, out.stderr)
     # the app itself, in a terminal (`script` gives it one), with a state folder that is a file

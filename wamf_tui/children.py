@@ -15,11 +15,11 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from .isolation import OUR_FOLDER, isolated_command
 
-_running: set[subprocess.Popen[str]] = set()
+_running: dict[subprocess.Popen, Callable[[], None] | None] = {}  # a child -> how to stop it (None: kill)
 _lock = threading.Lock()
 _own_groups = True
 
@@ -44,15 +44,16 @@ def _start(cmd: list[str], **kw) -> subprocess.Popen[str]:
     return proc
 
 
-def track(proc: subprocess.Popen) -> None:
-    """A child started elsewhere (a trial run) that `stop_all` must stop too."""
+def track(proc: subprocess.Popen, stop: Callable[[], None] | None = None) -> None:
+    """A child started elsewhere that `stop_all` must stop too; `stop` when killing its group is not how
+    (a trial's supervisor ends the job's whole tree itself, escaped processes included)."""
     with _lock:
-        _running.add(proc)
+        _running[proc] = stop
 
 
 def forget(proc: subprocess.Popen) -> None:
     with _lock:
-        _running.discard(proc)
+        _running.pop(proc, None)
 
 
 def run(cmd: list[str], timeout: float, **kw) -> subprocess.CompletedProcess[str]:
@@ -132,5 +133,9 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 def stop_all() -> None:
     """Kill every child still running, with what it started."""
     with _lock:
-        for proc in _running:
+        running = list(_running.items())
+    for proc, stop in running:
+        if stop is not None:
+            stop()
+        else:
             _kill(proc)

@@ -111,7 +111,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def cmd_try(args: argparse.Namespace) -> int:
     """Run the contract's benchmark command once, as the app's `t` does, and print what it measured."""
-    from . import trial
+    from . import proof, trial
     from .contract import required_block
     from .files import TooLarge, read_text
     from .session import state_dir
@@ -132,25 +132,34 @@ def cmd_try(args: argparse.Namespace) -> int:
         return _err(f"{path} has no run line to try")
     activate = block.get("activate", (0, ""))[1]
     activate = "" if activate == "TBD" else activate
+    if args.timeout is None:
+        args.timeout = 120.0 if args.parse_only else 600.0
     gpus = trial.gpus_in_use(trial.sample_gpus(), os.environ)
     out = sys.stderr if args.json else sys.stdout
     print(f"wamf-tui try: {activate + ' && ' if activate else ''}{run}  (in {repo}, limit {args.timeout:g} s)",
           file=out, flush=True)
     job = trial.Trial(activate, run, repo.resolve(), limit_s=args.timeout, gpus=gpus, log_dir=state_dir() / "trials",
-                      read_gpus=trial.sample_gpus)
+                      read_gpus=trial.sample_gpus, parse_only=args.parse_only)
     try:
-        result = job.run(lambda line: print(line, file=out, flush=True))
+        say = lambda line: print(line, file=out, flush=True)  # noqa: E731
+        if args.parse_only:
+            result = job.run(say)
+            result = result.model_copy(update={"claims": [proof.parsed(result)]})
+        else:
+            result = proof.run(job, proof.of_contract(repo.resolve(), activate, run, text), say)
     except KeyboardInterrupt:
         job.stop()
         return 130
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
-        for line in trial.describe(result):
+        for line in trial.describe(result) + proof.describe(result.claims):
             print(line)
     if result.ended == "limit":
         return 3
-    return 0 if result.ended == "exited" and result.exit_status == 0 else 1
+    if result.ended != "exited" or result.exit_status != 0:
+        return 1
+    return 4 if any(not c.ok for c in result.claims) else 0
 
 
 def _seconds(text: str) -> float:
@@ -183,13 +192,19 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
         p.set_defaults(func=cmd_detect)
     elif name == "try":
         p.description = ("Run the contract's activate and run lines once (this runs your job) and print exit status, "
-                         "optimizer steps, steady step time and peak memory. Exit 0: it ended with status 0, 1: it "
-                         "failed, 2: bad input, 3: it hit the time limit.")
+                         "optimizer steps, steady step time and peak memory, and check each claim of the contract "
+                         "(the cap, saves, trackers, uploads and evals off, the rows' lines, the precision, nothing "
+                         "written into the checkout). Exit 0: it ended with status 0 and every claim held, 1: it "
+                         "failed, 2: bad input, 3: it hit the time limit, 4: a claim failed.")
         p.add_argument("path", nargs="?", default=".", help="the job's repository (default: here)")
         p.add_argument("--contract", help="the contract to try (default: PATH/contract.md)")
-        p.add_argument("--timeout", type=_seconds, default=600, metavar="S", help="stop it after S seconds (600)")
+        p.add_argument("--timeout", type=_seconds, metavar="S",
+                       help="stop it after S seconds (600; 120 with --parse-only)")
         p.add_argument("--json", action="store_true",
                        help="the measures as JSON on stdout (the job's output on stderr)")
+        p.add_argument("--parse-only", action="store_true",
+                       help="run the job only until its own parser (argparse, HfArgumentParser, Hydra) has read "
+                            "the run line, and say whether every flag is known: seconds, never a training step")
         p.set_defaults(func=cmd_try)
     else:
         p.description = "Read a job script (never run it) and report its training facts at file:line."
@@ -249,7 +264,7 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
 
 
 def _write_without_ui(state) -> int:
-    from . import contract, finish
+    from . import contract, finish, session
     from .visible import visible
     from .wording import done_lines
 
@@ -269,6 +284,9 @@ def _write_without_ui(state) -> int:
         return _err(wrapper_error)
     if result.backup:
         print(f"the previous contract is kept as {result.backup}")
+    saved = session.save_now(state.model_copy(update={"written": state.contract_path}))
+    if saved:
+        print(f"wamf-tui: warning: {saved}", file=sys.stderr)
     for said in done_lines(state):
         print(said)
     return 0

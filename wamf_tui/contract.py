@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .files import TooLarge, read_regular, read_text
 from .model import InitState
-from .trial import command_hash, contract_row
+from .trial import command_hash, section_rows
 from .visible import visible_lines
 
 KEYS = ("reader", "repo", "activate", "run", "node")
@@ -119,8 +119,6 @@ def everything_else_rows(state: InitState) -> list[tuple[str, str]]:
     ]
     if state.must_not_change.strip():
         rows.append(("What must not change", state.must_not_change))
-    if state.trial is not None and state.trial.command_hash == command_hash(state.activate, state.run):
-        rows.append(("Trial run", contract_row(state.trial)))
     extra = [
         literal(x)
         for x in (
@@ -184,7 +182,32 @@ def render(state: InitState, template: str) -> str:
         out.append(line)
     result = "\n".join(out)
     result = re.sub(r"\n{3,}", "\n\n", result)
-    return result.rstrip() + "\n"
+    trial = trial_body(state)
+    return result.rstrip() + ("\n\n---\n\n## Trial\n\n" + trial if trial else "") + "\n"
+
+
+def _measured(value: str) -> str:
+    """A measured value as a table cell: never read as a placeholder (`<stdin>` in a path)."""
+    return _cell(value).replace("<", "&lt;")
+
+
+def trial_body(state: InitState) -> str:
+    """The measured baseline and the claims' verdicts of the latest trial, while the contract still runs the
+    command it tried; "" otherwise."""
+    t = state.trial
+    if t is None or t.command_hash != command_hash(state.activate, state.run):
+        return ""
+    lines = ["Measured by a trial of the run line (`wamf-tui try`, or `t` in the app) on this node.", "",
+             "| measure | value |", "|---|---|"]
+    lines += [f"| {m} | {_measured(v)} |" for m, v in section_rows(t)]
+    if t.claims:
+        lines += ["", "| claim | expected | observed | verdict |", "|---|---|---|---|"]
+        for c in t.claims:
+            verdict = "holds" if c.ok else "FAILED" + (f" at {c.where}" if c.where else "") + (
+                f"; fix: {c.fix}" if c.fix else "")
+            lines.append(f"| {_measured(c.claim)} | {_measured(c.expected)} | {_measured(c.observed)} | "
+                         f"{_measured(verdict)} |")
+    return "\n".join(lines)
 
 
 # --- checking -------------------------------------------------------------------

@@ -146,6 +146,9 @@ def run_notes(state: InitState) -> str:
         missing = missing_inputs(a.required, job_args(run) or [], store_true(a), _rank_given(run))
         if missing:
             notes.append("it requires " + say_missing(missing))
+        if a.parser_open:  # the reading cannot know every flag: the job's own parser can, in seconds
+            notes.append(f"not every flag can be read from the code ({a.parser_open}): `wamf-tui try --parse-only` "
+                         "runs the job only until its parser returns, and says which flags it refuses")
     doubtful = unproven(state)
     if doubtful:
         notes.append("not proven to be flags of its parser, so not added: " + ", ".join(doubtful))
@@ -153,6 +156,9 @@ def run_notes(state: InitState) -> str:
             {w.split("=")[0] for w in job_args(state.run or run_line(state)) or []}]
     if left:
         notes.append("add your value for " + ", ".join(left))
+    from .proof import trial_fixes
+
+    notes += trial_fixes(state)
     return "".join(f" {n}." for n in notes)
 
 
@@ -243,7 +249,7 @@ def _anchor(state: InitState, role: str) -> Anchor | None:
     return next((a for a in state.analysis.anchors if a.role == role), None)
 
 
-def _precision(state: InitState) -> tuple[str, str]:
+def precision(state: InitState) -> tuple[str, str]:
     """(bf16 | fp16 | fp32, where it was read): autocast and dtype calls, then the command's own switches
     (`--mixed_precision=bf16`, `--bf16 True`, `--fp16`) which set it for the launcher or the trainer."""
     a = state.analysis
@@ -265,10 +271,10 @@ def _precision(state: InitState) -> tuple[str, str]:
 def checkpoints(state: InitState) -> list[Checkpoint]:
     """Correctness checkpoints at the training step's anchors (found from data flow, see `analyze.step`);
     generic ones without an analysis. Tolerances follow the job's precision, and say why."""
-    precision, read_at = _precision(state)
-    low = precision in ("bf16", "fp16")
+    dtype, read_at = precision(state)
+    low = dtype in ("bf16", "fp16")
     tight, loose = ("rtol 1e-2", "rtol 5e-2") if low else ("rtol 1e-5", "rtol 1e-3")
-    why = f" ({precision}, {read_at})" if low else ""
+    why = f" ({dtype}, {read_at})" if low else ""
     exact = state.mode == "accuracy"
     if exact:
         tight = loose = "bit-exact"

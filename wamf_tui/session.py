@@ -111,6 +111,15 @@ class Saver:
                 self._cond.notify_all()
 
 
+def save_now(state: InitState) -> str | None:
+    """Save at once, outside the app (`--yes`): `wamf-tui try` then checks the claims from its facts."""
+    try:
+        text = state.to_json()
+    except ValueError as e:  # an answer JSON cannot hold (a path that is not UTF-8, in its text)
+        return f"could not save the session: {e.__class__.__name__}"
+    return _write(state_file(state.repo_path), text)
+
+
 def load(repo_path: str | Path) -> InitState | None:
     """The saved session for this repo, or None when there is none or nothing of it is readable."""
     return load_saved(repo_path)[0]

@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import select
 import shlex
 import shutil
-import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -27,7 +28,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import cast
 
-from .model import Ended, HardwareFacts, TrialResult
+from .model import Effect, Ended, HardwareFacts, TrialResult
+from .supervise import KILL_FOR_S
 from .visible import visible
 
 DEFAULT_LIMIT_S = 600
@@ -36,16 +38,22 @@ TAIL = 30  # output lines kept in the result
 ACTIVATE_FAILED = 97
 _WRAPPER = re.compile(r"^wamf_bench(-\d+)?\.py$")
 _SGR = re.compile(r"(\x1b\[[0-9;]*m)")
+_RATE = re.compile(r"(\d[\d.,]*(?:e\d+)?)\s*(samples|tokens|tok)/s(?:ec)?\b|"
+                   r"(samples|tokens)[_ ]per[_ ]second['\"]?\s*[:=]\s*(\d[\d.]*(?:e\d+)?)", re.I)
 _OTHER_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 CAUSES: tuple[tuple[str, str], ...] = (  # (pattern in the output, the likely cause); the first that matches
     (r"the activate line failed", "the activate line failed: is the environment still there?"),
     (r"(?:ModuleNotFoundError|ImportError): No module named '([^']+)'",
      "a module is missing in this environment: {0} (is the activate line right?)"),
     (r"CUDA out of memory|OutOfMemoryError", "CUDA ran out of memory: a smaller per-GPU batch, or free GPUs"),
+    (r"UploadStopped: wamf-tui trial: (\w+) stopped", "the job uploads to the Hub ({0}), which a trial stops: switch "
+     "its upload off in the run line"),
     (r"KeyError: '(LOCAL_RANK|RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)'|environment variable (\w+) expected",
      "a rank variable is missing ({0}): start it with torchrun"),
     (r"arguments are required: (.+)", "required arguments are missing: {0}"),
     (r"unrecognized arguments: (.+)", "the job does not know these arguments: {0}"),
+    (r"Could not override '([^']+)'|Key '([^']+)' is not in struct", "Hydra's config has no key {0}: prefix it with "
+     "+ to add it, or fix its name"),
     (r"No such file or directory: '([^']+)'|can't open file '([^']+)'|FileNotFoundError: (.+)",
      "a file or dataset is missing: {0}"),
     (r"([\w./-]+): command not found|([\w./-]+): not found", "not on PATH: {0}"),
@@ -66,6 +74,17 @@ def terminal_safe(line: str) -> str:
 
 def plain(line: str) -> str:
     return _SGR.sub("", line)
+
+
+def throughput(line: str) -> str:
+    """A rate of samples or tokens the job printed (`123.4 samples/s`, `tokens_per_second=5e3`), or ""."""
+    if "/s" not in line and "per_s" not in line and "per s" not in line:
+        return ""
+    m = _RATE.search(line)
+    if m is None:
+        return ""
+    value, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    return f"{value} {'tokens' if unit.lower().startswith('tok') else 'samples'}/s"
 
 
 def likely_cause(lines: Iterable[str]) -> str:
@@ -132,8 +151,11 @@ class Trial:
 
     def __init__(self, activate: str, run: str, repo: Path, *, limit_s: float = DEFAULT_LIMIT_S,
                  gpus: list[int] | None = None, grace_s: float = GRACE_S, log_dir: Path | None = None,
-                 read_gpus: Callable[[], HardwareFacts] | None = None) -> None:
+                 read_gpus: Callable[[], HardwareFacts] | None = None, lines: Iterable[str] = (),
+                 parse_only: bool = False) -> None:
         self.activate, self.run_line, self.repo = activate, run, repo
+        self.parse_only = parse_only  # stop each Python process once the job's parser has read its command line
+        self.lines = list(lines)  # the checkpoint rows' file:line, traced for the claims (`proof`)
         self.limit_s, self.grace_s = limit_s, grace_s
         self.gpus = gpus or []
         self.log_dir = log_dir
@@ -144,12 +166,13 @@ class Trial:
         self.last_step_s: float | None = None
         self.ended = ""
         self.proc: subprocess.Popen[bytes] | None = None
-        self._pids: set[int] = set()
         self._tail: deque[str] = deque(maxlen=TAIL)
         self._peak_host = 0
         self._gpu_base: dict[int, int] = {}
         self._peak_gpu = 0
+        self._peak_by_gpu: dict[int, int] = {}
         self._util = 0
+        self._throughput = ""
         self._done = threading.Event()
         self._lock = threading.Lock()
 
@@ -162,71 +185,89 @@ class Trial:
         with tempfile.TemporaryDirectory(prefix="wamf-trial-") as tmp:
             folder = Path(tmp)
             shutil.copyfile(Path(__file__).with_name("step_probe.py"), folder / "sitecustomize.py")
-            steps_file = folder / "steps"
+            steps_file, status_file, effects_file = folder / "steps", folder / "status", folder / "effects"
             run = with_wrapper_at(self.run_line, folder, write_wrapper)
             env = {**os.environ, "WAMF_TRIAL_PROBE": str(folder), "WAMF_TRIAL_STEPS": str(steps_file),
-                   "PYTHONUNBUFFERED": "1"}
+                   "WAMF_TRIAL_EFFECTS": str(effects_file), "WAMF_TRIAL_REPO": str(self.repo),
+                   "WAMF_TRIAL_LINES": "\n".join(self.lines), "PYTHONUNBUFFERED": "1",
+                   "WAMF_TRIAL_PARSE_ONLY": "1" if self.parse_only else ""}
             before = touched_snapshot(self.repo)
             log = self._open_log()
             first_output: float | None = None
             self.started = time.monotonic()
             wall_start = datetime.now(timezone.utc)
+            supervised = [sys.executable, "-I", str(Path(__file__).with_name("supervise.py")), str(status_file),
+                          str(self.grace_s), _shell(), "-c", shell_script(self.activate, run)]
             try:
-                self.proc = subprocess.Popen([_shell(), "-c", shell_script(self.activate, run)], cwd=self.repo,
-                                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                             stderr=subprocess.STDOUT, start_new_session=True)
+                self.proc = subprocess.Popen(supervised, cwd=self.repo, env=env, stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
             except OSError as e:
                 return self._result(wall_start, None, None, [], [], cause=f"could not start a shell: {e.strerror}")
-            children.track(self.proc)
+            children.track(self.proc, self.stop)
             watcher = threading.Thread(target=self._watch, args=(steps_file,), name="wamf-trial", daemon=True)
             watcher.start()
             try:
-                for line in _lines(self.proc.stdout):
+                for line in _lines(self.proc):
                     if first_output is None:
                         first_output = time.monotonic() - self.started
                     if log is not None:
                         log.write(line + "\n")
                     shown = terminal_safe(line)
                     self._tail.append(plain(shown))
+                    self._throughput = throughput(plain(shown)) or self._throughput
                     on_line(shown)
-                status = self.proc.wait()
+                try:
+                    self.proc.wait(self.grace_s + KILL_FOR_S + 1)
+                except subprocess.TimeoutExpired:
+                    self._kill_hard()
             finally:
                 self._done.set()
-                self._end_group()
+                if self.proc.poll() is None:  # an error above: nothing may be left behind
+                    self._kill_hard()
                 children.forget(self.proc)
-                if self.proc.stdout is not None:
-                    self.proc.stdout.close()
+                for pipe in (self.proc.stdin, self.proc.stdout):
+                    if pipe is not None:
+                        pipe.close()
                 if log is not None:
                     log.close()
             watcher.join(5)
             times = _step_times(steps_file)
-            return self._result(wall_start, status, first_output, times, touched(before, touched_snapshot(self.repo)))
+            result = self._result(wall_start, _status(status_file), first_output, times,
+                                  touched(before, touched_snapshot(self.repo)))
+            return result.model_copy(update={"effects": read_effects(effects_file)})
 
     def stop(self, why: str = "stopped") -> None:
-        """Stop the whole process group: SIGTERM, then SIGKILL after the grace period."""
+        """End the job and everything it started (the supervisor's SIGTERM, then SIGKILL after the grace
+        period); a supervisor that does not answer in time is killed here with its whole tree."""
         with self._lock:
             if self.ended or self.proc is None:
                 return
             self.ended = why
-        _signal_group(self.proc.pid, signal.SIGTERM)
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(b"term\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError):  # it has ended already
+            pass
         threading.Thread(target=self._kill_later, daemon=True).start()
 
     def _kill_later(self) -> None:
-        if not self._done.wait(self.grace_s):
-            assert self.proc is not None
-            _signal_group(self.proc.pid, signal.SIGKILL)
+        if not self._done.wait(self.grace_s + KILL_FOR_S + 1):
+            self._kill_hard()
 
-    def _end_group(self) -> None:
-        """Nothing is left behind: the group (a data loader's workers outlive a killed parent), and any
-        descendant seen that left it."""
-        assert self.proc is not None
-        _signal_group(self.proc.pid, signal.SIGKILL)
+    def _kill_hard(self) -> None:
+        """The last resort, should the supervisor hang: SIGKILL for it and every process below it."""
         import psutil
 
-        for pid in self._pids:
+        assert self.proc is not None
+        try:
+            tree = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.Error:
+            tree = []
+        for p in (*tree, self.proc):
             try:
-                psutil.Process(pid).kill()
-            except psutil.Error:
+                p.kill()
+            except (OSError, psutil.Error):
                 pass
 
     def _watch(self, steps_file: Path) -> None:
@@ -242,12 +283,11 @@ class Trial:
             if time.monotonic() - self.started > self.limit_s:
                 self.stop("limit")
             try:
-                tree = [root, *root.children(recursive=True)]
+                tree = root.children(recursive=True)  # the supervisor's own memory is not the job's
             except psutil.Error:
                 tree = []
             rss = 0
             for p in tree:
-                self._pids.add(p.pid)
                 try:
                     rss += p.memory_info().rss
                 except psutil.Error:
@@ -266,7 +306,9 @@ class Trial:
         for g in facts.gpus:
             if g.index in self.gpus:
                 base = self._gpu_base.setdefault(g.index, g.memory_used_mib)
-                used += max(0, g.memory_used_mib - base)
+                grown = max(0, g.memory_used_mib - base)
+                used += grown
+                self._peak_by_gpu[g.index] = max(self._peak_by_gpu.get(g.index, 0), grown)
                 self._util = max(self._util, g.utilization or 0)
         self._peak_gpu = max(self._peak_gpu, used)
 
@@ -300,6 +342,8 @@ class Trial:
             steady_s=round(steady_s, 6) if steady_s is not None else None,
             peak_host_mib=self._peak_host // 2**20 or None,
             peak_gpu_mib=self._peak_gpu or None if self.gpus and self._read_gpus else None,
+            peak_gpu_by_device={str(i): m for i, m in sorted(self._peak_by_gpu.items()) if m},
+            throughput=self._throughput,
             gpu_util=self._util or None if self.gpus and self._read_gpus else None,
             touched=wrote,
             tail=tail,
@@ -334,18 +378,19 @@ def _shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except OSError:  # the group is gone
-        pass
-
-
-def _lines(stream) -> Iterable[str]:
-    """Output lines as they come; a carriage return (a progress bar redrawn) ends a line too."""
+def _lines(proc: subprocess.Popen[bytes]) -> Iterable[str]:
+    """Output lines as they come; a carriage return (a progress bar redrawn) ends a line too. Never waits
+    on the pipe once the supervisor has exited (everything in its tree is gone by then): a process outside
+    it that holds the pipe cannot hold the trial."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
     pending = b""
     while True:
-        chunk = stream.read1(65536)
+        if not select.select([fd], [], [], 0.2)[0]:
+            if proc.poll() is not None:
+                break
+            continue
+        chunk = os.read(fd, 65536)
         if not chunk:
             break
         pending += chunk
@@ -355,6 +400,45 @@ def _lines(stream) -> Iterable[str]:
                 yield raw.decode("utf-8", errors="replace")
     if pending.strip():
         yield pending.decode("utf-8", errors="replace")
+
+
+def read_effects(path: Path, keep: int = 300) -> list[Effect]:
+    """The probe's events, alike ones (every rank's, every step's save at one line) counted as one; a row
+    line's hits stay one per step, which is what says it ran during training."""
+    import json
+
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    found: dict[tuple, Effect] = {}
+    for raw in text.splitlines():
+        try:
+            event = json.loads(raw)
+            effect = Effect(kind=event["kind"], what=str(event["what"]), where=str(event.get("where", "")),
+                            step=int(event.get("step", 0)), path=str(event.get("path", "")),
+                            stack=[str(x) for x in event.get("stack", [])][:8],
+                            values={str(k): str(v) for k, v in dict(event.get("values", {})).items()},
+                            extras=[str(x) for x in event.get("extras", [])],
+                            mode=str(event.get("mode", event.get("device", ""))))
+        except (ValueError, KeyError, TypeError):
+            continue
+        key = (effect.kind, effect.what, effect.where, effect.path, effect.mode,
+               effect.step if effect.kind == "line" else None)
+        if key in found:
+            found[key].count += 1
+        elif len(found) < keep:
+            found[key] = effect
+    return list(found.values())
+
+
+def _status(status_file: Path) -> int | None:
+    """The command's exit status as the supervisor wrote it (a signal as its negative, like Popen's)."""
+    try:
+        how, _, number = status_file.read_text().partition(" ")
+        return int(number) if how == "exit" else -int(number)
+    except (OSError, ValueError):
+        return None
 
 
 def _step_times(steps_file: Path) -> list[float]:
@@ -438,21 +522,35 @@ def describe(result: TrialResult, move: str = "", brief: bool = False) -> list[s
     return lines
 
 
-def contract_row(result: TrialResult) -> str:
-    """The `Trial run` row of `## Everything else`."""
-    parts = [f"{result.started}, command {result.command_hash}",
-             {"exited": f"exit {result.exit_status}", "limit": "stopped at the time limit",
-              "stopped": "stopped by the user", "not started": "did not start"}[result.ended],
-             f"{_seconds(result.wall_s)} wall", f"{result.steps} optimizer steps"]
+def spread(result: TrialResult) -> tuple[float, float] | None:
+    """The 10th and 90th percentile of the steady step times (after the warm-up)."""
+    steady_times = sorted(result.step_times[max(0, (result.warmup or 1) - 1):])
+    if len(steady_times) < 2:
+        return None
+    at = lambda q: steady_times[min(len(steady_times) - 1, int(q * (len(steady_times) - 1) + 0.5))]  # noqa: E731
+    return (at(0.1), at(0.9))
+
+
+def section_rows(result: TrialResult) -> list[tuple[str, str]]:
+    """The measured baseline, as the contract's `## Trial` section lists it."""
+    how = {"exited": f"exit {result.exit_status}", "limit": "stopped at the time limit",
+           "stopped": "stopped by the user", "not started": "did not start"}[result.ended]
+    rows = [("command", f"{result.command_hash} (the activate and run lines above)"), ("when", result.started),
+            ("ended", f"{how} after {_seconds(result.wall_s)}"),
+            ("optimizer steps", f"{result.steps}" + (f" ({result.warmup} warm-up)" if result.warmup else ""))]
     if result.steady_s is not None:
-        parts.append(f"steady {step_time(result.steady_s)}/step after {result.warmup} warm-up steps")
+        band = spread(result)
+        rows.append(("steady step time", f"median {step_time(result.steady_s)}" + (
+            f", {step_time(band[0])} to {step_time(band[1])} (10th to 90th percentile)" if band else "")))
+    if result.peak_gpu_by_device:
+        rows.append(("peak GPU memory", ", ".join(f"GPU {i}: {m} MiB" for i, m in result.peak_gpu_by_device.items())))
     if result.peak_host_mib:
-        parts.append(f"peak host memory {result.peak_host_mib} MiB")
-    if result.peak_gpu_mib:
-        parts.append(f"peak GPU memory {result.peak_gpu_mib} MiB")
+        rows.append(("peak host memory", f"{result.peak_host_mib} MiB"))
+    if result.throughput:
+        rows.append(("throughput", f"{result.throughput} (as the job reported it)"))
     if result.touched:
-        parts.append("wrote into the checkout: " + ", ".join(result.touched[:5]))
-    return " · ".join(parts)
+        rows.append(("wrote into the checkout", ", ".join(result.touched[:5])))
+    return rows
 
 
 def step_time(s: float) -> str:

@@ -3,7 +3,7 @@ where the reference values are recorded."""
 
 from __future__ import annotations
 
-from .. import proposals
+from .. import proof, proposals
 from ..model import InitState, Step
 from .base import Ask, Option, Outcome, Question, Value, put, setter
 
@@ -13,8 +13,10 @@ def _base(state: InitState):
 
 
 def _checks(state: InitState) -> Question:
+    wrong = proof.disproved(state)
     return put(state, "checks", "multi", free_text=False, options=[
-        Option(f"{c.name}: {c.what}", str(i), c.enabled, f"{c.where} · {c.steps} · {c.tolerance}")
+        Option(f"{c.name}: {c.what}", str(i), c.enabled,
+               proof.mark(wrong[c.name]) if c.name in wrong else f"{c.where} · {c.steps} · {c.tolerance}")
         for i, c in enumerate(_base(state))])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .. import proposals
+from .. import proof, proposals
 from ..model import InitState, Step
 from ..wording import explain, say
 from .base import Ask, Option, Outcome, Question, Value, opt, put, read, setter
@@ -68,8 +68,10 @@ def _reading(state: InitState) -> Question:
 
 
 def _changes(state: InitState) -> Question:
+    wrong = proof.disproved(state)
     return put(state, "changes", "multi", free_text=False, options=[
-        Option(f"{c.what} -> {c.how}", str(i), c.enabled, c.why) for i, c in enumerate(state.changes)])
+        Option(f"{c.what} -> {c.how}", str(i), c.enabled, proof.mark(wrong[c.what]) if c.what in wrong else c.why)
+        for i, c in enumerate(state.changes)])
 
 
 def _take_changes(state: InitState, value: Value) -> tuple[InitState, Outcome]:

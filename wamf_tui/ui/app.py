@@ -26,6 +26,7 @@ from .. import (
     flow,
     git_exclude,
     lock,
+    proof,
     proposals,
     resume,
     session,
@@ -430,7 +431,8 @@ class WamfApp(App):
                  f"  in        {visible(st.repo_path)}\n  GPUs      {seen}")
         job = trial.Trial(st.activate, run, Path(st.repo_path), gpus=gpus, log_dir=session.state_dir() / "trials",
                           read_gpus=trial.sample_gpus, limit_s=trial.default_limit(st.trial))
-        self.push_screen(TrialScreen(job, where, proposals.output_switch(st)), self._trial_done)
+        expect = proof.expected(st.model_copy(update={"run": run}))
+        self.push_screen(TrialScreen(job, where, proposals.output_switch(st), expect), self._trial_done)
 
     def _trial_done(self, result: TrialResult | None) -> None:
         if not isinstance(self.screen, StepScreen):
@@ -442,10 +444,15 @@ class WamfApp(App):
         self.save()
         failed = result.ended != "exited" or result.exit_status != 0
         said = trial.describe(result, proposals.output_switch(self.state), brief=True)
+        disproved = [c for c in result.claims if not c.ok]
+        if disproved:
+            said.append(f"{len(disproved)} claim(s) of the contract failed: " + "; ".join(
+                f"{c.claim} ({c.observed})" for c in disproved[:3]))
 
         def tell() -> None:
             if isinstance(self.screen, StepScreen):
-                self.screen.qview.say("trial: " + " · ".join(said), error=failed or bool(result.touched))
+                self.screen.qview.say("trial: " + " · ".join(said),
+                                      error=failed or bool(result.touched) or bool(disproved))
 
         if failed and self.state.step == Step.CONFIRM:  # back to the run line, to edit it
             self.state = flow.go(self.state, Step.JOB, "run")

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
 
-from .. import trial
+from .. import proof, trial
 from ..model import TrialResult
 
 LIMIT_STEP_S = 60
@@ -38,9 +38,10 @@ class TrialScreen(ModalScreen[TrialResult | None]):
             super().__init__()
             self.result = result
 
-    def __init__(self, job: trial.Trial, where: str, move: str = "") -> None:
+    def __init__(self, job: trial.Trial, where: str, move: str = "", expect: proof.Expected | None = None) -> None:
         super().__init__()
         self.job, self.move = job, move
+        self.expect = expect or proof.Expected()  # the contract's claims, checked when it ends
         self.where = where  # the activate line, command, folder and GPUs, as said before it starts
         self.phase = "ready"  # ready, running, done
         self.result: TrialResult | None = None
@@ -77,7 +78,7 @@ class TrialScreen(ModalScreen[TrialResult | None]):
         self.show_status()
 
     def _run(self) -> None:
-        result = self.job.run(self.pending.append)
+        result = proof.run(self.job, self.expect, self.pending.append)
         self.post_message(self.Finished(result))
 
     def action_stop(self) -> None:
@@ -127,6 +128,8 @@ class TrialScreen(ModalScreen[TrialResult | None]):
             failed = self.result.ended == "exited" and self.result.exit_status != 0
             for line in trial.describe(self.result, self.move):
                 out.append(line + "\n", style="bold red" if failed and line.startswith("likely cause") else "")
+            for line in proof.describe(self.result.claims):
+                out.append(line + "\n", style="bold red" if line.startswith("FAILED") else "")
             out.append("Enter or Esc: back (the result goes into the contract)", style="bold")
         self.query_one("#trial-status", Static).update(out)
 
