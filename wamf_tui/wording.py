@@ -293,6 +293,16 @@ def done_lines(state: InitState) -> list[str]:
             "  (or who-ate-my-flops:diagnose for one measured fix)"]
 
 
+# how a copy went (`clipboard.Way`'s value): the user learns where to paste from, and can select the text here
+COPIED = {
+    "tmux": "Copied into tmux's paste buffer (prefix ] pastes it; with tmux's set-clipboard on, your"
+            " terminal's clipboard has it too): {text}",
+    "tmux-osc52": "tmux's buffer refused it; sent through tmux to your terminal's clipboard (OSC 52, which"
+                  " needs tmux's allow-passthrough on). If nothing arrived, select it here: {text}",
+    "osc52": "Sent to your terminal's clipboard (OSC 52). If nothing arrived, select it here: {text}",
+}
+
+
 KEYS = (
     ("Enter", "accept the proposal, or record what you typed"),
     ("1-9", "pick an option; in a checklist, toggle it (while the answer line is empty)"),
@@ -308,6 +318,6 @@ KEYS = (
     ("ctrl+p", "command palette: jump to a step, copy, re-scan"),
     ("t", "at the run question and step 4: try the benchmark now (says what runs; a second key starts it)"),
     ("y / n", "step 4: write the contract / go back"),
-    ("c / p", "after writing: copy the optimize command / the contract path (OSC 52)"),
+    ("c / p", "after writing: copy the optimize command / the contract path (tmux's buffer, or OSC 52)"),
     ("ctrl+q", "quit; answers are saved and the next start offers to resume"),
 )

@@ -9,7 +9,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Input, OptionList
 
-from .. import finish, flow, wording
+from .. import clipboard, finish, flow, wording
 from ..detect import describe
 from ..model import Step
 from ..visible import visible
@@ -302,7 +302,9 @@ class ConfirmScreen(StepScreen):
     def action_copy(self, what: str) -> None:
         text = wording.CLAUDE if what == "command" else visible(self.talk.state.contract_path)
         self.post_message(CopyRequested(text))
-        self.qview.say(f"Sent to your clipboard (OSC 52): {text} · if nothing arrived, copy it from here.")
+
+    def copied(self, text: str, way: clipboard.Way) -> None:
+        self.qview.say(wording.COPIED[way.value].format(text=text))
 
     def preview(self) -> tuple[str, str]:
         shown = self.talk.shown_file
