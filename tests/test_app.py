@@ -261,8 +261,7 @@ async def test_dirty_checkout_recheck_then_continue(tmp_path):
         (root / "train.py").write_text((root / "train.py").read_text() + "# another\n")
         await pilot.press("ctrl+r")
         await settle(pilot, app)
-        await pilot.press("escape", "enter")  # back to the step's first question (repo), accept it
-        assert app.screen.qview.question.key == "dirty"
+        assert app.screen.qview.question.key == "dirty"  # the re-scan asks it again, where the user was
         await pilot.press("1")  # continue from HEAD without them
         assert "without the uncommitted changes" in app.state.dirty_decision
         await enter_until_done(pilot, app)
@@ -479,13 +478,36 @@ async def test_going_back_shows_the_users_own_answer_not_option_1(tmp_path):
         await pilot.press("enter")
         await settle(pilot, app)
         assert app.state.command == own
-        await pilot.press("escape")  # back to the step's first question, then down to the command again
+        await pilot.press("escape")  # one question back, to the command again
         while app.screen.qview.question.key != "command":
             await pilot.press("enter")
             await pilot.pause()
         assert app.screen.qview.typed() == own
         await pilot.press("down")  # moving through the options leaves the own answer for the option
         assert app.screen.qview.typed() == ""
+
+
+async def test_esc_goes_one_question_back_and_enter_keeps_the_tables_toggles(tmp_path):
+    """Esc, Esc back to the command and Enter forward again: the script is not read again and the benchmark
+    table keeps the row the user turned off."""
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        while app.screen.qview.question.key != "changes":
+            await pilot.press("enter")
+            await settle(pilot, app)
+        await pilot.press("2", "enter")  # the second row off
+        toggles = [c.enabled for c in app.state.changes]
+        assert toggles[1] is False and app.state.at == "steps"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.state.at == "changes", "one question back")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.state.at == "command", "one more back")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.state.at == "changes", "forward to the table")
+        assert not app.talk.pending and [c.enabled for c in app.state.changes] == toggles
+        await pilot.press("enter")
+        assert [c.enabled for c in app.state.changes] == toggles and app.state.at == "steps"
 
 
 async def test_a_command_pasted_over_several_lines_is_kept_whole(tmp_path):

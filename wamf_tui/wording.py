@@ -139,6 +139,10 @@ MESSAGES: dict[str, Message] = {
         "{source} leaves {names} to you; add it with your value (without it the job runs on its default).",
         "{source} asks you to fill in {names}; please add it to the command with your value. Without it, your script would quietly use its own default and time a different job.",
     ),
+    "run_dropped": Message(
+        "Your own run line is dropped: the {what} changed, so the run line is proposed again from it.",
+        "The run line you wrote is replaced: you changed the {what}, and the run line is built from it. Edit the new one at the run question.",
+    ),
     "guarantees_problems": Message(
         "Found here: {problems}. Fix and re-scan, name the node the job runs on, or continue anyway?",
         "I found problems here: {problems}. Fix them and re-scan, name the machine the job runs on, or continue anyway?",
@@ -309,7 +313,7 @@ KEYS = (
     ("space", "toggle a checklist row (while the answer line is empty)"),
     ("up / down", "move through the options"),
     ("Tab / shift+Tab", "move focus between panes, to scroll them"),
-    ("Esc", "back to the first question of this step; again: one step back"),
+    ("Esc", "one question back (your answers and toggles stay); from a step's first, the step before"),
     ("?", "explain the current question (while the answer line is empty)"),
     ("F1", "this list of keys"),
     ("F2", "show the contract preview in a narrow pane"),
