@@ -318,30 +318,30 @@ async def test_keys_screen_palette_jump_and_ascii(tmp_path):
         assert "> 0 Reader" in str(app.screen.query_one("#steps").render())
 
 
-async def test_footer_shows_the_keys_that_work_now():
-    """The footer is rebuilt only when its keys change; a change must still reach it."""
+@pytest.mark.parametrize("size", [(120, 40), (80, 24), (40, 12)])
+async def test_the_footer_is_the_same_on_every_step(size):
+    """Back, quit, explain and the keys on every step, wherever the focus is; F2 where the preview is hidden.
+    The footer is rebuilt only when its keys change."""
     from snapshot_states import app_at
     from textual.widgets._footer import FooterKey
 
-    app = app_at(Step.RULES)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+    want = ["back", "quit", "explain", *(["preview"] if size[0] < 60 or size[1] < 20 else []), "keys"]
+    for step in Step:
+        app = app_at(step)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
 
-        def shown() -> set[str]:
-            return {k.description for k in app.screen.query(FooterKey)}
+            def shown(screen=app.screen) -> list[str]:
+                return [k.description for k in screen.query(FooterKey) if "-command-palette" not in k.classes]
 
-        assert app.screen.qview.question.kind == "multi"
-        assert "toggle" in shown()
-        app.screen.query_one("#answer").focus()  # on the answer line, space types
-        await pilot.pause()
-        assert "toggle" not in shown()
-        app.screen.query_one("#options").focus()
-        await pilot.pause()
-        assert "toggle" in shown()
-        before = list(app.screen.query(FooterKey))
-        app.screen.refresh_bindings()  # nothing changed: the keys are not rebuilt
-        await pilot.pause()
-        assert list(app.screen.query(FooterKey)) == before
+            for part in ("#answer", "#options"):
+                app.screen.query_one(part).focus()
+                await pilot.pause()
+                assert shown() == want, (step, part)
+            before = list(app.screen.query(FooterKey))
+            app.screen.refresh_bindings()  # nothing changed: the keys are not rebuilt
+            await pilot.pause()
+            assert list(app.screen.query(FooterKey)) == before
 
 
 async def test_panes_repaint_only_what_changed(tmp_path):
@@ -383,8 +383,9 @@ async def test_the_collector_comes_back_once_the_first_frame_is_up(tmp_path):
         gc.enable()
 
 
-async def test_a_long_proposal_shows_its_start_and_is_shown_whole():
-    """A run line is longer than the answer line: its launcher must be what shows, and all of it above."""
+async def test_a_long_proposal_is_shown_once_whole_and_up_puts_it_on_the_line():
+    """A run line longer than the answer line is shown whole above it, once; Enter takes it, ↑ puts it on
+    the line (its launcher showing) to edit, and typing there replaces nothing but what is typed over."""
     from snapshot_states import app_at
 
     app = app_at(Step.JOB)
@@ -393,12 +394,16 @@ async def test_a_long_proposal_shows_its_start_and_is_shown_whole():
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         answer = app.screen.query_one("#answer")
+        prompt = str(app.screen.query_one("#prompt").render()).replace("\n", " ")
+        assert prompt.count("--flag19=1") == 1 and long in prompt and answer.value == ""
+        await pilot.press("up")
         assert answer.value == long and answer.cursor_position == 0
-        assert sorted(answer.selection) == [0, len(long)]  # typing still replaces the whole proposal
-        prompt = str(app.screen.query_one("#prompt").render())
-        assert long in prompt.replace("\n", " ")
         await pilot.press("x")
-        assert answer.value == "x"
+        assert answer.value == "x" + long
+        answer.value = ""
+        await pilot.press("enter")
+        await until(pilot, lambda: app.state.at != "run", "the proposal taken")
+        assert app.state.run == long
 
 
 async def test_the_run_question_waits_for_the_scripts_reading(tmp_path, monkeypatch):

@@ -203,7 +203,8 @@ def app_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", default=".", help="the job's repository (default: here)")
     p.add_argument("--contract", help="where to write contract.md (default: the repo root)")
     p.add_argument("--template", help="the plugin's template/contract.md to fill instead of the bundled one")
-    p.add_argument("--demo", action="store_true", help="run on a tiny demo training job, in a git repo made anew under the state folder")
+    p.add_argument("--demo", action="store_true",
+                   help="run on a tiny demo training job, in a git repo made anew under the state folder")
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming a saved session")
     p.add_argument("--answers", metavar="FILE", help="fill the answers from a JSON or TOML file (state field names)")
     p.add_argument("--yes", action="store_true", help="with --answers: write the contract without the UI")

@@ -210,8 +210,8 @@ MESSAGES: dict[str, Message] = {
     ),
     # step 4
     "confirm": Message(
-        "Read the contract preview. Does it describe the job?",
-        "Please read the contract preview. Does it describe the job you want sped up?",
+        "Read the contract preview. Does it describe the job (y writes it, n goes back)?",
+        "Please read the contract preview. Does it describe the job you want sped up (y writes it, n goes back)?",
         "Enter or y writes it; n goes back to change an answer. F2 shows the preview in a narrow pane.",
         "Enter or y writes it; n goes back so you can change an answer. In a narrow pane, F2 shows the preview.",
     ),
@@ -233,6 +233,8 @@ MESSAGES: dict[str, Message] = {
         "Written: {path}. Next: {claude} (Claude Code) or {codex} (Codex); diagnose for one measured fix.",
         "Written: {path}. Next, start the optimizer with {claude} in Claude Code or {codex} in Codex; it runs on its own from there.",
     ),
+    "done_keys": Message("c copies the command, p the contract's path.",
+                         "Press c to copy the command, p to copy the contract's path."),
     "exclude_no": Message("Leave .git/info/exclude alone", "Leave git's ignore list alone"),
     "exclude_yes": Message("Add {files} to .git/info/exclude", "Hide {files} from git status (adds them to .git/info/exclude)"),
     "exclude_left": Message(".git/info/exclude left alone · ctrl+q quits.", "Git's ignore list is left alone · ctrl+q quits."),
