@@ -165,8 +165,8 @@ class StepScreen(Screen):
         q = self.qview.question if self.is_mounted else None
         if action == "digit":
             return bool(q and q.options) and not typing
-        if action == "explain":
-            return None if typing else True  # shown, dimmed while typing: the footer keeps its keys
+        if action == "explain":  # the untouched proposal is no typing: ? explains it (dimmed, never hidden, else)
+            return True if not typing or isinstance(focused, Input) and focused.value == self.qview.prefilled else None
         if action == "toggle_row":
             return bool(q and q.kind == "multi") and not typing
         if action == "toggle_preview":
