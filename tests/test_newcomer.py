@@ -28,16 +28,19 @@ def fresh_clone(tmp_path: Path) -> Path:
 
 
 def venv_on_these_packages(clone: Path) -> None:
-    """The clone's .venv, with this project installed from the clone and its dependencies (torch included)
-    taken from the test run's environment through a .pth file: what scripts/demo's install makes, without
-    downloading it again. scripts/demo then finds wamf-tui and torch there and installs nothing."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(clone / ".venv")], check=True)
-    made = Path(subprocess.run([str(clone / ".venv/bin/python"), "-c",
-                                "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
-    (made / "test-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(clone / ".venv/bin/python"), "install", "-q",
-                    "--no-deps", "--no-build-isolation", "-e", str(clone)], check=True, capture_output=True)
+    """The clone's .venv as scripts/demo's install leaves it (the clone's package, editable, and the
+    `wamf-tui` command), its dependencies (torch included) taken from the test run's environment through a
+    .pth file rather than downloaded again. scripts/demo then finds wamf-tui and torch and installs nothing."""
+    venv = clone / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(subprocess.run([str(venv / "bin/python"), "-c", where], capture_output=True, text=True,
+                               check=True).stdout.strip())
+    (site / "a-clone.pth").write_text(f"{clone}\n")  # before the dependencies: the clone's wamf_tui is the one
+    (site / "b-test-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    command = venv / "bin" / "wamf-tui"
+    command.write_text(f"#!{venv}/bin/python\nimport sys\nfrom wamf_tui.entry import main\nsys.exit(main())\n")
+    command.chmod(0o755)
 
 
 def test_a_new_user_walks_the_demo_at_80x24_and_copies_the_optimize_command(tmp_path, state_home):
