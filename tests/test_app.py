@@ -9,7 +9,7 @@ import pytest
 from conftest import git, make_repo
 from helpers import enter_until_done, settle, until
 
-from wamf_tui import contract, demo_repo, session
+from wamf_tui import contract, demo_repo, proposals, session
 from wamf_tui.model import Step
 from wamf_tui.ui import app as ui_app
 from wamf_tui.ui.app import WamfApp, make_app
@@ -533,6 +533,26 @@ async def test_esc_goes_one_question_back_and_enter_keeps_the_tables_toggles(tmp
         assert not app.talk.pending and [c.enabled for c in app.state.changes] == toggles
         await pilot.press("enter")
         assert [c.enabled for c in app.state.changes] == toggles and app.state.at == "steps"
+
+
+async def test_two_quick_enters_answer_each_question_with_its_own_proposal(tmp_path):
+    """At 80x24 the repo line is longer than the answer line (shown above it): an Enter that lands before the
+    next question is drawn (two Enters in one batch over SSH) answers that question with its proposal, never
+    with the one before's."""
+    from textual.widgets import Input
+
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("enter")  # the reader
+        await until(pilot, lambda: app.screen.qview.question.key == "repo", "at the repo question")
+        assert app.screen.qview.above  # too long for the line
+        screen, answer = app.screen, app.screen.query_one("#answer")
+        screen.on_input_submitted(Input.Submitted(answer, answer.value))  # the repo taken; not yet redrawn
+        assert app.state.at == "activate" and screen.qview.question.key == "repo"
+        screen.on_input_submitted(Input.Submitted(answer, answer.value))  # the second Enter of the batch
+        await until(pilot, lambda: app.state.at not in ("repo", "activate"), "both answered")
+        assert app.state.activate == proposals.activate_line(app.state) != app.state.repo
 
 
 async def test_a_command_pasted_over_several_lines_is_kept_whole(tmp_path):

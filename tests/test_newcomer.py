@@ -63,7 +63,7 @@ def test_a_new_user_walks_the_demo_at_80x24_and_copies_the_optimize_command(tmp_
         tmux("kill-session", "-t", name)
     assert tmux("show-buffer") == "/who-ate-my-flops:optimize"
     text = contract.read_text()
-    assert f"source {clone}/.venv/bin/activate" in text  # the demo's environment is the one with torch
+    assert f"source {clone}/.venv/bin/activate" in text, [ln for ln in text.splitlines() if "activate" in ln]
     assert set(Path("/tmp").glob("wamf-demo-*")) <= in_tmp  # the demo's repo is not made in /tmp
 
 

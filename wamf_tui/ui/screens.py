@@ -107,10 +107,13 @@ class StepScreen(Screen):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        current = flow.current(self.talk.state)
+        if current is not None and self.qview.question is not None and self.qview.question.key != current.key:
+            self.redraw(keep_typed=True)  # an Enter a frame before the next question is drawn: it answers that one
         q = self.qview.question
         if q is None:
             return
-        typed = event.value
+        typed = self.qview.typed()
         if q.kind == "multi":
             self.submit(self.qview.multi_value())
         elif q.kind == "choice" and not typed.strip():

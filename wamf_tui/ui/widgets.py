@@ -229,7 +229,7 @@ class QuestionView(Vertical):
         answer.placeholder = ABOVE if above else PLACEHOLDERS[q.kind]  # the keys an empty answer line takes
         self.above = q.default if above else ""
         if above:
-            if not (same and keep_typed and answer.value):
+            if not (keep_typed and answer.value != self.prefilled):  # kept: what the user typed, not a proposal
                 answer.value = ""
             self.prefilled = ""
         elif q.kind == "text":
