@@ -338,6 +338,25 @@ async def test_small_screens_keep_the_highlighted_option_and_the_explanation_in_
             assert_message_in_view(app.screen)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (40, 12)])
+async def test_the_written_screen_shows_the_optimize_command_on_a_small_screen(size):
+    """The closing words hold the command to run next: the list of the exclude offer never pushes it out."""
+    from snapshot_states import app_at
+
+    from wamf_tui.contract import WriteResult
+    from wamf_tui.ui.messages import ContractWritten
+
+    app = app_at(Step.CONFIRM)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        app.state = app.state.model_copy(update={"at": "writing"})
+        app.post_message(ContractWritten(WriteResult(written=True), app.talk.contract(), None))
+        await until(pilot, lambda: app.state.at == "done", "written")
+        await pilot.pause()
+        await pilot.pause()
+        assert "/who-ate-my-flops:optimize" in app.export_screenshot()
+
+
 @pytest.mark.parametrize("size", [(120, 40), (80, 24), (40, 12)])
 async def test_the_footer_is_the_same_on_every_step(size):
     """Back, quit, explain and the keys on every step, wherever the focus is; F2 where the preview is hidden.

@@ -328,21 +328,31 @@ class QuestionView(Vertical):
     def on_resize(self, event: events.Resize) -> None:
         self.refit()
 
+    def _rows(self) -> int:
+        """The rows the area may have, from the layout rather than its current size (which the fitting
+        itself shrinks): all it is given on a small screen, else its `max-height` of 60%."""
+        if self.screen.has_class("-tiny"):
+            return self.content_region.height
+        return int((self.screen.size.height - 1) * 0.6) - 2  # 60% of the rows above the footer, less the border
+
     def _fit(self) -> None:
-        """The answer line first, then the message (`?`'s explanation), then the options (a few rows at
-        least, the list scrolled to the highlighted one), then the prompt: what the area cannot hold is
-        clipped from the end of the prompt or the list, so nothing the user just asked for falls below it."""
+        """The answer line first, then the message (`?`'s explanation), then the options, then the prompt,
+        each keeping a little (the prompt three rows, the list one, scrolled to the highlighted option): what
+        the area cannot hold is clipped from the end of the prompt or the list, never the answer line."""
         self._fitting = False
         prompt = self.query_one("#prompt", Static)
         options = self.query_one("#options", OptionList)
         answer, message = self.query_one("#answer", Input), self.query_one("#message", Static)
-        room = self.content_size.height - (answer.outer_size.height if answer.display else 0)
-        said = min(message.outer_size.height, max(room - 2, 1)) if message.display else 0
-        room -= said
+        room = self._rows() - (answer.outer_size.height if answer.display else 0)
+        asked = prompt.outer_size.height
         wanted = options.outer_size.height if options.display else 0
-        if prompt.outer_size.height + wanted <= room:
+        said = message.outer_size.height if message.display else 0
+        if asked + wanted + said <= room:
             return
-        rows = min(wanted, max(min(self.MIN_OPTION_ROWS, room - 1), room - prompt.outer_size.height))
+        keep_asked, keep_wanted = min(asked, 3), min(wanted, 1)
+        said = min(said, max(room - keep_asked - keep_wanted, 1))
+        room -= said
+        rows = min(wanted, max(min(self.MIN_OPTION_ROWS, wanted), room - asked), max(room - keep_asked, 1))
         message.styles.max_height = max(said, 1)
         if options.display:
             options.styles.max_height = max(rows, 1)
