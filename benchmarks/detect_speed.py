@@ -44,6 +44,8 @@ def main() -> None:
     # Python starting and importing the pydantic model, before any detecting: no detect can beat it.
     print(f"floor: python importing the model alone {floor_s:.2f} s, so at most {ref_s / floor_s:.1f}x here")
 
+    if "--no-scan" in sys.argv:
+        return
     from wamf_tui.detect.scripts import scan_scripts
 
     with tempfile.TemporaryDirectory() as d:

@@ -72,3 +72,27 @@ def app_at(step: Step, register: str = "algo", at: str = "") -> WamfApp:
     app = WamfApp(state_at(step, register, at), detect=False)
     app.talk.ascii_only = False
     return app
+
+
+def assert_highlight_in_view(screen) -> None:
+    """The highlighted option's lines are within the list's scrolled window, and the list within the
+    question area (not cut off below its edge)."""
+    options, area = screen.query_one("#options"), screen.query_one("#question")
+    assert options.highlighted is not None
+    line = options._index_to_line[options.highlighted]
+    top, rows = options.scroll_offset.y, options.scrollable_content_region.height
+    assert top <= line < top + rows, (line, top, rows)
+    assert options.region.bottom <= area.content_region.bottom, (options.region, area.content_region)
+
+
+def assert_message_in_view(screen) -> None:
+    """The message line (what ? says) holds text and is inside the question area, at least its first row."""
+    message, area = screen.query_one("#message"), screen.query_one("#question")
+    assert str(message.render()).strip()
+    assert message.region.height >= 1 and message.region.bottom <= area.content_region.bottom, (
+        message.region, area.content_region)
+
+
+def to_the_last(screen) -> int:
+    """How many presses of down take the highlight to the list's last option (down wraps around after it)."""
+    return len(screen.qview.question.options) - 1 - (screen.query_one("#options").highlighted or 0)

@@ -9,7 +9,7 @@ import pytest
 from conftest import git, make_repo
 from helpers import enter_until_done, settle, until
 
-from wamf_tui import contract, demo_repo, session
+from wamf_tui import contract, demo_repo, proposals, session
 from wamf_tui.model import Step
 from wamf_tui.ui import app as ui_app
 from wamf_tui.ui.app import WamfApp, make_app
@@ -127,9 +127,9 @@ async def test_existing_contract_shows_diff_and_keeps_backup(tmp_path):
         await until(pilot, lambda: app.state.at == "done", "the contract written")
         copy = {c.title: c for c in app.get_system_commands(app.screen)}["Copy the contract path"]
         copy.callback()  # the palette copies the way `p` does, fallback text included
-        await pilot.pause()
+        await until(pilot, lambda: f"select it here: {path}" in str(app.screen.query_one("#message").render()),
+                    "the copied path shown, to select by hand")
         assert app._clipboard == str(path)
-        assert f"(OSC 52): {path}" in str(app.screen.query_one("#message").render())
     assert path.with_name("contract.md.bak").read_text() == "# my old contract\n"
     assert contract.check(path.read_text()) == []
 
@@ -261,8 +261,7 @@ async def test_dirty_checkout_recheck_then_continue(tmp_path):
         (root / "train.py").write_text((root / "train.py").read_text() + "# another\n")
         await pilot.press("ctrl+r")
         await settle(pilot, app)
-        await pilot.press("escape", "enter")  # back to the step's first question (repo), accept it
-        assert app.screen.qview.question.key == "dirty"
+        assert app.screen.qview.question.key == "dirty"  # the re-scan asks it again, where the user was
         await pilot.press("1")  # continue from HEAD without them
         assert "without the uncommitted changes" in app.state.dirty_decision
         await enter_until_done(pilot, app)
@@ -319,30 +318,69 @@ async def test_keys_screen_palette_jump_and_ascii(tmp_path):
         assert "> 0 Reader" in str(app.screen.query_one("#steps").render())
 
 
-async def test_footer_shows_the_keys_that_work_now():
-    """The footer is rebuilt only when its keys change; a change must still reach it."""
+@pytest.mark.parametrize("size", [(80, 24), (40, 12)])
+async def test_small_screens_keep_the_highlighted_option_and_the_explanation_in_view(size):
+    """At 80x24 and 40x12, on every step's list: down to its last option keeps that option in view, and `?`
+    shows its explanation inside the question area (it was a blank pane at 40x12)."""
+    from snapshot_states import app_at, assert_highlight_in_view, assert_message_in_view, to_the_last
+
+    for step, at in ((Step.READER, ""), (Step.JOB, "changes"), (Step.CHECKS, ""), (Step.RULES, ""),
+                     (Step.CONFIRM, "")):
+        app = app_at(step, at=at)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await pilot.press(*["down"] * to_the_last(app.screen))
+            await pilot.pause()
+            assert_highlight_in_view(app.screen)
+            assert app.screen.query_one("#options").highlighted == len(app.screen.qview.question.options) - 1
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert_message_in_view(app.screen)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (40, 12)])
+async def test_the_written_screen_shows_the_optimize_command_on_a_small_screen(size):
+    """The closing words hold the command to run next: the list of the exclude offer never pushes it out."""
+    from snapshot_states import app_at
+
+    from wamf_tui.contract import WriteResult
+    from wamf_tui.ui.messages import ContractWritten
+
+    app = app_at(Step.CONFIRM)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        app.state = app.state.model_copy(update={"at": "writing"})
+        app.post_message(ContractWritten(WriteResult(written=True), app.talk.contract(), None))
+        await until(pilot, lambda: app.state.at == "done", "written")
+        await pilot.pause()
+        await pilot.pause()
+        assert "/who-ate-my-flops:optimize" in app.export_screenshot()
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24), (40, 12)])
+async def test_the_footer_is_the_same_on_every_step(size):
+    """Back, quit, explain and the keys on every step, wherever the focus is; F2 where the preview is hidden.
+    The footer is rebuilt only when its keys change."""
     from snapshot_states import app_at
     from textual.widgets._footer import FooterKey
 
-    app = app_at(Step.RULES)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+    want = ["back", "quit", "explain", *(["preview"] if size[0] < 60 or size[1] < 20 else []), "keys"]
+    for step in Step:
+        app = app_at(step)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
 
-        def shown() -> set[str]:
-            return {k.description for k in app.screen.query(FooterKey)}
+            def shown(screen=app.screen) -> list[str]:
+                return [k.description for k in screen.query(FooterKey) if "-command-palette" not in k.classes]
 
-        assert app.screen.qview.question.kind == "multi"
-        assert "toggle" in shown()
-        app.screen.query_one("#answer").focus()  # on the answer line, space types
-        await pilot.pause()
-        assert "toggle" not in shown()
-        app.screen.query_one("#options").focus()
-        await pilot.pause()
-        assert "toggle" in shown()
-        before = list(app.screen.query(FooterKey))
-        app.screen.refresh_bindings()  # nothing changed: the keys are not rebuilt
-        await pilot.pause()
-        assert list(app.screen.query(FooterKey)) == before
+            for part in ("#answer", "#options"):
+                app.screen.query_one(part).focus()
+                await pilot.pause()
+                assert shown() == want, (step, part)
+            before = list(app.screen.query(FooterKey))
+            app.screen.refresh_bindings()  # nothing changed: the keys are not rebuilt
+            await pilot.pause()
+            assert list(app.screen.query(FooterKey)) == before
 
 
 async def test_panes_repaint_only_what_changed(tmp_path):
@@ -384,8 +422,9 @@ async def test_the_collector_comes_back_once_the_first_frame_is_up(tmp_path):
         gc.enable()
 
 
-async def test_a_long_proposal_shows_its_start_and_is_shown_whole():
-    """A run line is longer than the answer line: its launcher must be what shows, and all of it above."""
+async def test_a_long_proposal_is_shown_once_whole_and_up_puts_it_on_the_line():
+    """A run line longer than the answer line is shown whole above it, once; Enter takes it, ↑ puts it on
+    the line (its launcher showing) to edit, and typing there replaces nothing but what is typed over."""
     from snapshot_states import app_at
 
     app = app_at(Step.JOB)
@@ -394,12 +433,16 @@ async def test_a_long_proposal_shows_its_start_and_is_shown_whole():
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         answer = app.screen.query_one("#answer")
+        prompt = str(app.screen.query_one("#prompt").render()).replace("\n", " ")
+        assert prompt.count("--flag19=1") == 1 and long in prompt and answer.value == ""
+        await pilot.press("up")
         assert answer.value == long and answer.cursor_position == 0
-        assert sorted(answer.selection) == [0, len(long)]  # typing still replaces the whole proposal
-        prompt = str(app.screen.query_one("#prompt").render())
-        assert long in prompt.replace("\n", " ")
         await pilot.press("x")
-        assert answer.value == "x"
+        assert answer.value == "x" + long
+        answer.value = ""
+        await pilot.press("enter")
+        await until(pilot, lambda: app.state.at != "run", "the proposal taken")
+        assert app.state.run == long
 
 
 async def test_the_run_question_waits_for_the_scripts_reading(tmp_path, monkeypatch):
@@ -479,13 +522,56 @@ async def test_going_back_shows_the_users_own_answer_not_option_1(tmp_path):
         await pilot.press("enter")
         await settle(pilot, app)
         assert app.state.command == own
-        await pilot.press("escape")  # back to the step's first question, then down to the command again
+        await pilot.press("escape")  # one question back, to the command again
         while app.screen.qview.question.key != "command":
             await pilot.press("enter")
             await pilot.pause()
         assert app.screen.qview.typed() == own
         await pilot.press("down")  # moving through the options leaves the own answer for the option
         assert app.screen.qview.typed() == ""
+
+
+async def test_esc_goes_one_question_back_and_enter_keeps_the_tables_toggles(tmp_path):
+    """Esc, Esc back to the command and Enter forward again: the script is not read again and the benchmark
+    table keeps the row the user turned off."""
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        while app.screen.qview.question.key != "changes":
+            await pilot.press("enter")
+            await settle(pilot, app)
+        await pilot.press("2", "enter")  # the second row off
+        toggles = [c.enabled for c in app.state.changes]
+        assert toggles[1] is False and app.state.at == "steps"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.state.at == "changes", "one question back")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.state.at == "command", "one more back")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.state.at == "changes", "forward to the table")
+        assert not app.talk.pending and [c.enabled for c in app.state.changes] == toggles
+        await pilot.press("enter")
+        assert [c.enabled for c in app.state.changes] == toggles and app.state.at == "steps"
+
+
+async def test_two_quick_enters_answer_each_question_with_its_own_proposal(tmp_path):
+    """At 80x24 the repo line is longer than the answer line (shown above it): an Enter that lands before the
+    next question is drawn (two Enters in one batch over SSH) answers that question with its proposal, never
+    with the one before's."""
+    from textual.widgets import Input
+
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("enter")  # the reader
+        await until(pilot, lambda: app.screen.qview.question.key == "repo", "at the repo question")
+        assert app.screen.qview.above  # too long for the line
+        screen, answer = app.screen, app.screen.query_one("#answer")
+        screen.on_input_submitted(Input.Submitted(answer, answer.value))  # the repo taken; not yet redrawn
+        assert app.state.at == "activate" and screen.qview.question.key == "repo"
+        screen.on_input_submitted(Input.Submitted(answer, answer.value))  # the second Enter of the batch
+        await until(pilot, lambda: app.state.at not in ("repo", "activate"), "both answered")
+        assert app.state.activate == proposals.activate_line(app.state) != app.state.repo
 
 
 async def test_a_command_pasted_over_several_lines_is_kept_whole(tmp_path):

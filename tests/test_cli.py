@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import full_state
 
 from wamf_tui import contract
@@ -50,6 +52,26 @@ def test_subcommands_do_not_import_textual_or_torch(tmp_path, repo):
                  ["analyze", str(repo / "train.py")]):
         out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=120)
         assert "IMPORTED []" in out.stdout, (args, out.stdout[-500:], out.stderr[-500:])
+
+
+def test_detect_imports_neither_psutil_nor_nvml_where_no_driver_is(repo):
+    """`detect` on a machine without the NVIDIA driver: nothing to ask NVML, so nvidia-ml-py is not imported,
+    and the CPU count and memory come from the kernel without psutil (each cost a tenth of detect here)."""
+    from wamf_tui.detect.hardware import DRIVER_FILES
+
+    if any(Path(f).exists() for f in DRIVER_FILES):
+        pytest.skip("this machine has an NVIDIA driver: NVML is asked")
+    probe = ("import sys\nfrom wamf_tui.cli import main\nmain(sys.argv[1:])\n"
+             "print('IMPORTED', sorted(m for m in ('psutil', 'pynvml') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", probe, "detect", str(repo), "--json"], capture_output=True,
+                         text=True, timeout=120)
+    assert "IMPORTED []" in out.stdout, out.stderr[-500:]
+    hardware = json.loads(out.stdout[:out.stdout.rindex("IMPORTED")])["hardware"]
+    import psutil
+
+    assert hardware["cpu_cores"] == psutil.cpu_count() and abs(
+        hardware["ram_gib"] - psutil.virtual_memory().total / 2**30) < 0.1
+    assert hardware["nvml_error"] == "no NVIDIA GPU visible on this machine (no NVIDIA driver loaded)"
 
 
 def test_version_and_help():

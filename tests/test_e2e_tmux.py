@@ -133,24 +133,47 @@ def test_hangup_saves_and_exits(tmp_path, state_home):
     assert saved is not None and saved.reader.startswith("I am an algorithm engineer")
 
 
-def test_copy_key_emits_osc52_wrapped_for_tmux(tmp_path, state_home):
-    import base64
-
+def written_demo(tmp_path: Path, state_home: Path, name: str, env: str = "") -> Path:
+    """The demo's contract written from an empty answers file; the session is left at the closing words."""
     from wamf_tui import demo_repo
 
     repo = demo_repo.make_demo(str(tmp_path))
     answers = tmp_path / "a.json"
     answers.write_text("{}")
     raw = tmp_path / "pane.bytes"
-    name = f"wamf-osc-{os.getpid()}"
-    start(name, state_home, f"{repo} --answers {answers}")
+    start(name, state_home, f"{repo} --answers {answers}", env=env)
     tmux("pipe-pane", "-o", "-t", name, f"cat >> {raw}")
+    wait_for(name, "Does it describe the job")
+    tmux("send-keys", "-t", name, "y")
+    wait_for(name, "/who-ate-my-flops:optimize")
+    return raw
+
+
+def test_copy_inside_tmux_goes_into_tmuxs_buffer(tmp_path, state_home):
+    """tmux 3.3 drops a wrapped OSC 52 unless allow-passthrough is on: the copy goes through
+    `tmux load-buffer -w`, read back here from the server's buffer, and the screen says so."""
+    name = f"wamf-copy-{os.getpid()}"
+    tmux("set-buffer", "-b", "before", "not the command")
     try:
-        wait_for(name, "Does it describe the job")
-        tmux("send-keys", "-t", name, "y")
-        wait_for(name, "/who-ate-my-flops:optimize")
+        written_demo(tmp_path, state_home, name)
         tmux("send-keys", "-t", name, "c")
-        wait_for(name, "Sent to your clipboard")
+        screen = wait_for(name, "Copied into tmux's paste buffer")
+    finally:
+        tmux("kill-session", "-t", name)
+    assert tmux("show-buffer") == "/who-ate-my-flops:optimize"
+    assert "/who-ate-my-flops:optimize" in screen.split("paste buffer", 1)[1]  # selectable on screen too
+
+
+def test_copy_falls_back_to_osc52_wrapped_for_tmux(tmp_path, state_home):
+    """A tmux whose server cannot be reached for load-buffer (here: $TMUX names no server) gets the
+    OSC 52 in tmux's passthrough, and the screen says that way and shows the text."""
+    import base64
+
+    name = f"wamf-osc-{os.getpid()}"
+    try:
+        raw = written_demo(tmp_path, state_home, name, env=f"TMUX={tmp_path}/no-server,1,0")
+        tmux("send-keys", "-t", name, "c")
+        wait_for(name, "allow-passthrough")
     finally:
         tmux("kill-session", "-t", name)
     payload = base64.b64encode(b"/who-ate-my-flops:optimize")
@@ -158,10 +181,11 @@ def test_copy_key_emits_osc52_wrapped_for_tmux(tmp_path, state_home):
 
 
 def test_osc52_plain_outside_tmux():
-    from wamf_tui.clipboard import osc52
+    from wamf_tui.clipboard import Way, copy, osc52
 
     assert osc52("hi", {}) == "\x1b]52;c;aGk=\x07"
     assert osc52("hi", {"TMUX": "/tmp/tmux-0/default,1,0"}) == "\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\"
+    assert copy("hi", {"PATH": os.environ["PATH"]}) == (Way.OSC52, "\x1b]52;c;aGk=\x07")
 
 
 def test_quitting_never_waits_for_a_hung_nvml(tmp_path, state_home):

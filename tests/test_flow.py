@@ -85,15 +85,14 @@ def test_a_gpu_that_is_busy_is_said_in_the_guarantee_question_and_never_vouched_
     assert state.guarantees.startswith("User chose to continue at") and "GPU 0 busy" in state.guarantees
 
 
-def test_back_goes_to_the_first_question_then_one_step_back():
-    state = flow.back(state_at(Step.CHECKS, "recorder"))
-    assert (state.step, state.at) == (Step.CHECKS, "checks")
-    state = flow.back(state)
-    assert (state.step, state.at) == (Step.JOB, "repo")
-    state = flow.back(flow.back(state))
-    assert (state.step, state.at) == (Step.READER, "reader")
-    state = flow.back(state)
-    assert (state.step, state.at) == (Step.READER, "reader")
+def test_back_goes_one_question_back_then_to_the_previous_steps_last():
+    state = state_at(Step.CHECKS, "recorder")
+    seen = []
+    for _ in range(11):
+        state = flow.back(state)
+        seen.append((int(state.step), state.at))
+    assert seen == [(2, "extra_checks"), (2, "checks"), (1, "guarantees"), (1, "node"), (1, "run"), (1, "command"),
+                    (1, "activate"), (1, "repo"), (0, "reader"), (0, "reader"), (0, "reader")]
 
 
 def test_the_last_question_of_a_step_leads_to_the_next_step():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from wamf_tui import flow
+from wamf_tui import flow, proposals
 from wamf_tui.model import (
     ALLOWED_CHANGES,
     Analysis,
@@ -111,6 +111,32 @@ def test_a_command_is_read_and_the_script_read_again_only_when_it_changed(tmp_pa
     assert other.script == "other.py" and other.analysis is None and other.changes == []
 
 
+def test_the_same_command_again_keeps_every_later_answer(tmp_path):
+    """Esc back to the command, then Enter: nothing is read again, the table's toggles and the run line stay."""
+    (tmp_path / "train.py").write_text("import torch\n")
+    analysis = Analysis(script="train.py", kind="training")
+    toggled = [TABLE[0], TABLE[1].model_copy(update={"enabled": False})]
+    state = at(Step.JOB, "command", repo_path=str(tmp_path), script="train.py", analysis=analysis, changes=toggled,
+               command="python train.py", run="python train.py --steps=30 --mine")
+    same, out = answered(state, "python train.py")
+    assert out.action == "next" and not out.said
+    assert same.changes == toggled and same.run == "python train.py --steps=30 --mine" and same.at == "changes"
+    other, out = answered(state, "python train.py --lr 1")  # a new command: the user's run line goes, and is said
+    assert out.action == "analyze" and other.run == "" and out.said == say("run_dropped", "algo", what="command")
+
+
+def test_a_reading_of_the_same_script_keeps_the_tables_toggles():
+    from wamf_tui.analyze.benchmark import propose
+
+    analysis = Analysis(script="train.py", kind="training", loop_line=3)
+    fresh = propose(analysis, 30, "speed", [])
+    assert len(fresh) > 1
+    toggled = [c.model_copy(update={"enabled": i != 1}) for i, c in enumerate(fresh)]
+    state = at(Step.JOB, "command", script="train.py", changes=toggled)
+    again = flow.take_analysis(state, analysis)
+    assert [c.enabled for c in again.changes] == [c.enabled for c in toggled]
+
+
 def test_a_command_that_starts_no_python_job_is_refused():
     new, out = answered(at(Step.JOB, "command"), "make all")
     assert out.action == "stay" and out.error == say("command_unknown", "algo", found="make all")
@@ -119,9 +145,16 @@ def test_a_command_that_starts_no_python_job_is_refused():
 @pytest.mark.parametrize(("picked", "enabled"), [(["0"], [True, False]), ([], [False, False]),
                                                   (["0", "1"], [True, True])])
 def test_the_table_rows_are_toggled_and_the_run_line_follows(picked, enabled):
-    state = at(Step.JOB, "changes", changes=TABLE, run="python train.py --steps=30 --seed=0")
+    """The run line follows a changed table, and a run line of the user's own that goes is said; an
+    unchanged table (back, then Enter) keeps it."""
+    own = "python train.py --steps=30 --seed=0 --mine"
+    state = at(Step.JOB, "changes", changes=TABLE, run=own)
     new, out = answered(state, picked)
-    assert out.error is None and [c.enabled for c in new.changes] == enabled and new.run == ""
+    assert out.error is None and [c.enabled for c in new.changes] == enabled
+    if enabled == [True, True]:
+        assert new.run == own and not out.said
+    else:
+        assert new.run == "" and out.said == say("run_dropped", "algo", what="benchmark table")
 
 
 @pytest.mark.parametrize(("typed", "ok"), [("30", True), ("all", True), ("whole", True), ("whole job", True),
@@ -130,10 +163,22 @@ def test_the_table_rows_are_toggled_and_the_run_line_follows(picked, enabled):
 def test_the_step_count_is_a_whole_number_or_all(typed, ok):
     state = at(Step.JOB, "steps", changes=TABLE, run="python train.py")
     new, out = answered(state, typed)
-    if ok:
-        assert out.error is None and new.run == "" and new.at == "mode"
+    if ok:  # no reading: the table cannot change, and the run line stays
+        assert out.error is None and new.run == "python train.py" and new.at == "mode"
     else:
         assert out.error == say("steps_number", "algo") and new is state
+
+
+def test_a_new_step_count_on_a_reading_proposes_the_run_line_again():
+    from wamf_tui.analyze.benchmark import propose
+
+    analysis = Analysis(script="train.py", kind="training", loop_line=3)
+    state = at(Step.JOB, "steps", script="train.py", analysis=analysis, changes=propose(analysis, 30, "speed", []),
+               run="python train.py --mine")
+    same, out = answered(state, proposals.step_count(state))
+    assert same.run == "python train.py --mine" and not out.said
+    fewer, out = answered(state, "7")
+    assert fewer.run == "" and out.said == say("run_dropped", "algo", what="step count")
 
 
 @pytest.mark.parametrize(("picked", "mode"), [("accuracy", "accuracy"), ("speed", "speed")])
@@ -141,6 +186,8 @@ def test_the_mode_is_kept_and_the_run_line_follows(picked, mode):
     state = at(Step.JOB, "mode", changes=TABLE, run="python train.py", mode="accuracy" if mode == "speed" else "speed")
     new, out = answered(state, picked)
     assert out.error is None and new.mode == mode and new.run == ""
+    kept, out = answered(new.model_copy(update={"at": "mode", "run": "python train.py"}), picked)
+    assert kept.run == "python train.py"  # the same mode again: the run line stays
 
 
 def test_a_run_line_without_a_required_input_is_refused_with_its_name():

@@ -4,7 +4,7 @@ job whose script was read (the demo's)."""
 from __future__ import annotations
 
 import pytest
-from snapshot_states import app_at
+from snapshot_states import app_at, assert_highlight_in_view, assert_message_in_view, to_the_last
 from textual.widgets import Input
 
 from wamf_tui.contract import WriteResult
@@ -21,16 +21,49 @@ async def no_blink(pilot) -> None:
     await pilot.pause()
 
 
-@pytest.mark.parametrize("size", [(120, 40), (60, 30), (40, 12)], ids=["120x40", "60x30", "40x12"])
+SIZES = [(120, 40), (80, 24), (60, 30), (40, 12)]
+SIZE_IDS = ["120x40", "80x24", "60x30", "40x12"]
+LISTS = {Step.READER: "", Step.JOB: "changes", Step.CHECKS: "", Step.RULES: "", Step.CONFIRM: ""}  # a list each
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 @pytest.mark.parametrize("step", list(Step), ids=[s.name.lower() for s in Step])
 def test_step(snap_compare, step, size):
     assert snap_compare(app_at(step), terminal_size=size, run_before=no_blink)
 
 
-@pytest.mark.parametrize("size", [(120, 40), (60, 30), (40, 12)], ids=["120x40", "60x30", "40x12"])
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 def test_benchmark_table(snap_compare, size):
     """The script read: what the benchmark version changes, each row with its reason."""
     assert snap_compare(app_at(Step.JOB, at="changes"), terminal_size=size, run_before=no_blink)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (40, 12)], ids=["80x24", "40x12"])
+@pytest.mark.parametrize("step", list(Step), ids=[s.name.lower() for s in Step])
+def test_list_scrolled_to_its_end(snap_compare, step, size):
+    """Down to the list's last option: the list has scrolled, and the highlighted option is in view."""
+
+    async def to_the_end(pilot) -> None:
+        await no_blink(pilot)
+        await pilot.press(*["down"] * to_the_last(pilot.app.screen))
+        await pilot.pause()
+        assert_highlight_in_view(pilot.app.screen)
+
+    assert snap_compare(app_at(step, at=LISTS[step]), terminal_size=size, run_before=to_the_end)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (40, 12)], ids=["80x24", "40x12"])
+@pytest.mark.parametrize("step", list(Step), ids=[s.name.lower() for s in Step])
+def test_help_open(snap_compare, step, size):
+    """`?` on each step: the explanation is on screen, inside the question area, never a blank pane."""
+
+    async def explain(pilot) -> None:
+        await no_blink(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert_message_in_view(pilot.app.screen)
+
+    assert snap_compare(app_at(step, at=LISTS[step]), terminal_size=size, run_before=explain)
 
 
 @pytest.mark.parametrize("step", [Step.CHECKS, Step.RULES], ids=["checks", "rules"])

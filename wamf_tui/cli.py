@@ -229,7 +229,8 @@ def app_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", default=".", help="the job's repository (default: here)")
     p.add_argument("--contract", help="where to write contract.md (default: the repo root)")
     p.add_argument("--template", help="the plugin's template/contract.md to fill instead of the bundled one")
-    p.add_argument("--demo", action="store_true", help="run on a tiny demo training job in a temporary repo")
+    p.add_argument("--demo", action="store_true",
+                   help="run on a tiny demo training job, in a git repo made anew under the state folder")
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming a saved session")
     p.add_argument("--answers", metavar="FILE", help="fill the answers from a JSON or TOML file (state field names)")
     p.add_argument("--yes", action="store_true", help="with --answers: write the contract without the UI")
@@ -316,7 +317,7 @@ def _main(argv: list[str] | None) -> int:
         return args.func(args)
     args = app_parser().parse_args(argv)
 
-    from . import checkout, contract, demo_repo
+    from . import checkout, contract, demo_repo, lock
 
     if args.template:
         try:
@@ -324,7 +325,10 @@ def _main(argv: list[str] | None) -> int:
         except (OSError, UnicodeDecodeError, ValueError) as e:
             return _err(f"cannot use template {args.template}: {getattr(e, 'strerror', None) or e}")
     if args.demo:
-        path = demo_repo.make_demo()
+        held = lock.holder(demo_repo.demo_home())
+        if held is not None:
+            return _err(f"the demo is open in another terminal ({held.describe()}); quit it there first")
+        path = demo_repo.fresh_demo()
     else:
         path = Path(args.path).expanduser()
         if not path.exists():

@@ -79,8 +79,10 @@ def take_analysis(state: InitState, analysis: Analysis) -> InitState:
     q = current(state)
     key = q.key if q else None
     args = job_launch(state).args
-    new = state.model_copy(update={"reading": False, "analysis": analysis, "changes": propose(
-        analysis, default_steps(analysis, args), state.mode, args) if analysis.kind == "training" else []})
+    fresh = propose(analysis, default_steps(analysis, args), state.mode, args) if analysis.kind == "training" else []
+    kept = {c.what.split(" (")[0]: c.enabled for c in state.changes}  # the same script read again: toggles stay
+    new = state.model_copy(update={"reading": False, "analysis": analysis, "changes": [
+        c.model_copy(update={"enabled": kept.get(c.what.split(" (")[0], c.enabled)}) for c in fresh]})
     keys = [x.key for x in questions(new, new.step)]
     if new.step == Step.JOB and "changes" in keys and "changes" not in new.answered:
         key = "changes"  # the table is the point of choosing a script: never skip past it
@@ -154,14 +156,17 @@ def advance(state: InitState) -> InitState:
 
 
 def back(state: InitState) -> InitState:
-    """Esc: to the first question of the step, then of the previous step (answers stay as the proposals)."""
+    """Esc: one question back; from a step's first question, to the previous step's last. Every answer
+    stays: the question shows it, and Enter keeps it."""
     if state.at == "writing":  # the file is being written: its outcome comes to this place
         return state
     keys = [q.key for q in questions(state, state.step)]
-    if keys and _index(state, keys) > 0:
-        return go(state, state.step)
+    i = _index(state, keys) if keys else 0
+    if i > 0:
+        return state.model_copy(update={"at": keys[i - 1]})
     if state.step > Step.READER:
-        return go(state, Step(state.step - 1))
+        before = Step(state.step - 1)
+        return go(state, before, next((q.key for q in reversed(questions(state, before))), ""))
     return state
 
 

@@ -139,6 +139,10 @@ MESSAGES: dict[str, Message] = {
         "{source} leaves {names} to you; add it with your value (without it the job runs on its default).",
         "{source} asks you to fill in {names}; please add it to the command with your value. Without it, your script would quietly use its own default and time a different job.",
     ),
+    "run_dropped": Message(
+        "Your own run line is dropped: the {what} changed, so the run line is proposed again from it.",
+        "The run line you wrote is replaced: you changed the {what}, and the run line is built from it. Edit the new one at the run question.",
+    ),
     "guarantees_problems": Message(
         "Found here: {problems}. Fix and re-scan, name the node the job runs on, or continue anyway?",
         "I found problems here: {problems}. Fix them and re-scan, name the machine the job runs on, or continue anyway?",
@@ -206,8 +210,8 @@ MESSAGES: dict[str, Message] = {
     ),
     # step 4
     "confirm": Message(
-        "Read the contract preview. Does it describe the job?",
-        "Please read the contract preview. Does it describe the job you want sped up?",
+        "Read the contract preview. Does it describe the job (y writes it, n goes back)?",
+        "Please read the contract preview. Does it describe the job you want sped up (y writes it, n goes back)?",
         "Enter or y writes it; n goes back to change an answer. F2 shows the preview in a narrow pane.",
         "Enter or y writes it; n goes back so you can change an answer. In a narrow pane, F2 shows the preview.",
     ),
@@ -229,6 +233,8 @@ MESSAGES: dict[str, Message] = {
         "Written: {path}. Next: {claude} (Claude Code) or {codex} (Codex); diagnose for one measured fix.",
         "Written: {path}. Next, start the optimizer with {claude} in Claude Code or {codex} in Codex; it runs on its own from there.",
     ),
+    "done_keys": Message("c copies the command, p the contract's path.",
+                         "Press c to copy the command, p to copy the contract's path."),
     "exclude_no": Message("Leave .git/info/exclude alone", "Leave git's ignore list alone"),
     "exclude_yes": Message("Add {files} to .git/info/exclude", "Hide {files} from git status (adds them to .git/info/exclude)"),
     "exclude_left": Message(".git/info/exclude left alone · ctrl+q quits.", "Git's ignore list is left alone · ctrl+q quits."),
@@ -293,13 +299,23 @@ def done_lines(state: InitState) -> list[str]:
             "  (or who-ate-my-flops:diagnose for one measured fix)"]
 
 
+# how a copy went (`clipboard.Way`'s value): the user learns where to paste from, and can select the text here
+COPIED = {
+    "tmux": "Copied into tmux's paste buffer (prefix ] pastes it; with tmux's set-clipboard on, your"
+            " terminal's clipboard has it too): {text}",
+    "tmux-osc52": "tmux's buffer refused it; sent through tmux to your terminal's clipboard (OSC 52, which"
+                  " needs tmux's allow-passthrough on). If nothing arrived, select it here: {text}",
+    "osc52": "Sent to your terminal's clipboard (OSC 52). If nothing arrived, select it here: {text}",
+}
+
+
 KEYS = (
     ("Enter", "accept the proposal, or record what you typed"),
     ("1-9", "pick an option; in a checklist, toggle it (while the answer line is empty)"),
     ("space", "toggle a checklist row (while the answer line is empty)"),
     ("up / down", "move through the options"),
     ("Tab / shift+Tab", "move focus between panes, to scroll them"),
-    ("Esc", "back to the first question of this step; again: one step back"),
+    ("Esc", "one question back (your answers and toggles stay); from a step's first, the step before"),
     ("?", "explain the current question (while the answer line is empty)"),
     ("F1", "this list of keys"),
     ("F2", "show the contract preview in a narrow pane"),
@@ -308,6 +324,6 @@ KEYS = (
     ("ctrl+p", "command palette: jump to a step, copy, re-scan"),
     ("t", "at the run question and step 4: try the benchmark now (says what runs; a second key starts it)"),
     ("y / n", "step 4: write the contract / go back"),
-    ("c / p", "after writing: copy the optimize command / the contract path (OSC 52)"),
+    ("c / p", "after writing: copy the optimize command / the contract path (tmux's buffer, or OSC 52)"),
     ("ctrl+q", "quit; answers are saved and the next start offers to resume"),
 )

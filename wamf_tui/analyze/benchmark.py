@@ -569,7 +569,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         # a flag that names a file (`--save model.pt`) gets a file inside the folder, not the folder itself
         target = f"{OUT_DIR}/{Path(default).name}" if Path(default).suffix else OUT_DIR
         changes.append(BenchmarkChange(what="all outputs into one folder", how=f"{flag}={target}",
-                                       flags=[f"{flag}={target}"], why="no writes into the checkout"))
+                                       flags=[f"{flag}={target}"],
+                                       why=f"what it writes stays in {OUT_DIR}, apart from your files"))
     for node in cpu_trainers(a, args):
         on = f"{node}.accelerator=gpu"
         changes.append(BenchmarkChange(what=f"Trainer on the GPU (its config says {node}.accelerator: cpu)", how=on,

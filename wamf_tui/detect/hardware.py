@@ -70,6 +70,14 @@ def _not_answering(facts: HardwareFacts, timeout: float) -> HardwareFacts:
     return facts
 
 
+class NoDriver(ImportError):
+    """No NVIDIA kernel driver on this machine: NVML cannot answer, so nvidia-ml-py is not even imported."""
+
+
+# The driver's files NVML needs (Linux; WSL's GPU device): without them there is nothing to ask.
+DRIVER_FILES = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/dxg")
+
+
 def _binding():
     """nvidia-ml-py. Tests, on machines without a GPU, name a folder holding a stand-in `pynvml.py`
     in WAMF_TUI_FAKE_NVML: the app's children start isolated, so PYTHONPATH cannot bring it. The
@@ -87,6 +95,8 @@ def _binding():
                 return sys.modules[spec.name]  # the stand-in may replace itself there
             finally:
                 sys.modules.pop(spec.name, None)
+    if "pynvml" not in sys.modules and not any(os.path.exists(f) for f in DRIVER_FILES):
+        raise NoDriver
     import pynvml
 
     return pynvml
@@ -95,6 +105,9 @@ def _binding():
 def _read_gpus(facts: HardwareFacts) -> HardwareFacts:
     try:
         pynvml = _binding()
+    except NoDriver:
+        facts.nvml, facts.nvml_error, facts.gpus = False, f"{NO_GPU} (no NVIDIA driver loaded)", []
+        return facts
     except ImportError:
         facts.nvml, facts.nvml_error, facts.gpus = False, f"{NO_GPU} (nvidia-ml-py is not installed)", []
         return facts
@@ -146,13 +159,21 @@ def _nvml_reason(e: Exception) -> str:
     return text.splitlines()[0][:120]
 
 
-def detect_hardware(environ: Mapping[str, str] | None = None) -> HardwareFacts:
-    import psutil
+def _ram_bytes() -> int:
+    """The machine's memory, from the kernel (what psutil reads too, without importing psutil)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        import psutil
 
+        return psutil.virtual_memory().total
+
+
+def detect_hardware(environ: Mapping[str, str] | None = None) -> HardwareFacts:
     env = os.environ if environ is None else environ
     facts = HardwareFacts(host=socket.gethostname())
-    facts.cpu_cores = psutil.cpu_count(logical=True)
-    facts.ram_gib = round(psutil.virtual_memory().total / 2**30, 1)
+    facts.cpu_cores = os.cpu_count()
+    facts.ram_gib = round(_ram_bytes() / 2**30, 1)
     try:
         facts.load = round(os.getloadavg()[0], 2)
     except OSError:

@@ -71,7 +71,8 @@ def _done(state: InitState) -> Question:
     own = own_files(state)
     r = state.reader_register
     options = [Option(say("exclude_no", r), "no"), Option(say("exclude_yes", r, files=", ".join(own)), "yes")]
-    return Question("done", "choice", done_message(state), "", options if own else [], default="no", free_text=False)
+    return Question("done", "choice", f"{done_message(state)} {say('done_keys', r)}", "", options if own else [],
+                    default="no", free_text=False)
 
 
 def _take_done(state: InitState, value: Value) -> tuple[InitState, Outcome]:
@@ -99,5 +100,5 @@ ASKS = (
         words=("overwrite_yes", "overwrite_other")),
     Ask("path", Step.CONFIRM, _path, _take_path, when=_at("path"), remembered=False),
     Ask("done", Step.CONFIRM, _done, _take_done, when=_at("done"), remembered=False,
-        words=("exclude_no", "exclude_yes", "exclude_left", "write_failed")),
+        words=("done_keys", "exclude_no", "exclude_yes", "exclude_left", "write_failed")),
 )

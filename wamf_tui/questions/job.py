@@ -57,8 +57,26 @@ def _take_command(state: InitState, value: Value) -> tuple[InitState, Outcome]:
     if launch is None:
         return state, Outcome(say("command_unknown", state.reader_register, found=text[:80]), "stay")
     stale = launch.path != state.script or state.analysis is None
+    if text == state.command and not stale:  # the same command again (Esc, then Enter): every later answer stays
+        return state, Outcome()
+    said = say("run_dropped", state.reader_register, what="command") if _own_run(state) else ""
     return state.model_copy(update={"command": text, "launch": launch, "script": launch.path or "", "run": "",
-                                    **({"analysis": None, "changes": []} if stale else {})}), Outcome(None, "analyze")
+                                    **({"analysis": None, "changes": []} if stale else {})}), Outcome(
+        None, "analyze", said)
+
+
+def _own_run(state: InitState) -> bool:
+    """The run line is one the user wrote, not the proposal (which follows the table by itself)."""
+    return bool(state.run) and state.run != proposals.run_line(state)
+
+
+def _follow_table(state: InitState, new: InitState, what: str) -> tuple[InitState, Outcome]:
+    """The run line follows the benchmark table: kept when the table is as it was, else proposed again
+    from it (and said, when it was the user's own)."""
+    if new.changes == state.changes and new.mode == state.mode:
+        return new, Outcome()
+    said = say("run_dropped", state.reader_register, what=what) if _own_run(state) else ""
+    return new.model_copy(update={"run": ""}), Outcome(said=said)
 
 
 def _reading(state: InitState) -> Question:
@@ -75,9 +93,9 @@ def _changes(state: InitState) -> Question:
 
 
 def _take_changes(state: InitState, value: Value) -> tuple[InitState, Outcome]:
-    picked = value if isinstance(value, list) else [value]  # the run line follows the table
-    return state.model_copy(update={"run": "", "changes": [
-        c.model_copy(update={"enabled": str(i) in picked}) for i, c in enumerate(state.changes)]}), Outcome()
+    picked = value if isinstance(value, list) else [value]
+    return _follow_table(state, state.model_copy(update={"changes": [
+        c.model_copy(update={"enabled": str(i) in picked}) for i, c in enumerate(state.changes)]}), "benchmark table")
 
 
 def _steps(state: InitState) -> Question:
@@ -90,7 +108,7 @@ def _take_steps(state: InitState, value: Value) -> tuple[InitState, Outcome]:
     if not whole and (not text.isdigit() or not 0 < int(text) < 10**7):
         return state, Outcome(say("steps_number", state.reader_register), "stay")
     steps = None if whole else int(text)
-    return state.model_copy(update={"changes": proposals.plan(state, steps), "run": ""}), Outcome()
+    return _follow_table(state, state.model_copy(update={"changes": proposals.plan(state, steps)}), "step count")
 
 
 def _mode(state: InitState) -> Question:
@@ -102,7 +120,7 @@ def _take_mode(state: InitState, value: Value) -> tuple[InitState, Outcome]:
     new = state.model_copy(update={"mode": "accuracy" if value == "accuracy" else "speed"})
     count = proposals.step_count(new)
     steps = None if count == "all" else int(count)
-    return new.model_copy(update={"changes": proposals.plan(new, steps), "run": ""}), Outcome()
+    return _follow_table(state, new.model_copy(update={"changes": proposals.plan(new, steps)}), "mode")
 
 
 def _run(state: InitState) -> Question:
@@ -177,9 +195,9 @@ ASKS = (
     Ask("dirty", Step.JOB, _dirty, _take_dirty, when=lambda s: s.detected.repo is not None and s.detected.repo.dirty,
         words=("dirty_continue", "dirty_recheck")),
     Ask("activate", Step.JOB, _activate, setter("activate")),
-    Ask("command", Step.JOB, _command, _take_command, words=("command_unknown",)),
+    Ask("command", Step.JOB, _command, _take_command, words=("command_unknown", "run_dropped")),
     Ask("reading", Step.JOB, _reading, when=lambda s: s.reading, waits=True),
-    Ask("changes", Step.JOB, _changes, _take_changes, when=_benchmark),
+    Ask("changes", Step.JOB, _changes, _take_changes, when=_benchmark, words=("run_dropped",)),
     Ask("steps", Step.JOB, _steps, _take_steps, when=_benchmark, words=("steps_number",)),
     Ask("mode", Step.JOB, _mode, _take_mode, when=_benchmark, words=("mode_speed", "mode_accuracy")),
     Ask("run", Step.JOB, _run, _take_run, when=read, words=("run_missing", "run_left_out")),

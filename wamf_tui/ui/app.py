@@ -48,6 +48,7 @@ from .messages import (
     AnalysisReady,
     AnswerGiven,
     ContractWritten,
+    Copied,
     CopyRequested,
     DetectionStarted,
     FactsArrived,
@@ -476,10 +477,20 @@ class WamfApp(App):
         self.after_answer(flow.Outcome(action="stay"))
 
     def on_copy_requested(self, msg: CopyRequested) -> None:
-        """Like App.copy_to_clipboard, but wrapped for tmux when $TMUX is set."""
+        """Copy off the event loop: inside tmux it starts `tmux load-buffer`."""
         text = self._clipboard = msg.text
-        if self._driver is not None:
-            self._driver.write(clipboard.osc52(text, os.environ))
+        environ = dict(os.environ)
+        self.run_worker(workers.posting(self, lambda: clipboard.copy(text, environ), lambda r: Copied(text, r)),
+                        thread=True, group="copy")
+
+    def on_copied(self, msg: Copied) -> None:
+        """Write what is left for the terminal (OSC 52), and say on screen which way the text went."""
+        way = clipboard.Way.OSC52 if isinstance(msg.copied, Exception) else msg.copied[0]
+        sequence = clipboard.osc52(msg.text, os.environ) if isinstance(msg.copied, Exception) else msg.copied[1]
+        if sequence and self._driver is not None:
+            self._driver.write(sequence)
+        if isinstance(self.screen, ConfirmScreen):
+            self.screen.copied(msg.text, way)
 
 
 def wants_ascii(environ: Mapping[str, str], encoding: str) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from .. import clipboard
 from ..contract import WriteResult
 from ..detect.isolated import ChildDetection
 from ..flow import Outcome
@@ -97,8 +98,17 @@ class RescanRequested(Message):
 
 
 class CopyRequested(Message):
-    """Send `text` to the terminal's clipboard (OSC 52)."""
+    """Copy `text`: into tmux's paste buffer inside tmux, else the terminal's clipboard (OSC 52)."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
         self.text = text
+
+
+class Copied(Message):
+    """A copy is done (`clipboard.copy`'s way, and the escape sequence still to write, if any)."""
+
+    def __init__(self, text: str, copied: tuple[clipboard.Way, str] | Exception) -> None:
+        super().__init__()
+        self.text = text
+        self.copied = copied

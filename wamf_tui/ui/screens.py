@@ -9,7 +9,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Input, OptionList
 
-from .. import finish, flow, wording
+from .. import clipboard, finish, flow, wording
 from ..detect import describe
 from ..model import Step
 from ..visible import visible
@@ -25,16 +25,18 @@ DIGITS = [Binding(str(n), f"digit({n})", show=False) for n in range(1, 10)]
 class StepScreen(Screen):
     STEP: Step = Step.READER
     AUTO_FOCUS = "#answer, #options"  # never a pane: keys typed early must land in the answer
+    # The footer is the same on every step: back, quit, explain, the keys, and F2 where the preview is hidden;
+    # in that order, so a 40-column footer still says how to quit and how to explain. The other keys are said
+    # where they work (the question, its answer line) and listed by F1.
     BINDINGS = [
         Binding("escape", "back", "back"),
-        # shown here, early, so a 40-column footer still says how to quit (the app's own comes last)
-        Binding("ctrl+q", "app.quit", "quit"),
+        Binding("ctrl+q", "app.quit", "quit"),  # the app's own comes last in the footer
         Binding("question_mark", "explain", "explain"),
-        Binding("f1", "keys", "keys"),
-        Binding("space", "toggle_row", "toggle"),
-        Binding("ctrl+t", "switch_register", "voice"),
-        Binding("ctrl+r", "rescan", "re-scan"),
         Binding("f2", "toggle_preview", "preview"),
+        Binding("f1", "keys", "keys"),
+        Binding("space", "toggle_row", "toggle", show=False),
+        Binding("ctrl+t", "switch_register", "voice", show=False),
+        Binding("ctrl+r", "rescan", "re-scan", show=False),
         Binding("t", "try_it", "try it", show=False),  # said where it works: the run question, step 4's check
         *DIGITS,
     ]
@@ -105,14 +107,19 @@ class StepScreen(Screen):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        current = flow.current(self.talk.state)
+        if current is not None and self.qview.question is not None and self.qview.question.key != current.key:
+            self.redraw(keep_typed=True)  # an Enter a frame before the next question is drawn: it answers that one
         q = self.qview.question
         if q is None:
             return
-        typed = event.value
+        typed = self.qview.typed()
         if q.kind == "multi":
             self.submit(self.qview.multi_value())
         elif q.kind == "choice" and not typed.strip():
             self.submit(self.qview.highlighted_value() or q.default)
+        elif q.kind == "text" and not typed.strip() and self.qview.above:
+            self.submit(self.qview.above)  # the proposal shown whole above the empty line
         elif q.kind == "choice" and self.qview.filter_word() and self.qview.shown:
             self.submit(self.qview.highlighted_value() or typed)  # a word typed to filter: the option it found
         else:
@@ -161,8 +168,8 @@ class StepScreen(Screen):
         q = self.qview.question if self.is_mounted else None
         if action == "digit":
             return bool(q and q.options) and not typing
-        if action == "explain":
-            return not typing
+        if action == "explain":  # the untouched proposal is no typing: ? explains it (dimmed, never hidden, else)
+            return True if not typing or isinstance(focused, Input) and focused.value == self.qview.prefilled else None
         if action == "toggle_row":
             return bool(q and q.kind == "multi") and not typing
         if action == "toggle_preview":
@@ -258,6 +265,16 @@ class StepScreen(Screen):
         """Up/down in the answer line move the option highlight, so the hands can stay on the keyboard row."""
         if isinstance(self.focused, PreviewPane | DetectedPane) and self._hand_on(event):
             return
+        if event.key == "up" and isinstance(self.focused, Input) and self.qview.above and not self.focused.value:
+            self.qview.edit_above()
+            event.stop()
+            return
+        if event.key in ("pageup", "pagedown") and isinstance(self.focused, Input):
+            options = self.query_one("#options", OptionList)
+            if options.display and options.option_count:
+                options.action_page_up() if event.key == "pageup" else options.action_page_down()
+                event.stop()
+            return
         if event.key in ("up", "down") and isinstance(self.focused, Input):
             options = self.query_one("#options", OptionList)
             if options.display and options.option_count:
@@ -290,10 +307,10 @@ class ConfirmScreen(StepScreen):
 
     STEP = Step.CONFIRM
     BINDINGS = [
-        Binding("y", "confirm('yes')", "write it"),
+        Binding("y", "confirm('yes')", "write it", show=False),  # said by the question, as c and p are
         Binding("n", "confirm('no')", "go back", show=False),
-        Binding("c", "copy('command')", "copy command"),
-        Binding("p", "copy('path')", "copy path"),
+        Binding("c", "copy('command')", "copy command", show=False),
+        Binding("p", "copy('path')", "copy path", show=False),
     ]
 
     def action_confirm(self, value: str) -> None:
@@ -302,7 +319,9 @@ class ConfirmScreen(StepScreen):
     def action_copy(self, what: str) -> None:
         text = wording.CLAUDE if what == "command" else visible(self.talk.state.contract_path)
         self.post_message(CopyRequested(text))
-        self.qview.say(f"Sent to your clipboard (OSC 52): {text} · if nothing arrived, copy it from here.")
+
+    def copied(self, text: str, way: clipboard.Way) -> None:
+        self.qview.say(wording.COPIED[way.value].format(text=text))
 
     def preview(self) -> tuple[str, str]:
         shown = self.talk.shown_file

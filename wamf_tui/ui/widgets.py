@@ -40,6 +40,7 @@ class KeysFooter(Footer):
         # Below 80 columns ctrl+p gives up its place (F1 still lists it): at 60 the keys then fit,
         # where "quit" used to be cut to "qui".
         self.show_command_palette = event.size.width >= 80
+        self.compact = event.size.width < 60  # at 40 columns back, quit, explain and F2 then fit
 
 
 class DrawsOnChange:
@@ -109,7 +110,7 @@ class PreviewPane(DrawsOnChange, VerticalScroll):
         self.query_one("#preview-body", Static).update(Text(text))
 
 
-LONG_ANSWER = 60  # longer proposals are also shown whole, wrapped, above the answer line
+ABOVE = "Enter takes it as shown above · ↑ puts it here to edit · or type your own · ? explain"
 PLACEHOLDERS = {
     "choice": "type your own answer · Enter takes the highlighted one · 1-9 pick · ↑↓ move · ? explain",
     "multi": "space toggles · 1-9 toggle · type to add your own · Enter accepts · ? explain",
@@ -127,6 +128,11 @@ class AnswerInput(Input):
 
     def on_mount(self) -> None:
         self.cursor_blink = False  # over SSH every blink is bytes on the wire, twice a second
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        """`?` is the screen's explain key in the footer (which leaves out the keys a focused Input takes);
+        the key itself still comes here first, and `_on_key` decides whether it explains or is typed."""
+        return key != "question_mark" and super().check_consume_key(key, character)
 
     class Shortcut(Message):
         def __init__(self, character: str) -> None:
@@ -171,6 +177,14 @@ class AnswerInput(Input):
         await super()._on_key(event)
 
 
+class Choices(OptionList):
+    """The options: whenever the list is given fewer or more rows (a small terminal, a message that takes
+    some), it scrolls so the highlighted option stays in view."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.scroll_to_highlight()
+
+
 class QuestionView(Vertical):
     """The chat-like area: the app's question, its options, and the user's answer line."""
 
@@ -182,10 +196,11 @@ class QuestionView(Vertical):
         self.prefilled = ""
         self.checked: set[int] = set()
         self.shown: list[int] = []  # the options on screen, by index into the question's (a filter hides some)
+        self.above = ""  # a proposal too long for the answer line, shown whole in the prompt instead
 
     def compose(self) -> ComposeResult:
         yield Static(id="prompt")
-        yield OptionList(id="options")
+        yield Choices(id="options")
         # select_on_focus would select text typed between a Tab and the focus event, and the next key
         # would replace it: the proposal is selected once, when it is shown, instead.
         yield AnswerInput(id="answer", select_on_focus=False)
@@ -200,8 +215,9 @@ class QuestionView(Vertical):
         prompt = Text()
         prompt.append("wamf  ", style="bold")
         prompt.append(q.prompt)
-        if q.kind == "text" and len(q.default) > LONG_ANSWER:  # the answer line shows a window of it: show it whole
-            prompt.append("\n" + q.default, style="dim")
+        above = q.kind == "text" and len(q.default) > self._line_width()
+        if above:  # the answer line would show a window of it: shown whole here, once, and the line left empty
+            prompt.append("\n" + q.default, style="bold")
         self.query_one("#prompt", Static).update(prompt)
         options = self.query_one("#options", OptionList)
         if not same:
@@ -210,8 +226,13 @@ class QuestionView(Vertical):
         options.display = bool(q.options)
         answer = self.query_one("#answer", Input)
         answer.display = q.kind == "text" or q.free_text
-        answer.placeholder = PLACEHOLDERS[q.kind]  # the keys an empty answer line takes
-        if q.kind == "text":
+        answer.placeholder = ABOVE if above else PLACEHOLDERS[q.kind]  # the keys an empty answer line takes
+        self.above = q.default if above else ""
+        if above:
+            if not (keep_typed and answer.value != self.prefilled):  # kept: what the user typed, not a proposal
+                answer.value = ""
+            self.prefilled = ""
+        elif q.kind == "text":
             typed = answer.value
             if not (same and keep_typed and typed != self.prefilled):
                 answer.value = q.default
@@ -232,6 +253,7 @@ class QuestionView(Vertical):
         if q.options and not same:
             idx = next((i for i, o in enumerate(q.options) if o.value == q.default), 0)
             options.highlighted = idx
+        self.refit()
         if not same:
             # Typing always lands in the answer line: keys batched by a slow SSH link would
             # otherwise reach whichever widget had focus before a Tab was processed.
@@ -240,6 +262,16 @@ class QuestionView(Vertical):
             # a list hidden by the question before (a reading, a write) took the focus away to a pane, and a
             # widget shown in this same tick takes it only once laid out: ask again after the refresh
             self.call_after_refresh(lambda: target.display and self.screen.focused is not target and target.focus())
+
+    def _line_width(self) -> int:
+        """The columns the answer line shows (the area's width less its border and the line's indent)."""
+        return (self.size.width or self.app.size.width) - 2 - 6 - 1
+
+    def edit_above(self) -> None:
+        """↑ on the empty answer line: the proposal shown above comes into it, to edit."""
+        answer = self.query_one("#answer", Input)
+        answer.value = self.above
+        answer.cursor_position = 0
 
     def target(self) -> Input | OptionList | None:
         """Where the keys go: the answer line when shown, else the options; None while neither is (a write)."""
@@ -277,6 +309,54 @@ class QuestionView(Vertical):
         msg = self.query_one("#message", Static)
         msg.update(Text(text, style="bold red" if error else "italic"))
         msg.set_class(error, "-error")
+        self.refit()
+
+    # --- fitting a small area: the message and the answer line never fall below its edge -----------
+
+    MIN_OPTION_ROWS = 3
+    _fitting = False
+
+    def refit(self) -> None:
+        """Measure the parts at their natural heights once laid out, then share the area's rows out."""
+        if self._fitting or not self.is_mounted:
+            return
+        self._fitting = True
+        for part in ("#prompt", "#options", "#message"):
+            self.query_one(part).styles.max_height = None
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.refit()
+
+    def _rows(self) -> int:
+        """The rows the area may have, from the layout rather than its current size (which the fitting
+        itself shrinks): all it is given on a small screen, else its `max-height` of 60%."""
+        if self.screen.has_class("-tiny"):
+            return self.content_region.height
+        return int((self.screen.size.height - 1) * 0.6) - 2  # 60% of the rows above the footer, less the border
+
+    def _fit(self) -> None:
+        """The answer line first, then the message (`?`'s explanation), then the options, then the prompt,
+        each keeping a little (the prompt three rows, the list one, scrolled to the highlighted option): what
+        the area cannot hold is clipped from the end of the prompt or the list, never the answer line."""
+        self._fitting = False
+        prompt = self.query_one("#prompt", Static)
+        options = self.query_one("#options", OptionList)
+        answer, message = self.query_one("#answer", Input), self.query_one("#message", Static)
+        room = self._rows() - (answer.outer_size.height if answer.display else 0)
+        asked = prompt.outer_size.height
+        wanted = options.outer_size.height if options.display else 0
+        said = message.outer_size.height if message.display else 0
+        if asked + wanted + said <= room:
+            return
+        keep_asked, keep_wanted = min(asked, 3), min(wanted, 1)
+        said = min(said, max(room - keep_asked - keep_wanted, 1))
+        room -= said
+        rows = min(wanted, max(min(self.MIN_OPTION_ROWS, wanted), room - asked), max(room - keep_asked, 1))
+        message.styles.max_height = max(said, 1)
+        if options.display:
+            options.styles.max_height = max(rows, 1)
+        prompt.styles.max_height = max(room - rows, 1)
 
     def typed(self) -> str:
         return self.query_one("#answer", Input).value
