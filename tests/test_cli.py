@@ -107,3 +107,22 @@ def test_tbd_is_refused_at_the_question_not_at_step_4():
     q = flow.current(state)
     new, got = flow.answer(state, "TBD")
     assert q.key == "repo" and got.action == "stay" and "TBD" in got.error and new.repo == state.repo == ""
+
+
+def test_check_repo_fails_on_a_flag_it_cannot_prove(tmp_path):
+    """`parse_known_args` passes an unknown flag on silently: the check cannot prove `--epochz` is the job's,
+    so it fails (it used to warn and pass); a flag the parser declares passes."""
+    root = tmp_path / "job"
+    root.mkdir()
+    (root / "train.py").write_text("import argparse\np = argparse.ArgumentParser()\np.add_argument('--epochs')\n"
+                                   "args, rest = p.parse_known_args()\n")
+    text = contract.render(full_state(), contract.bundled_template())
+    good = tmp_path / "good.md"
+    good.write_text(text.replace("python train.py --steps 30", "python train.py --epochs 1"))
+    bad = tmp_path / "bad.md"
+    bad.write_text(text.replace("python train.py --steps 30", "python train.py --epochz 1"))
+    ok = run("check", str(good), "--repo", str(root))
+    assert ok.returncode == 0, ok.stdout
+    fail = run("check", str(bad), "--repo", str(root))
+    said = ":13: run: cannot prove: --epochz: not declared, and train.py reads its flags with parse_known_args"
+    assert fail.returncode == 1 and said in fail.stdout

@@ -46,7 +46,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         reason = getattr(e, "strerror", None) or e.__class__.__name__
         return _err(f"cannot read {args.contract}: {reason}")
     problems = [(p.line, p.message) for p in check(text)]
-    warnings: list[str] = []
     if args.repo:
         from .contract import required_block
         from .detect.scripts import entry_points
@@ -59,11 +58,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             verdict = check_run(run, root, consoles=consoles, wrapper_dir=Path(args.contract).resolve().parent,
                                 seen=seen)
             problems += [(line, f"run: {m}") for m in verdict.problems]
-            warnings = verdict.warnings
+            # nothing unproven passes: what the reading cannot prove fails the check, as --yes refuses it
+            problems += [(line, f"run: cannot prove: {m}") for m in verdict.warnings]
     for line, message in problems:
         print(f"{args.contract}:{line}: {message}")
-    for w in warnings:
-        print(f"{args.contract}: warning: {w}")
     if problems:
         print(f"{len(problems)} problem(s); the optimizer would refuse this contract.")
         return 1
@@ -271,8 +269,10 @@ def _write_without_ui(state) -> int:
 
     text = contract.render(state, contract.load_template(state.template_path))
     verdict = finish.run_verdict(state)
-    for w in verdict.warnings:
-        print(f"wamf-tui: warning: {w}", file=sys.stderr)
+    for w in verdict.warnings:  # unattended, what cannot be proven is a refusal, never a warning beside a line
+        print(f"wamf-tui: cannot prove: {w}", file=sys.stderr)
+    if verdict.warnings:
+        return 1
     problems = finish.problems(text, verdict)
     for line, message in problems:
         print(f"{visible(state.contract_path)}:{line}: {message}", file=sys.stderr)

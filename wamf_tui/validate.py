@@ -21,6 +21,7 @@ from .analyze.subcommands import called, dispatch, reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, LaunchCommand
 from .read.hydra_overrides import hydra_overrides
+from .read.settings import accepts
 
 
 @dataclass
@@ -177,8 +178,9 @@ def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[st
         how = "its flags could not be read from the code" if a.config_system in ("unknown", "constants") \
             else f"it reads its flags with {a.config_system}"
         return [], ([f"{name}: {how}; they were not checked"] if given else [])
-    if a.parser_open:
-        return [], [f"{name} {a.parser_open}; its flags were not checked"] if given else []
+    if a.parser_open:  # what it declares is its own; another flag may be passed on, or dropped
+        unknown = [w.split("=")[0] for w in given if accepts(a, w) != "proven"]
+        return [], [f"{', '.join(unknown)}: not declared, and {name} {a.parser_open}"] if unknown else []
     options = [f for f in a.flags if f.startswith("-")]
     problems = []
     for w in given:
