@@ -59,7 +59,7 @@ def current_step(state_home: Path) -> int:
     return json.loads(text)["step"] if text else 0
 
 
-def enter_and_wait_for_save(session: str, state_home: Path, timeout: float = 10) -> None:
+def enter_and_wait_for_save(session: str, state_home: Path, timeout: float = 30) -> None:
     """Press Enter, then wait until the saved session changes: the saver writes after the screen,
     and on a slow machine a fixed pause let the next Enter land one step further than read."""
     before = saved_text(state_home)
