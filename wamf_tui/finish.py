@@ -22,7 +22,8 @@ def run_verdict(state: InitState, read: bool = True) -> Verdict:
     scan = state.detected.scripts
     return check_run(state.run, Path(state.repo_path), state.analysis, scan.consoles if scan else {},
                      Path(state.contract_path).parent, read=read, writing=wrapper_path(state),
-                     seen=frozenset(c.path for c in scan.candidates) if scan else frozenset(), job=state.launch)
+                     seen=frozenset(c.path for c in scan.candidates) if scan else frozenset(), job=state.launch,
+                     documented=state.launch.args if state.launch else ())
 
 
 def problems(text: str, verdict: Verdict) -> list[tuple[int, str]]:

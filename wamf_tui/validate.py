@@ -11,7 +11,7 @@ installed package, `parse_known_args`) is a warning, never a pass in disguise.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +32,8 @@ class Verdict:
 
 def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: dict[str, str] | None = None,
               wrapper_dir: Path | None = None, read: bool = True, writing: str | None = None,
-              seen: frozenset[str] = frozenset(), job: LaunchCommand | None = None) -> Verdict:
+              seen: frozenset[str] = frozenset(), job: LaunchCommand | None = None,
+              documented: Sequence[str] = ()) -> Verdict:
     """Problems (the run line cannot work as written) and warnings (what the code cannot prove).
     With `read` False (the app, on its event loop) no file is read: an entry without a given analysis
     is not checked, and a console subcommand's module comes from `job`, the command detection read;
@@ -85,7 +86,7 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
                              passes_local_rank(launch.prefix, launch.launcher))
     if missing:
         v.problems.append(f"{Path(launch.path).name} requires {say_missing(missing)}")
-    flags_problems, flags_warnings = _flags(args, analysis, launch.path)
+    flags_problems, flags_warnings = _flags(args, analysis, launch.path, documented)
     v.problems += flags_problems
     v.warnings += flags_warnings
     return v
@@ -143,8 +144,9 @@ def _needs(launch: LaunchCommand, a: Analysis) -> list[str]:
     return problems
 
 
-def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[str]]:
-    """Every `--flag` of the run line against the entry's parser."""
+def _flags(args: list[str], a: Analysis, entry: str, documented: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """Every `--flag` of the run line against the entry's parser; `documented`: the repo's own command for the
+    entry, whose flags are proof where the parser cannot be read whole."""
     given = [w for w in args if w.startswith("--")]
     name = Path(entry).name
     if a.config_system == "configurator":
@@ -158,13 +160,14 @@ def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[st
     if a.config_system.startswith("HfArgumentParser") and a.flags:
         # fields come from the job's dataclasses and a table of TrainingArguments: one the installed
         # transformers adds may be missing from the table, so an unknown one is said, not refused
-        unknown = [w.split("=")[0] for w in given if w.split("=")[0] not in a.flags]
+        unknown = [w.split("=")[0] for w in given if accepts(a, w, documented) != "proven"]
         return [], [f"{f} is not a field of {name}'s dataclasses nor of TrainingArguments as wamf-tui knows it; "
                     "check it" for f in unknown]
     if a.config_system in ("jsonargparse CLI", "fire", "typer", "tyro") and a.flags:
         # the parameters of the function the CLI is made from: the whole set of its flags
         known = {f.replace("-", "_") for f in a.flags}
-        unknown = [w.split("=")[0] for w in given if w.split("=")[0].replace("-", "_") not in known]
+        unknown = [w.split("=")[0] for w in given if w.split("=")[0].replace("-", "_") not in known
+                   and accepts(a, w, documented) != "proven"]
         said = [f"{f} is not among the parameters (or dataclass fields) {name}'s {a.config_system} is made from"
                 for f in unknown]
         # fire refuses an argument it cannot consume, unless the function takes **kwargs
@@ -179,7 +182,7 @@ def _flags(args: list[str], a: Analysis, entry: str) -> tuple[list[str], list[st
             else f"it reads its flags with {a.config_system}"
         return [], ([f"{name}: {how}; they were not checked"] if given else [])
     if a.parser_open:  # what it declares is its own; another flag may be passed on, or dropped
-        unknown = [w.split("=")[0] for w in given if accepts(a, w) != "proven"]
+        unknown = [w.split("=")[0] for w in given if accepts(a, w, documented) != "proven"]
         return [], [f"{', '.join(unknown)}: not declared, and {name} {a.parser_open}"] if unknown else []
     options = [f for f in a.flags if f.startswith("-")]
     problems = []

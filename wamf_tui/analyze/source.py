@@ -1531,7 +1531,10 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     own = {result.script, max(options, key=options.__getitem__, default="")}
     if submitter is not None and mains:
         own.add(_rel(mains[0], root))
-    result.parser_open = result.parser_open or next((why for rel, why in opened.items() if rel in own), None)
+    # a library's own parse_known_args says nothing of the job's parser; a helper that adds computed flags
+    # to it (`add_dict_to_argparser(parser, defaults)`) or copies another's does, wherever it is
+    result.parser_open = result.parser_open or next((why for rel, why in opened.items() if rel in own), None) \
+        or next((why for why in opened.values() if "parse_known_args" not in why), None)
     result.output_dirs = [o for o in result.output_dirs if not (o.off_switch or "").startswith("--")
                           or o.file in own or not options.get(o.file)]
     mentioned = _mentioned(beyond, done, root) if whole else None

@@ -121,6 +121,9 @@ def _joined(lines: Iterable[tuple[int, str]], starts: Callable[[str], bool] = bo
     `starts` accepts, and goes on over any line while it ends in a backslash."""
     buf, start = "", 0
     for n, s in lines:
+        if buf and _restarts(buf, s):  # a doc's two commands glued by a stray backslash: the first ends here
+            yield start, buf
+            buf = ""
         if not buf and not starts(s):
             continue
         if not buf:
@@ -130,6 +133,17 @@ def _joined(lines: Iterable[tuple[int, str]], starts: Callable[[str], bool] = bo
             continue
         yield start, buf + s
         buf = ""
+
+
+_LAUNCHERS = ("python", "python3", "torchrun", "accelerate", "deepspeed")
+
+
+def _restarts(buf: str, line: str) -> bool:
+    r"""Whether a continuation line begins a new command: a launcher word after the joined text has already
+    named its script (`torchrun ... train.py \` then `python train.py \`); `srun ... \` then `python x.py`
+    is one command, its script still to come."""
+    first = line.split(" ", 1)[0]
+    return first in _LAUNCHERS and any(w.endswith(".py") for w in buf.split())
 
 
 _DOCSTRING = re.compile(r"""\A(?:\s*(?:#[^\n]*)?\n)*\s*[rRuU]?(\"\"\"|\'\'\')(.*?)\1""", re.S)
