@@ -241,9 +241,10 @@ async def test_an_instance_taken_over_stops_saving_and_says_so(tmp_path):
         try:
             theirs = session.load(root).model_copy(update={"reader": "the other instance's answer"})
             session.state_file(root).write_text(theirs.to_json())  # what it saved since
+            # no key pressed: the app checks its lock every few seconds and says so
+            await until(pilot, lambda: app.read_only is not None, "the loss noticed", timeout=30)
             await pilot.press("escape")  # back to the first question: an answer of this one's...
             await pilot.press("1")
-            await until(pilot, lambda: app.read_only is not None, "the loss noticed")
             assert app.read_only.pid == other.pid
             assert any("took this repo's session over" in n.message for n in app._notifications)
             await pilot.press("3")
