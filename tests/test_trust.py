@@ -241,9 +241,10 @@ async def test_an_instance_taken_over_stops_saving_and_says_so(tmp_path):
         try:
             theirs = session.load(root).model_copy(update={"reader": "the other instance's answer"})
             session.state_file(root).write_text(theirs.to_json())  # what it saved since
+            # no key pressed: the app checks its lock every few seconds and says so
+            await until(pilot, lambda: app.read_only is not None, "the loss noticed", timeout=30)
             await pilot.press("escape")  # back to the first question: an answer of this one's...
             await pilot.press("1")
-            await until(pilot, lambda: app.read_only is not None, "the loss noticed")
             assert app.read_only.pid == other.pid
             assert any("took this repo's session over" in n.message for n in app._notifications)
             await pilot.press("3")
@@ -537,3 +538,23 @@ def test_a_users_wamf_bench_is_never_replaced_nor_run_as_the_wrapper(tmp_path):
     second = Path(wrapper_path(state))
     assert second == root / "wamf_bench-2.py" and write_wrapper(second) is None and second.read_text() == WRAPPER
     assert check_run(f"python {second} train.py", root, writing=str(second)).problems == []
+
+
+def test_detection_over_files_of_blank_lines_and_tabs_ends(tmp_path):
+    """Every file detection reads (README, Makefile, shell and Slurm scripts, setup.py, pyproject.toml,
+    the lock files, a script) as a megabyte of blank lines, of tabs, of space-newline pairs: detection
+    ends in seconds (`^\\s*` and a docstring pattern over blank lines backtracked without end)."""
+    names = ["README.md", "Makefile", "run.sh", "train.py", "environment.yml", "pyproject.toml", "setup.py",
+             "setup.cfg", "pixi.lock", "uv.lock", "poetry.lock", "launch.slurm", "config.yaml", "docs/usage.md"]
+    for kind, text in {"blank": "\n" * 1_000_000, "tabs": ("\t" * 1000 + "\n") * 1000,
+                       "mixed": " \n" * 500_000}.items():
+        root = tmp_path / kind
+        (root / "docs").mkdir(parents=True)
+        for name in names:
+            (root / name).write_text(("import torch\n" if name == "train.py" else "") + text)
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+        out = _bounded_python(f"from wamf_tui.detect import detect_all\nd = detect_all({str(root)!r})\n"
+                              "print(d.scripts.candidates[0].path if d.scripts and d.scripts.candidates else '')",
+                              timeout=60)
+        assert out.returncode == 0 and out.stdout.strip() == "train.py", (kind, out.stderr[-500:])

@@ -973,7 +973,7 @@ def _hydra_targets(conf: Path, limit: int = 200) -> list[str]:
             text = read_regular(f, MAX_BYTES).decode("utf-8", errors="replace")
         except OSError:
             continue
-        for m in re.finditer(r"^\s*_target_:\s*['\"]?([A-Za-z_][\w.]*)", text, re.M):
+        for m in re.finditer(r"^[ \t]*_target_:\s*['\"]?([A-Za-z_][\w.]*)", text, re.M):
             if m.group(1) not in found:
                 found.append(m.group(1))
     return found

@@ -146,7 +146,9 @@ def _restarts(buf: str, line: str) -> bool:
     return first in _LAUNCHERS and any(w.endswith(".py") for w in buf.split())
 
 
-_DOCSTRING = re.compile(r"""\A(?:\s*(?:#[^\n]*)?\n)*\s*[rRuU]?(\"\"\"|\'\'\')(.*?)\1""", re.S)
+# Blank and comment lines, then the docstring. Each line break is matched only by `\n` (with `\s*` a run of
+# blank lines could be split in exponentially many ways: a file of blank lines never finished).
+_DOCSTRING = re.compile(r"""\A(?:[ \t\f]*(?:#[^\n]*)?\r?\n)*[ \t\f]*[rRuU]?(\"\"\"|\'\'\')(.*?)\1""", re.S)
 _LAUNCH_WORD = re.compile(r"(?:[A-Za-z_]\w*=\S+\s+)*"
                           r"(?:python[\d.]*|torchrun|accelerate|deepspeed|srun|mpirun|mpiexec)\s")
 
@@ -608,10 +610,10 @@ def console_scripts(files: Mapping[str, str]) -> dict[str, str]:
     py = files.get("pyproject.toml", "")
     table = re.search(r"^\[project\.scripts\]\s*$(.*?)(?=^\[|\Z)", py, re.M | re.S)
     if table:
-        for m in re.finditer(r"""^\s*["']?([\w.-]+)["']?\s*=\s*["']([\w.]+:[\w.]+)["']""", table.group(1), re.M):
+        for m in re.finditer(r"""^[ \t]*["']?([\w.-]+)["']?\s*=\s*["']([\w.]+:[\w.]+)["']""", table.group(1), re.M):
             found[m.group(1)] = m.group(2)
     project = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", py, re.M | re.S)
-    for m in re.finditer(r"""^\s*scripts\.["']?([\w.-]+?)["']?\s*=\s*["']([\w.]+:[\w.]+)["']""",
+    for m in re.finditer(r"""^[ \t]*scripts\.["']?([\w.-]+?)["']?\s*=\s*["']([\w.]+:[\w.]+)["']""",
                          project.group(1) if project else "", re.M):  # `scripts.tool = "pkg.cli:main"`
         found[m.group(1)] = m.group(2)
     cfg = files.get("setup.cfg", "")

@@ -10,7 +10,7 @@ from ..files import read_regular
 
 RECORDER_DIRS = ("research/core/probe", "probe", "parity", "tools/probe", "src/probe")
 _IMPORT = re.compile(
-    r"^\s*(?:from\s+([\w.]+)\s+import\s+(?:[\w, ]*\b)?(probe|parity)\b"
+    r"^[ \t]*(?:from\s+([\w.]+)\s+import\s+(?:[\w, ]*\b)?(probe|parity)\b"
     r"|(?:from|import)\s+((?:[\w.]*\.)?(?:probe|parity))\b)",
     re.M,
 )

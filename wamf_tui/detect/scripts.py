@@ -40,8 +40,8 @@ ENTRY_NAME = re.compile(
 ASIDE_NAME = re.compile(r"(generat|download|prepar|convert|export|eval|infer|sampl|release|test|preprocess|tokeni[sz]|"
                         r"upload|merge|demo|visuali[sz]|plot|benchmark_data|setup)", re.I)
 TRAINS = re.compile(r"\.backward\(|optimizer\.step\(|\bTrainer\(|\.fit\(|trainer\.train\(|manual_backward\(")
-_IMPORT = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
-_FROM_IMPORT = re.compile(r"^\s*from\s+([A-Za-z_][\w.]*)\s+import\s+\(?([\w ,]+)", re.M)
+_IMPORT = re.compile(r"^[ \t]*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
+_FROM_IMPORT = re.compile(r"^[ \t]*from\s+([A-Za-z_][\w.]*)\s+import\s+\(?([\w ,]+)", re.M)
 # a value the docs leave for the reader to fill in: `your_data`, `experiment_name.yaml`, `path/to/ckpt`
 TEMPLATE = re.compile(r"^(your|my)[_-]|[_-]name(\.\w+)?$|^(/?path/to|/path/)|^\.\.\.$", re.I)
 CPU_FLAGS = {"--cpu", "--no-cuda", "--no_cuda", "--use_cpu", "--use-cpu"}
@@ -51,7 +51,7 @@ MAX_CANDIDATES = 200
 MAX_BYTES = 256 * 1024
 TIME_BUDGET_S = 3.0
 _TORCH = re.compile(
-    r"^\s*(import torch|from torch\b|import lightning|import pytorch_lightning|from transformers)", re.M
+    r"^[ \t]*(import torch|from torch\b|import lightning|import pytorch_lightning|from transformers)", re.M
 )
 
 

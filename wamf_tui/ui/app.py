@@ -63,6 +63,7 @@ from .trial_screen import TrialScreen
 
 GPU_REFRESH_S = 1.0
 HIDDEN = HiddenFilter()
+LOCK_CHECK_S = 2.0
 
 
 class WamfApp(App):
@@ -111,6 +112,7 @@ class WamfApp(App):
         except (NotImplementedError, RuntimeError, ValueError):
             pass
         self.call_after_refresh(self._collector_back_on)
+        self.set_interval(LOCK_CHECK_S, self._check_lock)  # taken over while idle: said within seconds
         for note in self.startup_notes:
             self.notify(note, title="saved session", severity="warning", timeout=20)
         if self.read_only is not None:
@@ -200,6 +202,12 @@ class WamfApp(App):
 
     def _still_mine(self, repo: str) -> bool:
         return not self.holds_session or lock.still_mine(repo)
+
+    def _check_lock(self) -> None:
+        """Another instance took the session over while this one waited for a key: stop saving now."""
+        if self.holds_session and not self.saver.lost and not lock.still_mine(self.state.repo_path):
+            self.saver.lost = True
+            self._session_lost(self.state.repo_path)
 
     def _session_lost(self, repo: str) -> None:
         """From the saver's thread: another instance took the session over; this one saved nothing."""
