@@ -723,3 +723,17 @@ def test_a_docs_command_ending_in_a_stray_backslash_ends_at_its_code_fence():
             "**Next**\n```bash\ncompute_environment: LOCAL_MACHINE\n```\n")
     assert commands_in("docs/guide.md", text) == [(2, "accelerate launch train.py  --lr 1  --report_to wandb "),
                                                   (9, "compute_environment: LOCAL_MACHINE")]
+
+
+def test_a_docs_two_commands_glued_by_stray_backslashes_are_two():
+    """llm.c's scripts/README: `torchrun ... train_gpt2.py \\` then `python train_gpt2.py \\`: two ways to
+    start the same job, not one command with `python train_gpt2.py` as its arguments; `srun ... \\` then
+    `python x.py` stays one command."""
+    from wamf_tui.detect.launch import commands_in
+
+    text = "```bash\ntorchrun --nproc_per_node=8 train.py \\\npython train.py \\\n```\n"
+    assert [c.split() for _, c in commands_in("docs/x.md", text)] == [
+        ["torchrun", "--nproc_per_node=8", "train.py"], ["python", "train.py"]]
+    slurm = "```bash\nsrun --ntasks=8 \\\npython train.py --lr 1\n```\n"
+    assert [c.split() for _, c in commands_in("docs/x.md", slurm)] == [
+        ["srun", "--ntasks=8", "python", "train.py", "--lr", "1"]]
