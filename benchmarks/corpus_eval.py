@@ -67,6 +67,8 @@ def evaluate(root: Path, job: dict, scans: dict) -> dict[str, bool | str]:
     if not got["check"]:
         got["why"] = f"check: {verdict.problems}; "
     found = {a.role: f"{a.file}:{a.line}" for a in analysis.anchors}
+    if "manual_update" in found:  # weights updated by hand: that update is the step
+        found.setdefault("optimizer_step", found["manual_update"])
     for role, want in job.get("anchors", {}).items():
         got[role] = found.get(role) == want
         if not got[role]:
