@@ -99,3 +99,20 @@ def test_yes_refuses_a_run_line_it_cannot_prove_and_names_the_flags(tmp_path):
                          timeout=120, env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")})
     assert out.returncode == 1 and not (root / "contract.md").exists(), out.stderr
     assert "cannot prove that the job's parser takes trainer.max_steps, hydra.run.dir;" in out.stderr
+
+
+def test_a_parser_not_modelled_proves_its_documented_flags_and_no_others(tmp_path):
+    """A job whose flags the reading cannot see (simple_parsing, a registry-built tyro config): the flags its
+    own documented command gives are proven; another is named as not proven, and so fails the check."""
+    from wamf_tui.validate import check_run
+
+    body = ("import simple_parsing\nimport torch\n\ndef main():\n    cfg = simple_parsing.parse(Config)\n"
+            "    for x in data:\n        loss = model(x)\n        loss.backward()\n        opt.step()\n\n"
+            "if __name__ == '__main__':\n    main()\n")
+    root = make_repo(tmp_path / "job", {"train.py": body})
+    a = analyze_script(root / "train.py", root)
+    documented = ["--model", "gpt2", "--batch_size", "8"]
+    ok = check_run("python train.py --model gpt2 --batch_size 4", root, a, documented=documented)
+    assert ok.problems == [] and ok.warnings == []
+    doubtful = check_run("python train.py --model gpt2 --log_to_wandb false", root, a, documented=documented)
+    assert len(doubtful.warnings) == 1 and doubtful.warnings[0].startswith("--log_to_wandb: ")

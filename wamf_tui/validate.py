@@ -180,7 +180,9 @@ def _flags(args: list[str], a: Analysis, entry: str, documented: Sequence[str] =
     if a.config_system != "argparse":
         how = "its flags could not be read from the code" if a.config_system in ("unknown", "constants") \
             else f"it reads its flags with {a.config_system}"
-        return [], ([f"{name}: {how}; they were not checked"] if given else [])
+        # a flag its documented command gives, or a model of its config derives (tyro's classes), is proven
+        unknown = [w.split("=")[0] for w in given if accepts(a, w, documented) != "proven"]
+        return [], ([f"{', '.join(unknown)}: {how}, so not proven ({name})"] if unknown else [])
     if a.parser_open:  # what it declares is its own; another flag may be passed on, or dropped
         unknown = [w.split("=")[0] for w in given if accepts(a, w, documented) != "proven"]
         return [], [f"{', '.join(unknown)}: not declared, and {name} {a.parser_open}"] if unknown else []
