@@ -166,9 +166,9 @@ def test_an_input_remade_in_a_branch_the_values_skip_is_not_the_batch(tmp_path):
     the batch row is where the input is made on the path the job takes."""
     text = ("import argparse\nimport torch\np = argparse.ArgumentParser()\n"
             "p.add_argument('--dream_training', action='store_true')\nargs = p.parse_args()\n"
-            "for batch in loader:\n    noisy = add_noise(batch)\n    if args.dream_training:\n"
+            "while True:\n    noisy = add_noise(next(it))\n    if args.dream_training:\n"
             "        noisy = dream(noisy)\n    pred = model(noisy)\n"
-            "    loss = torch.nn.functional.mse_loss(pred, batch)\n"
+            "    loss = torch.nn.functional.mse_loss(pred, target)\n"
             "    loss.backward()\n    opt.step()\n")
     (tmp_path / "train.py").write_text(text)
     a = analyze_script(tmp_path / "train.py", tmp_path)

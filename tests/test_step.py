@@ -363,3 +363,15 @@ def test_a_probes_backward_whose_gradients_are_zeroed_is_not_the_step(tmp_path):
     a = analyze_script(root / "train.py", root)
     assert {(x.role, x.line) for x in a.anchors if x.role in ("loss", "backward", "optimizer_step")} == {
         ("loss", 9), ("backward", 10), ("optimizer_step", 11)}
+
+
+def test_the_batch_is_where_the_input_is_taken_from_the_loaders_batch(tmp_path):
+    """diffusers: `for step, batch in enumerate(loader)`, `latents = vae.encode(batch["pixel_values"])`, then
+    several transforms before `unet(noisy_latents, ...)`: the batch row is where the data leaves the batch."""
+    body = ("import torch\n\ndef train(unet, vae, loader, opt):\n    for step, batch in enumerate(loader):\n"
+            "        latents = vae.encode(batch['pixel_values'])\n        latents = latents * 0.18\n"
+            "        noise = torch.randn_like(latents)\n        noisy = latents + noise\n"
+            "        pred = unet(noisy)\n        loss = torch.nn.functional.mse_loss(pred, noise)\n"
+            "        loss.backward()\n        opt.step()\n\nif __name__ == '__main__':\n    train(1, 2, [], 3)\n")
+    got = rows(tmp_path, {"train.py": body})
+    assert got["batch"].where == at(body, "latents = vae.encode(batch['pixel_values'])")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from ..model import Anchor
 
@@ -111,7 +111,8 @@ def find_step(tree: ast.Module, rel: str, dead: Collection[int] = ()) -> list[An
         stepped = [b for b in real if not _cancelled(b[0], calls)] or real
         call, loss = next((b for b in stepped if not _fp16_branch(b[0], ifs)),
                           stepped[0] if stepped else backwards[0])
-        return _anchored(rel, call, loss, assigns, calls, ifs)
+        loops = [n for n in nodes if isinstance(n, ast.For | ast.AsyncFor)]
+        return _anchored(rel, call, loss, assigns, calls, ifs, loops)
     return None
 
 
@@ -184,6 +185,38 @@ def _assigned(name: str, before: int, assigns: list[ast.AST]) -> ast.AST | None:
     return found
 
 
+def _loader_loop(name: str, before: int, assigns: list[ast.AST],
+                 loops: Sequence[ast.For | ast.AsyncFor]) -> ast.AST | None:
+    """Where the forward's input is taken from the loader's batch: the assignment that reads the loop's
+    variable (`for step, batch in loader:`, then `latents = vae.encode(batch["pixel_values"])`, ...,
+    `model(noisy_latents)`), or the loop itself when the forward takes its variable as it is: the batch as the
+    data gives it, before the step transforms it. Followed back through at most six assignments."""
+    around = [f for f in loops if f.lineno < before <= (f.end_lineno or f.lineno)]
+    todo: list[tuple[str, int, int]] = [(name, before, 0)]
+    seen: set[tuple[str, int]] = set()
+    while todo and len(seen) < 64:
+        current, line, hops = todo.pop(0)
+        if (current, line) in seen:
+            continue
+        seen.add((current, line))
+        loop = next((f for f in reversed(around) if current in _names(f.target)), None)
+        if loop is not None:
+            return loop
+        made = _assigned(current, line, assigns)
+        if made is None:
+            continue
+        read = _names(_value(made) or made)
+        if any(n in _names(f.target) for f in around for n in read):  # `inputs = batch["x"]`: taken from it
+            return made
+        if hops < 6:
+            todo += [(n, made.lineno, hops + 1) for n in read]
+    return None
+
+
+def _names(node: ast.AST) -> list[str]:
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+
+
 def _value(node: ast.AST) -> ast.expr | None:
     return getattr(node, "value", None)
 
@@ -210,7 +243,7 @@ def _fp16_branch(node: ast.AST, ifs: list[ast.If]) -> bool:
 
 
 def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AST], calls: list[ast.Call],
-              ifs: list[ast.If]) -> list[Anchor]:
+              ifs: list[ast.If], loops: Sequence[ast.For | ast.AsyncFor] = ()) -> list[Anchor]:
     anchors: list[Anchor] = []
 
     def add(role: str, node: ast.AST, text: str = "") -> None:
@@ -264,7 +297,7 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
         add("forward", node, ast.unparse(node))
         batch = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg is None), None)
         if isinstance(batch, ast.Name):
-            where = _assigned(batch.id, node.lineno, assigns)
+            where = _loader_loop(batch.id, node.lineno, assigns, loops) or _assigned(batch.id, node.lineno, assigns)
             add("batch", where if where is not None else node, batch.id)
         elif batch is not None:
             add("batch", node, ast.unparse(batch))
