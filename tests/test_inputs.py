@@ -141,3 +141,43 @@ def test_truth_at_the_defaults(condition, expected):
     values = defaults({"--x": None, "--n": "3", "--flag": "True", "--s": "'all'", "--other": "os.getcwd()"},
                       frozenset({"a"}))
     assert truth(ast.parse(condition, mode="eval").body, values) is expected
+
+
+SAVES_ALWAYS = """\
+import argparse
+import os
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--model-tag", type=str, default=None)
+p.add_argument("--depth", type=int, default=12)
+p.add_argument("--num-iterations", type=int, default=100)
+args = p.parse_args()
+base_dir = os.path.expanduser("~/.cache/job")
+output_dirname = args.model_tag if args.model_tag else f"d{args.depth}"
+checkpoint_dir = os.path.join(base_dir, "base_checkpoints", output_dirname)
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(args.num_iterations + 1):
+    last_step = step == args.num_iterations
+    if last_step:
+        save_checkpoint(checkpoint_dir, step, model.state_dict())
+        break
+    loss = model(torch.randn(1, 2)).sum()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_save_no_switch_stops_writes_into_a_folder_named_for_the_benchmark(tmp_path):
+    """nanochat: the last step always saves into `base_checkpoints/<model tag or d<depth>>`, beside the user's
+    real checkpoints: the run line names that folder for the benchmark (`--model-tag=wamf-bench`)."""
+    from wamf_tui.analyze.benchmark import propose
+
+    a = analyze_script(_write(tmp_path, SAVES_ALWAYS), tmp_path)
+    assert [(c.name, c.folder) for c in a.checkpoints] == [("save_checkpoint", "--model-tag")]
+    flags = [f for c in propose(a, 30) for f in c.flags]
+    assert "--model-tag=wamf-bench" in flags and "--num-iterations=30" in flags
+    given = propose(a, 30, args=["--model-tag", "mine"])  # the real run's own name: replaced, never written over
+    row = next(c for c in given if "--model-tag=wamf-bench" in c.flags)
+    assert row.drop == ["--model-tag"]

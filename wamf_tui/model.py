@@ -230,6 +230,7 @@ class Fact(BaseModel):
     unset: RepoText | None = None  # a flag its condition needs set (`if args.save_dir:`, default None): off without it
     config_off: RepoText | None = None  # why the YAML file the command names leaves it off ("x is not set in a.yml")
     every_set: RepoText | None = None  # where `every` comes from when a config file sets it ("a.b is 1000 in x.yml")
+    folder: RepoText | None = None  # a text flag that names the folder it writes to (`--model-tag`)
 
 
 class Overhead(BaseModel):

@@ -23,6 +23,7 @@ from .hydra_config import cpu_trainers
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
 WRAPPER_NAME = "wamf_bench.py"
 OUT_DIR = "runs/wamf-bench"
+BENCH_NAME = "wamf-bench"  # a run or model name the job makes a folder of
 NEVER = 10**9  # an interval no benchmark run reaches
 MAX_EXCLUSIONS = 8  # save, eval and upload rows shown one by one; the rest no switch reaches are priced as one
 TRACKER_ENV = {"wandb": "WANDB_MODE=disabled", "comet": "COMET_MODE=disabled", "swanlab": "SWANLAB_MODE=disabled",
@@ -489,6 +490,14 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             exclusion=f"checkpoint at {c.file}:{c.line} " + (f"{still} in every benchmark run, so it is timed"
                                                              if still else "excluded")
             + f"; {checkpoint_price(a, c.off_switch)}"))
+        if still and c.folder and not flags:
+            # it writes whatever the switches: into a folder named for the benchmark, never over the job's own
+            # (a name the command gives is the real run's, and is replaced)
+            named = f"{c.folder}={BENCH_NAME}"
+            changes.append(BenchmarkChange(
+                what=f"{c.name} ({c.file}:{c.line}) writes into a folder named {BENCH_NAME}", how=named,
+                flags=[named], drop=[c.folder] if any(w.split("=")[0] == c.folder for w in args) else [],
+                why="its write lands beside the job's own checkpoints, never over them"))
     if elsewhere:  # saves in the modules it imports: one row, not one per library helper
         files = sorted({c.file for c in elsewhere})
         what = (f"{len(elsewhere)} save call(s) in imported modules ({', '.join(files[:3])}"

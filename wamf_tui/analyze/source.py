@@ -23,7 +23,7 @@ from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..read.branches import dead_lines
-from ..read.inputs import paths_needed, required_by_use
+from ..read.inputs import folder_flags, paths_needed, required_by_use
 from ..read.values import resolved, settings_objects
 from ..visible import gated
 from .config_file import interval_set, leaves_off, named_files
@@ -1511,6 +1511,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         _step_by_values(result, *entry, dead)
         named = {r.name for r in result.required}
         result.required += [r for r in paths_needed(*entry, result.flags, dead) if r.name not in named]
+        for f in result.checkpoints:  # where a save writes, by the flag that names its folder
+            if f.file == entry[1] and f.line not in dead:
+                f.folder = next(iter(folder_flags(entry[0], f.line, result.flags)), None)
     for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
         setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])
     files = named_files(root, script.parent, command)

@@ -203,3 +203,32 @@ def _fed_by(expr: ast.expr, values: Values, aliases: Mapping[str, list[str]]) ->
     if isinstance(expr, ast.Name) and expr.id in aliases:
         return list(dict.fromkeys(n for a in aliases[expr.id] for n in [a, *aliases.get(a, [])]))
     return []
+
+
+def folder_flags(tree: ast.Module, line: int, flags: Mapping[str, str | None]) -> list[str]:
+    """The text settings that name where the write at `line` goes (`save_checkpoint(checkpoint_dir, ...)`,
+    `checkpoint_dir = os.path.join(base, "ckpts", name)`, `name = args.model_tag if args.model_tag else ...`):
+    followed back through the module's assignments, at most six steps. A save no switch stops can then be
+    pointed at a folder of the benchmark's own instead of the job's real checkpoints."""
+    values = defaults(flags, settings_objects(tree))
+    spelled = {dest(f): f for f in flags if f.startswith("-")}
+    call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line), None)
+    if call is None or not call.args and not call.keywords:
+        return []
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
+    first = call.args[0] if call.args else next(k.value for k in call.keywords)
+    found: list[str] = []
+    todo, seen = [(first, 0)], set()
+    while todo:
+        expr, hops = todo.pop(0)
+        for sub in ast.walk(expr):
+            name = setting(sub, values)
+            if name is not None and (values[name] is None or isinstance(values[name], str)) and name not in found:
+                found.append(name)
+            elif isinstance(sub, ast.Name) and sub.id not in seen and hops < 6:
+                seen.add(sub.id)
+                todo += [(v, hops + 1) for v in assigned.get(sub.id, [])]
+    return [spelled.get(n, f"--{n}") for n in found]
