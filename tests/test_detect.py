@@ -425,3 +425,19 @@ def test_a_required_local_rank_is_what_the_legacy_launcher_passes(tmp_path):
     assert check_run("deepspeed main.py --cfg a", root, a).problems == []
     assert check_run("torchrun --nproc_per_node 2 main.py --cfg a", root, a).problems == [
         "main.py requires --local_rank"]
+
+
+def test_the_apps_own_environment_is_never_proposed_for_the_job(tmp_path):
+    """Started from its own venv (first on PATH), the app would propose `export PATH=<its venv>/bin` as the
+    job's environment; the job's Python is the next one on PATH."""
+    import shutil
+    import sys
+
+    from wamf_tui.detect.environment import locate
+
+    other = tmp_path / "bin"
+    other.mkdir()
+    (other / "python3").symlink_to(shutil.which("python3", path="/usr/bin:/usr/local/bin") or sys.executable)
+    own = str(Path(sys.executable).parent)
+    facts = locate(tmp_path, {"PATH": f"{own}:{other}"})
+    assert facts.kind == "system" and facts.python == str(other / "python3") and own not in facts.activate

@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import shutil
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -71,12 +72,28 @@ def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
         named = _conda_file_name(repo_root / f)
         if named:
             return env("conda-file", named, f"conda activate {shlex.quote(named)}", None)  # the repo's text
-    python = shutil.which("python3", path=environ.get("PATH")) or shutil.which("python", path=environ.get("PATH"))
+    search = _without_own(environ.get("PATH", ""))  # the app's own venv is on PATH to run it, not the job's
+    python = shutil.which("python3", path=search) or shutil.which("python", path=search)
     if modules:
         return env("modules", None, prefix.rstrip("; "), python)
     activate = f'export PATH={shlex.quote(str(Path(python).parent))}:"$PATH"' if python else ""
     return EnvFacts(kind="system", activate=activate, python=python,
                     notes=["no virtual environment found; system Python"])
+
+
+def _without_own(path: str) -> str:
+    """`PATH` less the folder of the interpreter running wamf-tui: found first because the app was started
+    from it (its own venv, first on PATH), it is the tool's environment, never the job's."""
+    own = Path(sys.executable).parent
+    kept = [d for d in path.split(os.pathsep) if d and not _same(Path(d), own)]
+    return os.pathsep.join(kept)
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def _rel(path: Path, root: Path) -> str:
