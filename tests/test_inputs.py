@@ -181,3 +181,16 @@ def test_a_save_no_switch_stops_writes_into_a_folder_named_for_the_benchmark(tmp
     given = propose(a, 30, args=["--model-tag", "mine"])  # the real run's own name: replaced, never written over
     row = next(c for c in given if "--model-tag=wamf-bench" in c.flags)
     assert row.drop == ["--model-tag"]
+
+
+def test_no_folder_name_from_the_saved_object_nor_from_an_input_path(tmp_path):
+    """word_language_model saves `torch.save(model, f)`, its model built from `--model LSTM`: that name is
+    the job's model, not a folder; `--ft_path` is a checkpoint to load: pointing it elsewhere breaks the job."""
+    text = SAVES_ALWAYS.replace('p.add_argument("--depth", type=int, default=12)',
+                                'p.add_argument("--model", type=str, default="LSTM")\n'
+                                'p.add_argument("--ft_path", type=str, default=None)')
+    text = text.replace('output_dirname = args.model_tag if args.model_tag else f"d{args.depth}"',
+                        "output_dirname = args.ft_path or 'ckpt'\nnet = build(args.model)")
+    text = text.replace("save_checkpoint(checkpoint_dir, step, model.state_dict())", "torch.save(net, checkpoint_dir)")
+    a = analyze_script(_write(tmp_path, text), tmp_path)
+    assert [(c.name, c.folder) for c in a.checkpoints] == [("torch.save", None)]
