@@ -23,8 +23,9 @@ from ..checkout import find_root
 from ..files import digest, read_regular
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..read.branches import dead_lines
-from ..read.inputs import folder_flags, paths_needed, required_by_use
+from ..read.inputs import paths_needed, required_by_use
 from ..read.values import resolved, settings_objects
+from ..read.writes import folder_flags
 from ..visible import gated
 from .config_file import interval_set, leaves_off, named_files
 from .constants import fixed_constants

@@ -1,0 +1,57 @@
+"""Where a job's writes go: the settings that name the folder a save lands in."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+
+from .values import defaults, dest, setting, settings_objects
+
+# A setting that names a run or a model, which the job makes a folder of (`--model-tag`, `--run_name`)
+FOLDER_NAME = re.compile(r"(^|_)(tag|name|exp|expname|run)$")
+
+
+def folder_flags(tree: ast.Module, line: int, flags: Mapping[str, str | None]) -> list[str]:
+    """The text settings that name the folder the write at `line` goes to: a run or model name joined into
+    its path (`save_checkpoint(checkpoint_dir, ...)`, `checkpoint_dir = os.path.join(base, "ckpts", name)`,
+    `name = args.model_tag if args.model_tag else ...`), followed back through the module's assignments, at
+    most six steps. Only a name inside a path the code builds counts (never the saved object's settings),
+    and only a setting named as a name or tag (an input path such as `--ft_path` is no folder name)."""
+    values = defaults(flags, settings_objects(tree))
+    spelled = {dest(f): f for f in flags if f.startswith("-")}
+    call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line), None)
+    if call is None:
+        return []
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
+    found: list[str] = []
+    todo: list[tuple[ast.AST, int, bool]] = [(arg, 0, False) for arg in (*call.args, *(k.value for k in call.keywords))]
+    seen: set[tuple[str, bool]] = set()
+    while todo:
+        expr, hops, in_path = todo.pop(0)
+        in_path = in_path or _builds_path(expr)
+        name = setting(expr, values)
+        if name is not None:
+            if in_path and FOLDER_NAME.search(name) and (values[name] is None or isinstance(values[name], str)) \
+                    and name not in found:
+                found.append(name)
+            continue
+        if isinstance(expr, ast.Name):
+            if (expr.id, in_path) not in seen and hops < 6:
+                seen.add((expr.id, in_path))
+                todo += [(v, hops + 1, in_path) for v in assigned.get(expr.id, [])]
+            continue
+        todo += [(child, hops, in_path) for child in ast.iter_child_nodes(expr)]
+    return [spelled.get(n, f"--{n}") for n in found]
+
+
+def _builds_path(expr: ast.AST) -> bool:
+    """`os.path.join(...)`, `Path(...)`, an f-string, or `a + b` / `a / b`: a path made of its parts."""
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return last in ("join", "Path", "PurePath")
+    return isinstance(expr, ast.JoinedStr) or isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Div)
