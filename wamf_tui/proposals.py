@@ -139,10 +139,10 @@ def run_notes(state: InitState) -> str:
     """What the run question says beyond its prompt: launcher fixes, required inputs still missing."""
     notes = list(entry_fixes(state))
     a = state.analysis
+    run = state.run or run_line(state)
     if a is not None:
         if any(n.code == "no_main" for n in a.needs) and job_launch(state).launcher != "console script":
             notes.append(f"{Path(a.script).name} has no __main__ and calls nothing: name the command that calls it")
-        run = state.run or run_line(state)
         missing = missing_inputs(a.required, job_args(run) or [], store_true(a), _rank_given(run))
         if missing:
             notes.append("it requires " + say_missing(missing))
@@ -153,20 +153,16 @@ def run_notes(state: InitState) -> str:
     if doubtful:
         notes.append("not proven to be flags of its parser, so not added: " + ", ".join(doubtful))
     left = [x for x in (state.launch.left_out if state.launch else []) if x.split(" ")[0] not in
-            {w.split("=")[0] for w in job_args(state.run or run_line(state)) or []}]
+            {w.split("=")[0] for w in job_args(run) or []}]
     if left:
         notes.append("add your value for " + ", ".join(left))
-    from .proof import trial_fixes
-
-    notes += trial_fixes(state)
     return "".join(f" {n}." for n in notes)
 
 
 def unproven(state: InitState) -> list[str]:
     """Flags the benchmark needs that the job's parser is not proven to take: left out of the run line, for
     the user to add if the job takes them (with `--yes`, a refusal that names them)."""
-    return list(dict.fromkeys(w.split("=")[0] for c in state.changes if c.enabled or c.unproven
-                              for w in c.unproven))
+    return list(dict.fromkeys(w.split("=")[0] for c in state.changes for w in c.unproven))
 
 
 def store_true(a: Analysis) -> set[str]:

@@ -18,6 +18,7 @@ from ..detect.launch import format_command, parse_launch
 from ..model import GIVEN, Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
 from ..read.hydra_overrides import ENV, is_override
 from ..read.settings import accepts, flag_name
+from ..read.values import dest
 from .hydra_config import cpu_trainers
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
@@ -183,7 +184,7 @@ def _made_false(f: Fact, given: dict[str, str]) -> tuple[str, list[str], list[st
             continue
         left = part.left
         name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else ""
-        flag = next((k for k in given if _dest(k) == name), None)
+        flag = next((k for k in given if dest(k) == name), None)
         if flag is not None and _holds(given[flag], part.ops[0], part.comparators[0].value) is False:
             return f"{flag} {given[flag]} in the run line", [], []
     return None
@@ -256,13 +257,8 @@ def _needed_outputs(a: Analysis) -> set[str]:
 def _excluded_by(flag: str, a: Analysis, args: list[str] | tuple[str, ...]) -> list[str]:
     """The command's flags the job asserts are unset when `flag` is set (Megatron's `--train-samples` and its
     sample-based schedule, with `--train-iters`): the run line that sets `flag` must drop them."""
-    others = set(a.exclusive.get(_dest(flag), []))
-    return list(dict.fromkeys(w.split("=")[0] for w in args if w.startswith("--") and _dest(w) in others))
-
-
-def _dest(flag: str) -> str:
-    """The setting a flag sets, as the code reads it: `--train-iters=30` -> `train_iters`."""
-    return flag.split("=")[0].lstrip("-").replace("-", "_")
+    others = set(a.exclusive.get(dest(flag), []))
+    return list(dict.fromkeys(w.split("=")[0] for w in args if w.startswith("--") and dest(w) in others))
 
 
 def _unset_given(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...], switch: bool = False) -> list[str]:

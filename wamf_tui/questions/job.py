@@ -125,7 +125,7 @@ def _take_mode(state: InitState, value: Value) -> tuple[InitState, Outcome]:
 
 def _run(state: InitState) -> Question:
     return put(state, "run", "text", default=state.run or proposals.run_line(state),
-               fmt={"notes": proposals.run_notes(state)})
+               fmt={"notes": proposals.run_notes(state) + "".join(f" {n}." for n in proof.trial_fixes(state))})
 
 
 def _take_run(state: InitState, value: Value) -> tuple[InitState, Outcome]:

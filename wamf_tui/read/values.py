@@ -14,8 +14,8 @@ UNKNOWN = object()  # a setting whose default cannot be read as a literal
 
 
 def dest(flag: str) -> str:
-    """The attribute a flag's value lands on: `--data-dir` -> `data_dir`."""
-    return flag.lstrip("-").replace("-", "_")
+    """The attribute a flag's value lands on: `--data-dir` -> `data_dir`, `--train-iters=30` -> `train_iters`."""
+    return flag.split("=")[0].lstrip("-").replace("-", "_")
 
 
 # Names a job's parsed settings are conventionally held in; any name a parse call's result is assigned to
