@@ -126,3 +126,21 @@ def test_check_repo_fails_on_a_flag_it_cannot_prove(tmp_path):
     fail = run("check", str(bad), "--repo", str(root))
     said = ":13: run: cannot prove: --epochz: not declared, and train.py reads its flags with parse_known_args"
     assert fail.returncode == 1 and said in fail.stdout
+
+
+def test_check_repo_takes_the_repos_own_command_as_proof_of_its_flags(tmp_path):
+    """A parser the reading cannot model (simple_parsing): the README's own command proves its flags, so
+    `check --repo` passes the line that uses them and fails one with a flag no one proves."""
+    root = tmp_path / "job"
+    root.mkdir()
+    (root / "train.py").write_text("import simple_parsing\nimport torch\ncfg = simple_parsing.parse(Config)\n"
+                                   "for x in data:\n    loss = model(x)\n    loss.backward()\n    opt.step()\n")
+    (root / "README.md").write_text("```bash\npython train.py --model gpt2 --batch_size 8\n```\n")
+    text = contract.render(full_state(), contract.bundled_template())
+    good = tmp_path / "good.md"
+    good.write_text(text.replace("python train.py --steps 30", "python train.py --model gpt2 --batch_size 4"))
+    bad = tmp_path / "bad.md"
+    bad.write_text(text.replace("python train.py --steps 30", "python train.py --model gpt2 --log_to_wandb 0"))
+    assert run("check", str(good), "--repo", str(root)).returncode == 0
+    fail = run("check", str(bad), "--repo", str(root))
+    assert fail.returncode == 1 and "run: cannot prove: --log_to_wandb: " in fail.stdout
