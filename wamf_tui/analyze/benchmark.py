@@ -564,15 +564,15 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             enabled=False, exclusion=f"{what} not switched off: they run whenever the job calls them; "
                       "price: bytes uploaded / upload bandwidth per call (to measure)"))
     out = min(_needed_outputs(a), default=None) or next(
-        (o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)
+        (o.off_switch for o in a.output_dirs if o.off_switch and parser.settable(a, o.off_switch.split("=")[0])
          and _takes_folder(o.off_switch.split("=")[0], a)), None)
     if out:
         flag = out.split("=")[0]
         default = (a.flags.get(flag) or "").strip("'\"")
         # a flag that names a file (`--save model.pt`) gets a file inside the folder, not the folder itself
         target = f"{OUT_DIR}/{Path(default).name}" if Path(default).suffix else OUT_DIR
-        changes.append(BenchmarkChange(what="all outputs into one folder", how=f"{flag}={target}",
-                                       flags=[f"{flag}={target}"],
+        changes.append(BenchmarkChange(what="all outputs into one folder", how=" ".join(parser.render(a, flag, target)),
+                                       flags=parser.render(a, flag, target),
                                        why=f"what it writes stays in {OUT_DIR}, apart from your files"))
     for node in cpu_trainers(a, args):
         on = f"{node}.accelerator=gpu"

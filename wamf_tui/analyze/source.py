@@ -24,6 +24,7 @@ from ..files import digest, read_regular
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..read.branches import dead_lines
 from ..read.inputs import paths_needed, required_by_use
+from ..read.systems import refine
 from ..read.values import resolved, settings_objects
 from ..read.writes import folder_flags
 from ..visible import gated
@@ -1454,6 +1455,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 signature_flags(tree, *reader.cli_function, rel, result, _class_finder(tree, path, root))
             if reader.lightning_cli:
                 lightning_cli(rel, reader.lightning_cli, result)
+            refine(tree, rel, root, result, lambda m: _module_path(root, m, script.parent))
         if reader.hydra_file is not None and depth == 0:
             conf = path.parent / reader.hydra_file
             result.hydra = compose(conf.parent, conf.stem, reader.hydra_version, _rel(conf, root), command)

@@ -5,9 +5,12 @@ Adding a system is one module that defines `SYSTEMS` (and its kind in `base.Kind
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
+from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .base import ConfigSystem, Kind, Refines
@@ -31,6 +34,10 @@ def system(a: Analysis) -> ConfigSystem:
     return registry()[a.config_system]
 
 
-def refiners() -> list[Refines]:
-    """The systems that sit on another parser, found from the entry's own module."""
-    return [s for s in registry().values() if isinstance(s, Refines)]
+def refine(tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None]) -> None:
+    """The entry's system, where one that sits on another parser (yacs opts on argparse) claims it and
+    its settings are found."""
+    for s in registry().values():
+        if isinstance(s, Refines) and s.uses(tree, a) and s.read(tree, rel, root, a, find):
+            a.config_system = s.kind
+            return

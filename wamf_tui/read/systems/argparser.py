@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...model import Analysis
-from .base import Refusal, Verdict, documented, flag_name
+from .base import Kind, Refusal, Verdict, documented, flag_name
 from .common import Dashed
 
 
 class Argparse(Dashed):
-    kind = "argparse"
+    kind: Kind = "argparse"
 
     def known(self, a: Analysis, name: str, given: Sequence[str]) -> Verdict:
         options = [f for f in a.flags if f.startswith("-")]

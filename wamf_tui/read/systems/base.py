@@ -7,7 +7,8 @@ A system is named by its `Kind`; the human name is the wording layer's (`wording
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -62,5 +63,6 @@ class Refines(Protocol):
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         """Whether the entry's own parse call is this system's."""
 
-    def read(self, tree: ast.Module, rel: str, root: str, a: Analysis) -> None:
-        """Its settings, into `a.flags` (name -> default as written) and `a.step_controls`."""
+    def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None]) -> bool:
+        """Its settings, into `a.flags` (name -> default as written) and `a.step_controls`; whether it found
+        them (only then is the entry this system's). `find`: the repo file of a module name."""

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...model import Analysis
-from .base import Refusal, Verdict, flag_name
+from .base import Kind, Refusal, Verdict, flag_name
 from .common import Dashed
 
 
 class Configurator(Dashed):
-    kind = "configurator"
+    kind: Kind = "configurator"
 
     def accepts(self, a: Analysis, word: str, given: Sequence[str] = ()) -> Verdict:
         if not word.startswith("-"):

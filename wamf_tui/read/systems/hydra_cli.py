@@ -7,12 +7,12 @@ from collections.abc import Sequence
 
 from ...model import Analysis
 from ..hydra_overrides import hydra_overrides
-from .base import Refusal, Verdict
+from .base import Kind, Refusal, Verdict
 from .common import Dashed
 
 
 class Hydra(Dashed):
-    kind = "hydra"
+    kind: Kind = "hydra"
 
     def accepts(self, a: Analysis, word: str, given: Sequence[str] = ()) -> Verdict:
         if word.startswith("-"):
