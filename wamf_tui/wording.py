@@ -334,7 +334,7 @@ KEYS = (
 SYSTEM_LABELS: dict[Kind, str] = {
     "unknown": "unknown", "constants": "constants in the code", "argparse": "argparse",
     "configurator": "configurator", "hf": "HfArgumentParser", "hf_trainer": "HfArgumentParser (TrainingArguments)",
-    "fire": "fire", "hydra": "hydra", "omegaconf": "OmegaConf", "tyro": "tyro", "jsonargparse": "jsonargparse CLI",
+    "fire": "fire", "hydra": "hydra", "omegaconf": "OmegaConf", "omegaconf_cli": "OmegaConf dot-list (from_cli)", "tyro": "tyro", "jsonargparse": "jsonargparse CLI",
     "lightning_cli": "LightningCLI", "click": "click", "typer": "typer", "absl": "absl",
     "yacs": "yacs (KEY VALUE opts)", "ml_collections": "absl with an ml_collections config",
 }

@@ -1455,7 +1455,6 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 signature_flags(tree, *reader.cli_function, rel, result, _class_finder(tree, path, root))
             if reader.lightning_cli:
                 lightning_cli(rel, reader.lightning_cli, result)
-            refine(tree, rel, root, result, lambda m: _module_path(root, m, script.parent))
         if reader.hydra_file is not None and depth == 0:
             conf = path.parent / reader.hydra_file
             result.hydra = compose(conf.parent, conf.stem, reader.hydra_version, _rel(conf, root), command)
@@ -1550,6 +1549,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.kind = "training"  # its backward sits in a module past the depth read (a pipeline schedule)
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
         result.kind = "inference"
+    if entry is not None:  # a system that sits on the parser found (yacs opts on argparse) takes it over
+        refine(*entry, root, result, lambda m: _module_path(root, m, script.parent))
     given = _command_step_flag(command)
     if given and not any(c.name.startswith("-") for c in result.step_controls) and (
             result.config_system in FLAGS_UNREAD or result.parser_open):

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from ...model import Analysis
 
-Kind = Literal["unknown", "constants", "argparse", "configurator", "hf", "hf_trainer", "fire", "hydra", "omegaconf",
-               "tyro", "jsonargparse", "lightning_cli", "click", "typer", "absl", "yacs", "ml_collections"]
+Kind = Literal["unknown", "constants", "argparse", "configurator", "hf", "hf_trainer", "fire", "hydra",
+               "omegaconf", "omegaconf_cli", "tyro", "jsonargparse", "lightning_cli", "click", "typer", "absl",
+               "yacs", "ml_collections"]
 Verdict = Literal["proven", "refused", "unknown"]
 # problems (a word its parser refuses: the check fails) and doubts (a word it cannot prove: said, asked)
 Refusal = tuple[list[str], list[str]]
