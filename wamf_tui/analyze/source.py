@@ -80,6 +80,7 @@ HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last t
 # Libraries that make a function's parameters its flags: the call's last name -> the config system
 # (its first word is the module that must be imported for the call to be that library's).
 SAVE_HOOKS = frozenset({"register_save_state_pre_hook"})  # accelerate runs the function inside save_state()
+REQUIRED_FLAGS = ("mark_flag_as_required", "mark_flags_as_required")  # absl's
 SIGNATURE_CLIS = {"CLI": "jsonargparse", "Fire": "fire", "run": "typer", "cli": "tyro"}
 # The last name part of every call visit_Call acts on; any other call is only walked into.
 # absl's flag definitions: DEFINE_x(name, default, help); booleans are switched off with `--noname`
@@ -93,7 +94,7 @@ CALLS = frozenset(
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
         "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
-        "mark_flag_as_required", "Accelerator", "add_config_arguments", "ArgumentGroupFactory", "_add_action",
+        *REQUIRED_FLAGS, "Accelerator", "add_config_arguments", "ArgumentGroupFactory", "_add_action",
         *ABSL_DEFINES,
     })
 # The tables by the call's last name part: a call can only match an entry that ends like it.
@@ -792,10 +793,10 @@ class _Reader(ast.NodeVisitor):
             self._click(node, last)
         elif last in ABSL_DEFINES and "flags" in name:
             self._absl(node, last)
-        elif last == "mark_flag_as_required" and "flags" in name and node.args and self.rel == self.r.script:
-            flag = _str(node.args[0])
-            if flag:
-                self.r.required.append(Required(name=f"--{flag}", kind="option", file=self.rel, line=node.lineno))
+        elif last in REQUIRED_FLAGS and "flags" in name and node.args and self.rel == self.r.script:
+            listed = node.args[0].elts if isinstance(node.args[0], ast.List | ast.Tuple) else [node.args[0]]
+            self.r.required += [Required(name=f"--{flag}", kind="option", file=self.rel, line=node.lineno)
+                                for flag in map(_str, listed) if flag]  # `mark_flags_as_required([...])` too
         # HF TrainingArguments and Lightning Trainer keywords: the library runs the loop
         if last in ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"):
             self.r.kind = "training"
@@ -1550,7 +1551,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
         result.kind = "inference"
     if entry is not None:  # a system that sits on the parser found (yacs opts on argparse) takes it over
-        refine(*entry, root, result, lambda m: _module_path(root, m, script.parent))
+        refine(*entry, root, result, lambda m: _module_path(root, m, script.parent), command)
     given = _command_step_flag(command)
     if given and not any(c.name.startswith("-") for c in result.step_controls) and (
             result.config_system in FLAGS_UNREAD or result.parser_open):

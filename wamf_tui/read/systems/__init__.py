@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,10 +34,11 @@ def system(a: Analysis) -> ConfigSystem:
     return registry()[a.config_system]
 
 
-def refine(tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None]) -> None:
+def refine(tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
+           command: Sequence[str] = ()) -> None:
     """The entry's system, where one that sits on another parser (yacs opts on argparse) claims it and
     its settings are found."""
     for s in registry().values():
-        if isinstance(s, Refines) and s.uses(tree, a) and s.read(tree, rel, root, a, find):
+        if isinstance(s, Refines) and s.uses(tree, a) and s.read(tree, rel, root, a, find, command):
             a.config_system = s.kind
             return

@@ -64,6 +64,8 @@ class Refines(Protocol):
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         """Whether the entry's own parse call is this system's."""
 
-    def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None]) -> bool:
+    def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
+             command: Sequence[str] = ()) -> bool:
         """Its settings, into `a.flags` (name -> default as written) and `a.step_controls`; whether it found
-        them (only then is the entry this system's). `find`: the repo file of a module name."""
+        them (only then is the entry this system's). `find`: the repo file of a module name; `command`: the
+        job's arguments (the config file they name holds settings)."""

@@ -39,7 +39,8 @@ class OmegaConfCli(Dashed):
         return a.config_system in ("omegaconf", "unknown", "constants") and any(
             _last(n) == "from_cli" for n in ast.walk(tree))
 
-    def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None]) -> bool:
+    def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
+             command: Sequence[str] = ()) -> bool:
         classes: dict[str, tuple[ast.ClassDef, str]] = {
             n.name: (n, rel) for n in tree.body if isinstance(n, ast.ClassDef)}
         for path in imported_files(tree, rel, find, depth=2):

@@ -58,7 +58,8 @@ class Yacs(Argparse):
         """An opts argument of the entry's argparse (its `merge_from_list` may sit in a module it imports)."""
         return a.config_system == "argparse" and any(o in a.flags for o in OPTS)
 
-    def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None]) -> bool:
+    def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
+             command: Sequence[str] = ()) -> bool:
         found = False
         for path in imported_files(tree, rel, find, depth=2):
             module = parsed(path)
