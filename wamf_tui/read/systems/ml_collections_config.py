@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...model import Analysis
-from .base import Kind, Refusal, Verdict, documented, flag_name
+from .base import Refusal, Verdict, documented, flag_name
 from .modules import imports, parsed
 from .signature import Options
 
@@ -89,8 +89,7 @@ def _named(command: Sequence[str], flag: str) -> str | None:
 
 class MlCollections(Options):
     def __init__(self) -> None:
-        super().__init__("absl", negation=("__no_", "__no"))
-        self.kind: Kind = "ml_collections"
+        super().__init__("ml_collections", negation=("__no_", "__no"))
 
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         return a.config_system == "absl" and any(_last(n) == "DEFINE_config_file" for n in ast.walk(tree))

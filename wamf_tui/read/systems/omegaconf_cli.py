@@ -13,7 +13,7 @@ from pathlib import Path
 from ...model import Analysis, Fact, StepControl
 from .base import Kind, Refusal, Verdict
 from .common import Dashed
-from .modules import imported_files, parsed
+from .modules import Classes, classes_of, fields
 
 STEPS = re.compile(r"^(steps|max_steps|total_steps|train_steps|num_steps|max_iters|n_iters|iters|num_iterations)$")
 OUTPUT = re.compile(r"^(dump_dir|output_dir|out_dir|save_dir|log_dir|work_dir|checkpoint_dir|ckpt_dir)$")
@@ -25,13 +25,6 @@ def _last(node: ast.AST) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def _annotated(annotation: ast.expr | None) -> list[str]:
-    """The class names an annotation can hold (`Optional[DataArgs]` -> DataArgs)."""
-    return [n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)] if annotation is not None and not isinstance(
-        annotation, ast.Constant) and all(isinstance(n, ast.Name | ast.Subscript | ast.Load | ast.Tuple | ast.BinOp
-                                                     | ast.BitOr) for n in ast.walk(annotation)) else []
-
-
 class OmegaConfCli(Dashed):
     kind: Kind = "omegaconf_cli"
 
@@ -41,19 +34,13 @@ class OmegaConfCli(Dashed):
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
-        classes: dict[str, tuple[ast.ClassDef, str]] = {
-            n.name: (n, rel) for n in tree.body if isinstance(n, ast.ClassDef)}
-        for path in imported_files(tree, rel, find, depth=2):
-            where = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
-            for n in parsed(path).body:
-                if isinstance(n, ast.ClassDef):
-                    classes.setdefault(n.name, (n, where))
+        classes = classes_of(tree, rel, root, find)
         structured = [c.args[0] for c in ast.walk(tree) if _last(c) == "structured" and isinstance(c, ast.Call)
                       and c.args]
         named = [x.func.id if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) else
                  x.id if isinstance(x, ast.Name) else "" for x in structured]
         for name in (n for n in named if n in classes):
-            self._fields(name, "", classes, a, 0)
+            self._fields(name, classes, a)
         if not any(n in classes for n in named):  # over a structured base its fields are the whole set
             a.parser_open = "merges its dot-list over a config it does not type: a new key is added silently"
         for assign in (x for x in ast.walk(tree) if isinstance(x, ast.Assign)):  # keys the code reads off the
@@ -63,22 +50,14 @@ class OmegaConfCli(Dashed):
                                 and isinstance(x.value, ast.Name) and x.value.id in held and x.attr not in a.flags})
         return True
 
-    def _fields(self, name: str, prefix: str, classes: dict[str, tuple[ast.ClassDef, str]], a: Analysis,
-                depth: int) -> None:
-        node, where = classes[name]
-        for s in (x for x in node.body if isinstance(x, ast.AnnAssign)):
-            if not isinstance(s.target, ast.Name):
-                continue
-            key = prefix + s.target.id
-            nested = next((c for c in _annotated(s.annotation) if c in classes), None)
-            if nested is not None and depth < 4:
-                self._fields(nested, key + ".", classes, a, depth + 1)
-                continue
+    def _fields(self, name: str, classes: Classes, a: Analysis) -> None:
+        for key, s, where in fields(name, classes):
             default = ast.unparse(s.value)[:80] if s.value is not None else None
             a.flags[key] = default
-            if STEPS.match(s.target.id) and default and default.isdigit():
+            leaf = key.split(".")[-1]
+            if STEPS.match(leaf) and default and default.isdigit():
                 a.step_controls.insert(0, StepControl(name=key, file=where, line=s.lineno, default=default))
-            if OUTPUT.match(s.target.id):
+            if OUTPUT.match(leaf):
                 a.output_dirs.append(Fact(name=key, off_switch=key, file=where, line=s.lineno))
 
     def accepts(self, a: Analysis, word: str, given: Sequence[str] = ()) -> Verdict:

@@ -44,7 +44,7 @@ class Options(Signature):
     def refusal(self, a: Analysis, args: Sequence[str], name: str, given: Sequence[str] = ()) -> Refusal:
         if not a.flags:
             return Dashed.refusal(self, a, args, name, given)
-        negated = "--no-" if self.kind == "click" else "--no"
+        negated = "--no-" if self.kind == "click" else "--no"  # absl's and those built on it
         known = set(a.flags) | {negated + f[2:] for f in a.flags}
         return [f"{flag_name(w)} is not an option of {name} ({system_label(self.kind)})" for w in args
                 if w.startswith("--") and flag_name(w) not in known], []
