@@ -86,3 +86,14 @@ def test_over_an_untyped_config_a_new_key_is_unproven_not_refused(tmp_path):
     said = check_run("python train.py config=c.yaml steps=3", root, a)
     assert said.problems == [] and said.warnings == [
         "steps: not a key of train.py's config as read; OmegaConf adds it silently"]
+
+
+def test_the_yaml_the_command_names_sets_values_over_the_dataclass_defaults(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": TRAIN, "lib/__init__.py": "", "lib/args.py": ARGS,
+                                        "configs/debug.yaml": "dump_dir: /tmp/x\nsteps: 200\ndata:\n  batch_size: 4\n"})
+    command = ["config=configs/debug.yaml", "data.batch_size=2"]
+    a = analyze_script(root / "train.py", root, command)
+    assert {k: (a.resolved[k].value, a.resolved[k].source) for k in ("steps", "data.batch_size", "data.root_dir")} \
+        == {"steps": ("200", "configs/debug.yaml:2"), "data.batch_size": ("2", "command"),
+            "data.root_dir": ("'data/shuffled'", "default")}
+    assert propose(a, 30, "speed", command)[0].what == "total steps cut to 30 (was 200, configs/debug.yaml:2)"

@@ -100,3 +100,17 @@ def test_the_opts_list_of_the_command_keeps_its_pairs_and_gets_the_changes_after
     run = run_command(state)
     assert run.endswith("tools/train.py --opts MODEL.DEVICE cpu SOLVER.MAX_ITER 30 OUTPUT_DIR runs/wamf-bench")
     assert run.count("--opts") == 1
+
+
+def test_values_resolve_over_the_defaults_from_the_config_file_the_command_names(tmp_path):
+    """`cfg.merge_from_file(args.config_file)`: its values win over `_C`'s, the command's opts over both;
+    each value keeps where it came from."""
+    root = make_repo(tmp_path / "job", {"tools/train.py": TRAIN.replace("{opts}", '"--opts"'),
+                                        "config/__init__.py": PACKAGE, "config/defaults.py": DEFAULTS,
+                                        "configs/small.yml": "SOLVER:\n  BASE_LR: 0.1\n  MAX_ITER: 500\n"})
+    command = ["--config_file", "configs/small.yml", "--opts", "SOLVER.BASE_LR", "0.5"]
+    a = analyze_script(root / "tools/train.py", root, command)
+    assert {k: (r.value, r.source) for k, r in a.resolved.items() if k.startswith("SOLVER.")} == {
+        "SOLVER.MAX_ITER": ("500", "configs/small.yml:3"), "SOLVER.BASE_LR": ("0.5", "command")}
+    assert a.resolved["MODEL.DEVICE"].source == "default"
+    assert propose(a, 30, "speed", command)[0].what == "total steps cut to 30 (was 500, configs/small.yml:3)"

@@ -20,7 +20,7 @@ from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, s
 from .analyze.subcommands import called, dispatch, reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, LaunchCommand
-from .read.systems import system
+from .read.systems.registry import system
 
 
 @dataclass

@@ -18,7 +18,7 @@ from ..detect.launch import format_command, parse_launch
 from ..model import GIVEN, Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
 from ..read.hydra_overrides import ENV, is_override
 from ..read.settings import accepts, flag_name
-from ..read.systems import system
+from ..read.systems.registry import system
 from ..read.values import dest
 from ..wording import system_label
 from .hydra_config import cpu_trainers
@@ -303,22 +303,24 @@ def default_steps(a: Analysis, args: list[str] | tuple[str, ...] = ()) -> int | 
     """The proposed step count, or None to keep the whole job: a job whose total (as its command sets
     it, else its default) is already within one benchmark run is left whole, as the spec asks."""
     control = _step_control(a)
-    total = _total(control, args)
+    total = _total(control, args, a)
     if total and total.isdigit() and 0 < int(total) <= DEFAULT_STEPS and control and "epoch" not in control.name:
         return None
     return DEFAULT_STEPS
 
 
-def _total(control: StepControl | None, args: list[str] | tuple[str, ...]) -> str | None:
-    """The job's step total: the value its command gives the step flag (`--num_iterations 18865`), else
-    the flag's default. A default of 10 says nothing about a command that asks for 18865."""
+def _total(control: StepControl | None, args: list[str] | tuple[str, ...], a: Analysis | None = None) -> str | None:
+    """The job's step total: the value its command gives the step flag (`--num_iterations 18865`), else the
+    config file's it names, else the flag's default. A default of 10 says nothing of a command that asks for
+    18865."""
     if control is None:
         return None
     for i, word in enumerate(args):
         name, eq, value = word.partition("=")
         if name == control.name:
             return value if eq else (args[i + 1] if i + 1 < len(args) else None)
-    return control.default
+    said = a.resolved.get(control.name) if a is not None else None
+    return said.value if said is not None and said.source != "default" and said.value else control.default
 
 
 def _step_control(a: Analysis) -> StepControl | None:
@@ -384,10 +386,13 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     wrapper_cap = False
     control = _step_control(a)
     parser, hydra = system(a), a.config_system == "hydra"
-    total = _total(control, args)
-    if control is not None and not control.name.startswith("-") and control.file != a.script:
+    total = _total(control, args, a)
+    if control is not None and not parser.settable(a, control.name) and control.file != a.script:
         total = None  # a name read in a module the entry imports (`max_iter = iteration`) says nothing of its total
-    was = f" (was {total})" if total and total not in UNSET_DEFAULTS else ""
+    said = a.resolved.get(control.name) if control is not None else None
+    where = f", {said.source}" if said is not None and said.source not in ("default", "command") \
+        and said.value == total else ""  # the config file the command names set it
+    was = f" (was {total}{where})" if total and total not in UNSET_DEFAULTS else ""
     if steps is None:
         changes.append(BenchmarkChange(what=f"whole job kept{was}", how="no step limit", why="it fits in one run"))
     else:

@@ -24,7 +24,7 @@ from ..files import digest, read_regular
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..read.branches import dead_lines
 from ..read.inputs import paths_needed, required_by_use
-from ..read.systems import refine
+from ..read.systems.registry import refine
 from ..read.values import resolved, settings_objects
 from ..read.writes import folder_flags
 from ..visible import gated

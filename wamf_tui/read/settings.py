@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import Analysis
-from .systems import system
 from .systems.base import Verdict, flag_name
+from .systems.registry import system
 
 __all__ = ["Verdict", "accepts", "flag_name"]
 

@@ -55,6 +55,9 @@ class ConfigSystem(Protocol):
     def line(self, a: Analysis, args: Sequence[str], added: Sequence[str]) -> list[str]:
         """The command's own `args` with the changes' words `added`, in the order this parser reads them."""
 
+    def values(self, a: Analysis, args: Sequence[str]) -> dict[str, str]:
+        """The settings the command's `args` set, by the names `a.flags` holds, as written."""
+
 
 @runtime_checkable
 class Refines(Protocol):

@@ -51,3 +51,16 @@ class Dashed:
 
     def line(self, a: Analysis, args: Sequence[str], added: Sequence[str]) -> list[str]:
         return [*args, *added]
+
+    def values(self, a: Analysis, args: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for i, word in enumerate(args):
+            name, eq, value = word.partition("=")
+            if not name.startswith("-"):
+                continue
+            if not eq:  # `--k v`; a switch alone is its own "True"
+                following = args[i + 1] if i + 1 < len(args) else ""
+                value = following if following and not following.startswith("-") and a.flags.get(name) not in (
+                    "False", "True") else "True"
+            out[name] = value
+        return out

@@ -28,7 +28,11 @@ class Hydra(Dashed):
         return True  # a config key: an override sets it
 
     def groups(self, words: Sequence[str]) -> list[list[str]]:
-        return [[w] for w in words]  # every word is one `key=value`
+        return [[w] for w in words]
+
+    def values(self, a: Analysis, args: Sequence[str]) -> dict[str, str]:
+        said = (w.partition("=") for w in args)
+        return {k.lstrip("+"): v for k, eq, v in said if eq and not k.startswith("-")}  # every word is one `key=value`
 
 
 SYSTEMS = (Hydra(),)

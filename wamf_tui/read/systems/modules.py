@@ -4,9 +4,11 @@ config module): found by import name through the reader's own resolver, parsed o
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
+
+from ...model import Resolved
 
 
 @lru_cache(maxsize=64)
@@ -82,3 +84,44 @@ def fields(name: str, classes: Classes, prefix: str = "", depth: int = 0) -> Ite
             yield from fields(nested, classes, key + ".", depth + 1)
         else:
             yield key, s, where
+
+
+MAX_LEAVES = 5000  # a YAML whose aliases expand past this is read no further
+
+
+def yaml_leaves(path: Path, rel: str) -> dict[str, Resolved]:
+    """Each leaf of a YAML config file by its dotted key (`SOLVER.MAX_EPOCHS`), as written, with its `rel:line`;
+    empty where the file cannot be read. Composed, not constructed: nothing in it runs or expands past
+    MAX_LEAVES."""
+    import yaml  # PyYAML: a dependency of the app, imported where a YAML config is read
+
+    try:
+        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return {}
+    out: dict[str, Resolved] = {}
+    stack: list[tuple[str, yaml.Node]] = [("", node)] if node is not None else []
+    while stack and len(out) < MAX_LEAVES:
+        prefix, at = stack.pop()
+        if isinstance(at, yaml.MappingNode):
+            stack += [(f"{prefix}{k.value}." if isinstance(k, yaml.ScalarNode) else prefix, v)
+                      for k, v in reversed(at.value)]
+        elif prefix:
+            text = at.value if isinstance(at, yaml.ScalarNode) else "[...]"
+            out[prefix[:-1]] = Resolved(value=str(text)[:80], source=f"{rel}:{at.start_mark.line + 1}")
+    return out
+
+
+def named_file(command: Sequence[str], root: Path, flags: Sequence[str] = (), suffixes: tuple[str, ...] = (
+        ".yaml", ".yml")) -> tuple[Path, str] | None:
+    """The config file the command names: the value of one of `flags` (`--config_file x.yml`, `config=x.yaml`),
+    or else the first word that is a file of the checkout with one of `suffixes`; its path and its name."""
+    words = list(command)
+    for i, word in enumerate(words):
+        name, eq, value = word.partition("=")
+        if flags and name not in flags:
+            continue
+        value = (value if eq else words[i + 1] if flags and i + 1 < len(words) else name).strip("'\"")
+        if value.endswith(suffixes) and (root / value).is_file():
+            return root / value, value
+    return None

@@ -13,7 +13,7 @@ from pathlib import Path
 from ...model import Analysis, Fact, StepControl
 from .base import Kind, Refusal, Verdict
 from .common import Dashed
-from .modules import Classes, classes_of, fields
+from .modules import Classes, classes_of, fields, named_file, yaml_leaves
 
 STEPS = re.compile(r"^(steps|max_steps|total_steps|train_steps|num_steps|max_iters|n_iters|iters|num_iterations)$")
 OUTPUT = re.compile(r"^(dump_dir|output_dir|out_dir|save_dir|log_dir|work_dir|checkpoint_dir|ckpt_dir)$")
@@ -48,6 +48,9 @@ class OmegaConfCli(Dashed):
                 held = {t.id for t in assign.targets if isinstance(t, ast.Name)}
                 a.flags.update({x.attr: None for x in ast.walk(tree) if isinstance(x, ast.Attribute)
                                 and isinstance(x.value, ast.Name) and x.value.id in held and x.attr not in a.flags})
+        loaded = named_file(command, root, ["config"])
+        if loaded is not None:  # `OmegaConf.load(cli.config)` merged over the defaults
+            a.resolved.update(yaml_leaves(*loaded))
         return True
 
     def _fields(self, name: str, classes: Classes, a: Analysis) -> None:
@@ -85,6 +88,10 @@ class OmegaConfCli(Dashed):
 
     def groups(self, words: Sequence[str]) -> list[list[str]]:
         return [[w] for w in words]
+
+    def values(self, a: Analysis, args: Sequence[str]) -> dict[str, str]:
+        said = (w.partition("=") for w in args)
+        return {k.lstrip("+"): v for k, eq, v in said if eq and not k.startswith("-")}
 
 
 SYSTEMS = (OmegaConfCli(),)

@@ -13,7 +13,7 @@ from pathlib import Path
 from ...model import Analysis, Fact, StepControl
 from .argparser import Argparse
 from .base import Kind, Refusal, Verdict
-from .modules import imported_files, parsed
+from .modules import imported_files, named_file, parsed, yaml_leaves
 
 NODES = ("CN", "CfgNode")  # the call that makes a config node
 OPTS = ("opts", "--opts")
@@ -74,6 +74,10 @@ class Yacs(Argparse):
                     a.output_dirs.append(Fact(name=key, off_switch=key, file=where, line=line))
                 if ITERS.match(key.split(".")[-1]) and default.isdigit():
                     a.step_controls.insert(0, StepControl(name=key, file=where, line=line, default=default))
+        files = [f for f in a.flags if f.startswith("-") and ("config" in f or "cfg" in f)]
+        named = named_file(command, root, files) if found else None
+        if named is not None:  # `cfg.merge_from_file(args.config_file)`: its values over the defaults
+            a.resolved.update({k: v for k, v in yaml_leaves(*named).items() if k in a.flags})
         return found
 
     def accepts(self, a: Analysis, word: str, given: Sequence[str] = ()) -> Verdict:
@@ -110,6 +114,10 @@ class Yacs(Argparse):
         if last >= 0 and "=" not in args[last] and a.flags.get(args[last].split("=")[0]) not in ("False", "True"):
             last += 1  # the flag's value
         return list(args[:last + 1]), list(args[last + 1:])
+
+    def values(self, a: Analysis, args: Sequence[str]) -> dict[str, str]:
+        head, pairs = self.split(a, args)
+        return {**super().values(a, head), **dict(zip(pairs[::2], pairs[1::2], strict=False))}
 
     def refusal(self, a: Analysis, args: Sequence[str], name: str, given: Sequence[str] = ()) -> Refusal:
         head, pairs = self.split(a, args)
