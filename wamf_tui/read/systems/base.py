@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 Kind = Literal["unknown", "constants", "argparse", "configurator", "hf", "hf_trainer", "fire", "hydra",
                "omegaconf", "omegaconf_cli", "tyro", "jsonargparse", "lightning_cli", "click", "typer", "absl",
-               "yacs", "ml_collections", "simple_parsing"]
+               "yacs", "ml_collections", "simple_parsing", "configargparse"]
 Verdict = Literal["proven", "refused", "unknown"]
 # problems (a word its parser refuses: the check fails) and doubts (a word it cannot prove: said, asked)
 Refusal = tuple[list[str], list[str]]
