@@ -1,6 +1,5 @@
-"""Entries whose flags the reading cannot see whole: no parser found, constants in the code, a LightningCLI
-over classes (its Trainer table aside), OmegaConf read without a modelled CLI. A flag is proven only by the
-reading or the documented command."""
+"""Entries whose flags the reading cannot see whole: no parser found, constants in the code, OmegaConf read
+without a modelled CLI. A flag is proven only by the reading or the documented command."""
 
 from __future__ import annotations
 
@@ -13,4 +12,4 @@ class Unread(Dashed):
         self.kind = kind
 
 
-SYSTEMS = (Unread("unknown"), Unread("constants"), Unread("lightning_cli"), Unread("omegaconf"))
+SYSTEMS = (Unread("unknown"), Unread("constants"), Unread("omegaconf"))
