@@ -51,3 +51,16 @@ def test_the_config_file_sets_values_and_the_run_line_takes_argparse_flags(tmp_p
         "proven", "proven", "refused")
     bad = check_run("python run.py --config configs/lego.txt --expname x", root, a)
     assert bad.problems == ["--expname is not an option of run.py"]
+
+
+def test_a_data_path_the_config_file_gives_that_is_not_here_is_asked_for(tmp_path):
+    """`datadir = ./data/lego` in the named config, absent from the checkout: the check names it, as required."""
+    run = RUN.replace('    parser.add_argument("--no_batching"', '    parser.add_argument("--datadir", type=str)\n'
+                      '    parser.add_argument("--no_batching"')
+    root = make_repo(tmp_path / "job", {"run.py": run, "configs/lego.txt": "datadir = ./data/lego\n",
+                                        "configs/here.txt": "datadir = ./configs\n"})
+    a = analyze_script(root / "run.py", root, ["--config", "configs/lego.txt"])
+    assert [(r.name, r.file, r.line) for r in a.required] == [("--datadir", "configs/lego.txt", 1)]
+    assert check_run("python run.py --config configs/lego.txt", root, a).problems == ["run.py requires --datadir"]
+    assert check_run("python run.py --config configs/lego.txt --datadir /d", root, a).problems == []
+    assert analyze_script(root / "run.py", root, ["--config", "configs/here.txt"]).required == []

@@ -4,11 +4,12 @@ config module): found by import name through the reader's own resolver, parsed o
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from ...model import Resolved
+from ...model import Required, Resolved
 
 
 @lru_cache(maxsize=64)
@@ -125,3 +126,24 @@ def named_file(command: Sequence[str], root: Path, flags: Sequence[str] = (), su
         if value.endswith(suffixes) and (root / value).is_file():
             return root / value, value
     return None
+
+
+# a setting that names data the job reads (not a folder it writes): `data.root_dir`, `--datadir`, `DATA_PATH`
+INPUT = re.compile(r"(^|[._-])(data|dataset|train|val|root)_?(dir|path|root|file|files|list)s?$|^(datadir|root_dir)$",
+                   re.I)
+
+
+def absent_inputs(resolved: Mapping[str, Resolved], root: Path) -> list[Required]:
+    """Data paths the config file the command names sets that are not on this machine (relative ones from
+    the repo root, where the job runs): the user must give their own, so they are asked for by name."""
+    out = []
+    for key, said in resolved.items():
+        file, _, line = said.source.rpartition(":")
+        value = (said.value or "").strip("'\"")
+        if not file or not line.isdigit() or not INPUT.search(key.lstrip("-")) or not value or value == "???" \
+                or "://" in value or any(c in value for c in "${}*?[]"):
+            continue
+        path = Path(value).expanduser()
+        if not (path if path.is_absolute() else root / path).exists():
+            out.append(Required(name=key, kind="option" if key.startswith("-") else "hydra", file=file, line=int(line)))
+    return out

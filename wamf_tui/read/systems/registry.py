@@ -12,6 +12,7 @@ from pathlib import Path
 from ...model import Analysis
 from ..values import layered
 from .base import ConfigSystem, Kind, Refines
+from .modules import absent_inputs
 
 
 @cache
@@ -38,3 +39,6 @@ def refine(tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[
             a.config_system = s.kind
             break
     a.resolved = layered(a.flags, a.resolved, system(a).values(a, command))
+    if a.config_system != "yacs":  # its opts pairs are no `--flag` nor `key=value` the check could find given
+        named = {r.name for r in a.required}
+        a.required += [r for r in absent_inputs(a.resolved, root) if r.name not in named]
