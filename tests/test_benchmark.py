@@ -289,7 +289,7 @@ def test_an_hf_trainer_job_gets_the_trainers_own_switches_and_no_wrapper(tmp_pat
     from wamf_tui.model import InitState
 
     root, a, _ = changes(tmp_path, {"train.py": HF_JOB})
-    assert a.config_system == "HfArgumentParser (TrainingArguments)"
+    assert a.config_system == "hf_trainer"
     assert a.flags["--max_len"] == "512" and a.flags["--optim"] == "'adamw_torch'" and "--save_strategy" in a.flags
     command = ("torchrun --nproc_per_node=4 train.py --data_path d.json --bf16 True --evaluation_strategy steps "
                "--save_strategy steps --report_to wandb --do_eval --push_to_hub")

@@ -472,9 +472,9 @@ def test_a_dispatchers_function_cli_gives_the_subcommands_flags(tmp_path):
         "src/tool/generate.py": "import torch\ndef main():\n    model.generate()\n",
         "src/tool/pretrain.py": setup,
     })
-    assert (state.launch.function, state.launch.function_cli) == ("setup", "jsonargparse CLI")
+    assert (state.launch.function, state.launch.function_cli) == ("setup", "jsonargparse")
     a = state.analysis
-    assert a.config_system == "jsonargparse CLI" and a.flags["--train.save_interval"] == "100"
+    assert a.config_system == "jsonargparse" and a.flags["--train.save_interval"] == "100"
     on = [f for c in state.changes if c.enabled for f in c.flags]
     assert "--train.save_interval=1000000000" in on and "--out_dir=runs/wamf-bench" in on
     consoles, writing = state.detected.scripts.consoles, wrapper_path(state)
@@ -621,7 +621,7 @@ def test_a_thin_entrys_trainer_parser_in_the_module_it_calls_gives_the_switches(
         "scripts/finetune.sh": 'deepspeed pkg/train_mem.py --data_path d.json --packing no --evaluation_strategy "no" '
                                '--save_strategy "steps" --save_steps 500 --report_to wandb\n'},
                                   {"script": "pkg/train_mem.py"})
-    assert state.analysis.config_system == "HfArgumentParser (TrainingArguments)"
+    assert state.analysis.config_system == "hf_trainer"
     assert run_of(root, state) == ("deepspeed pkg/train_mem.py --data_path d.json --packing no --save_steps 500 "
                                    "--max_steps=30 "
                                    "--report_to none --save_strategy no --evaluation_strategy no "

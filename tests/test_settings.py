@@ -51,7 +51,7 @@ def test_a_trainer_tables_flags_are_never_added_to_a_fire_job(tmp_path):
     ("click", {"--shuffle": "True"}, "--no-shuffle", "proven"),
     ("absl", {"--use_x": "True"}, "--nouse_x", "proven"),
     ("absl", {"--use_x": "True"}, "--use_y=1", "refused"),
-    ("HfArgumentParser", {"--max_steps": "-1"}, "--new_field 1", "unknown"),
+    ("hf", {"--max_steps": "-1"}, "--new_field 1", "unknown"),
     ("hydra", {"trainer.max_steps": "-1"}, "trainer.max_steps=3", "unknown"),
 ])
 def test_what_each_parser_proves(system, flags, word, verdict):

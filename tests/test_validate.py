@@ -12,6 +12,7 @@ from conftest import make_repo
 
 from wamf_tui.analyze.wrapper import WRAPPER
 from wamf_tui.validate import check_run
+from wamf_tui.wording import system_label
 
 WAMF = str(Path(sys.executable).parent / "wamf-tui")
 LOOP = "for step in range(10):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
@@ -181,7 +182,8 @@ def test_a_cli_made_from_a_functions_parameters_has_those_flags(tmp_path, librar
     ok = check_run(f"python train.py {flag}=runs/x {steps}=30", root, a)
     assert ok.problems == [] and ok.warnings == []
     typo = check_run(f"python train.py {flag}s=runs/x", root, a)
-    said = f"{flag}s is not among the parameters (or dataclass fields) train.py's {a.config_system} is made from"
+    said = (f"{flag}s is not among the parameters (or dataclass fields) train.py's {system_label(a.config_system)} "
+            "is made from")
     assert (typo.problems, typo.warnings) == ([said], [])  # fire too: "Could not consume arg"
 
 

@@ -19,6 +19,7 @@ from typing import Annotated  # noqa: E402
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer  # noqa: E402
 
+from .read.systems.base import Kind  # noqa: E402
 from .visible import RepoText  # noqa: E402
 
 _FS = "fs-bytes:"  # a path that is not UTF-8 (a byte from another encoding in a folder name), saved as hex
@@ -295,6 +296,13 @@ class HydraTree(BaseModel):
     note: RepoText = ""
 
 
+class Resolved(BaseModel):
+    """A setting's value as the job's own parser resolves it for the command read, and where it came from."""
+
+    value: RepoText | None
+    source: RepoText = "default"  # "default", the config file's "path:line", or "command"
+
+
 class Analysis(BaseModel):
     script: RepoText
     kind: Literal["training", "inference", "unknown"] = "unknown"
@@ -324,7 +332,9 @@ class Analysis(BaseModel):
     modelled: list[RepoText] = []  # flags a model of its config proves beyond its parser's (tyro's classes)
     module: RepoText | None = None  # the entry as a module (`pkg.train`), when it sits in a package
     module_root: RepoText = ""  # the folder `python -m` runs it from
-    config_system: RepoText = "unknown"
+    config_system: Kind = "unknown"
+    # setting -> its value: defaults, then the config file the command names, then the command (`read.values`)
+    resolved: dict[RepoText, Resolved] = {}
     hydra: HydraTree | None = None  # a Hydra app's composed config
     train_loop: Span | None = None  # the outermost loop around the training step, in its function
     train_scope: Span | None = None  # that function (or the whole module)

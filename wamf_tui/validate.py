@@ -20,8 +20,7 @@ from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, s
 from .analyze.subcommands import called, dispatch, reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, LaunchCommand
-from .read.hydra_overrides import hydra_overrides
-from .read.settings import accepts
+from .read.systems.registry import system
 
 
 @dataclass
@@ -145,55 +144,7 @@ def _needs(launch: LaunchCommand, a: Analysis) -> list[str]:
 
 
 def _flags(args: list[str], a: Analysis, entry: str, documented: Sequence[str] = ()) -> tuple[list[str], list[str]]:
-    """Every `--flag` of the run line against the entry's parser; `documented`: the repo's own command for the
-    entry, whose flags are proof where the parser cannot be read whole."""
-    given = [w for w in args if w.startswith("--")]
-    name = Path(entry).name
-    if a.config_system == "configurator":
-        problems = [f"{w}: the configurator takes --key=value only" for w in given if "=" not in w]
-        known = set(a.module_globals)
-        problems += [f"{w.split('=')[0]} is not a setting of {name}" for w in given
-                     if "=" in w and w[2:].split("=")[0] not in known]
-        return problems, []
-    if a.config_system == "hydra":
-        return hydra_overrides(args, a.hydra, name)
-    if a.config_system.startswith("HfArgumentParser") and a.flags:
-        # fields come from the job's dataclasses and a table of TrainingArguments: one the installed
-        # transformers adds may be missing from the table, so an unknown one is said, not refused
-        unknown = [w.split("=")[0] for w in given if accepts(a, w, documented) != "proven"]
-        return [], [f"{f} is not a field of {name}'s dataclasses nor of TrainingArguments as wamf-tui knows it; "
-                    "check it" for f in unknown]
-    if a.config_system in ("jsonargparse CLI", "fire", "typer", "tyro") and a.flags:
-        # the parameters of the function the CLI is made from: the whole set of its flags
-        known = {f.replace("-", "_") for f in a.flags}
-        unknown = [w.split("=")[0] for w in given if w.split("=")[0].replace("-", "_") not in known
-                   and accepts(a, w, documented) != "proven"]
-        said = [f"{f} is not among the parameters (or dataclass fields) {name}'s {a.config_system} is made from"
-                for f in unknown]
-        # fire refuses an argument it cannot consume, unless the function takes **kwargs
-        return ([], said) if a.parser_open else (said, [])
-    if a.config_system in ("click", "absl") and a.flags:  # both refuse an option they do not define
-        negated = "--no-" if a.config_system == "click" else "--no"  # `--no-shuffle`; absl's `--nouse_x`
-        known = set(a.flags) | {negated + f[2:] for f in a.flags}
-        return [f"{w.split('=')[0]} is not an option of {name} ({a.config_system})" for w in given
-                if w.split("=")[0] not in known], []
-    if a.config_system != "argparse":
-        how = "its flags could not be read from the code" if a.config_system in ("unknown", "constants") \
-            else f"it reads its flags with {a.config_system}"
-        # a flag its documented command gives, or a model of its config derives (tyro's classes), is proven
-        unknown = [w.split("=")[0] for w in given if accepts(a, w, documented) != "proven"]
-        return [], ([f"{', '.join(unknown)}: {how}, so not proven ({name})"] if unknown else [])
-    if a.parser_open:  # what it declares is its own; another flag may be passed on, or dropped
-        unknown = [w.split("=")[0] for w in given if accepts(a, w, documented) != "proven"]
-        return [], [f"{', '.join(unknown)}: not declared, and {name} {a.parser_open}"] if unknown else []
-    options = [f for f in a.flags if f.startswith("-")]
-    problems = []
-    for w in given:
-        flag = w.split("=")[0]
-        if flag in options:
-            continue
-        matches = [o for o in options if o.startswith(flag)]
-        if len(matches) != 1:  # argparse takes an unambiguous prefix, nothing else
-            problems.append(f"{flag} is not an option of {name}" + (f" (could be {', '.join(matches[:3])})"
-                                                                   if matches else ""))
-    return problems, []
+    """Every word of the run line against the entry's own parser (its config system's module says which it
+    refuses and which it cannot prove); `documented`: the repo's own command for the entry, whose flags are
+    proof where the parser cannot be read whole."""
+    return system(a).refusal(a, args, Path(entry).name, documented)

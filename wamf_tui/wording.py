@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from .model import InitState, Register
+from .read.systems.base import Kind
 from .visible import visible
 
 
@@ -327,3 +328,18 @@ KEYS = (
     ("c / p", "after writing: copy the optimize command / the contract path (tmux's buffer, or OSC 52)"),
     ("ctrl+q", "quit; answers are saved and the next start offers to resume"),
 )
+
+
+# Each config system as a reader names it: the only place its name is a sentence.
+SYSTEM_LABELS: dict[Kind, str] = {
+    "unknown": "unknown", "constants": "constants in the code", "argparse": "argparse",
+    "configurator": "configurator", "hf": "HfArgumentParser", "hf_trainer": "HfArgumentParser (TrainingArguments)",
+    "fire": "fire", "hydra": "hydra", "omegaconf": "OmegaConf", "omegaconf_cli": "OmegaConf dot-list (from_cli)", "tyro": "tyro", "jsonargparse": "jsonargparse CLI",
+    "lightning_cli": "LightningCLI", "click": "click", "typer": "typer", "absl": "absl",
+    "yacs": "yacs (KEY VALUE opts)", "ml_collections": "absl with an ml_collections config",
+    "simple_parsing": "simple_parsing", "configargparse": "configargparse",
+}
+
+
+def system_label(kind: Kind) -> str:
+    return SYSTEM_LABELS[kind]

@@ -18,7 +18,9 @@ from ..detect.launch import format_command, parse_launch
 from ..model import GIVEN, Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
 from ..read.hydra_overrides import ENV, is_override
 from ..read.settings import accepts, flag_name
+from ..read.systems.registry import system
 from ..read.values import dest
+from ..wording import system_label
 from .hydra_config import cpu_trainers
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
@@ -301,22 +303,24 @@ def default_steps(a: Analysis, args: list[str] | tuple[str, ...] = ()) -> int | 
     """The proposed step count, or None to keep the whole job: a job whose total (as its command sets
     it, else its default) is already within one benchmark run is left whole, as the spec asks."""
     control = _step_control(a)
-    total = _total(control, args)
+    total = _total(control, args, a)
     if total and total.isdigit() and 0 < int(total) <= DEFAULT_STEPS and control and "epoch" not in control.name:
         return None
     return DEFAULT_STEPS
 
 
-def _total(control: StepControl | None, args: list[str] | tuple[str, ...]) -> str | None:
-    """The job's step total: the value its command gives the step flag (`--num_iterations 18865`), else
-    the flag's default. A default of 10 says nothing about a command that asks for 18865."""
+def _total(control: StepControl | None, args: list[str] | tuple[str, ...], a: Analysis | None = None) -> str | None:
+    """The job's step total: the value its command gives the step flag (`--num_iterations 18865`), else the
+    config file's it names, else the flag's default. A default of 10 says nothing of a command that asks for
+    18865."""
     if control is None:
         return None
     for i, word in enumerate(args):
         name, eq, value = word.partition("=")
         if name == control.name:
             return value if eq else (args[i + 1] if i + 1 < len(args) else None)
-    return control.default
+    said = a.resolved.get(control.name) if a is not None else None
+    return said.value if said is not None and said.source != "default" and said.value else control.default
 
 
 def _step_control(a: Analysis) -> StepControl | None:
@@ -339,16 +343,13 @@ def _number(a: Analysis, pattern: re.Pattern[str], first: str | None = None) -> 
     return None
 
 
-def _eval_batches_cut(a: Analysis) -> str | None:
+def _eval_batches_cut(a: Analysis) -> list[str] | None:
     """The job's own setting of how many batches an eval reads (`eval_iters`), set to EVAL_BATCHES_MIN in the
     spelling its parser takes; None where it has none or is already that small."""
     found = _number(a, _EVAL_BATCHES)
     if found is None or found[1] <= EVAL_BATCHES_MIN or found[0].startswith("limit_"):
         return None
-    name = found[0]
-    if a.config_system == "configurator":
-        return f"--{name}={EVAL_BATCHES_MIN}"
-    return f"{name}={EVAL_BATCHES_MIN}" if name.startswith("--") else None
+    return system(a).render(a, found[0], EVAL_BATCHES_MIN) if system(a).settable(a, found[0]) else None
 
 
 def checkpoint_price(a: Analysis, off_switch: str | None) -> str:
@@ -384,20 +385,22 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     changes: list[BenchmarkChange] = []
     wrapper_cap = False
     control = _step_control(a)
-    hydra = a.config_system == "hydra"
-    total = _total(control, args)
-    if control is not None and not control.name.startswith("-") and control.file != a.script:
+    parser, hydra = system(a), a.config_system == "hydra"
+    total = _total(control, args, a)
+    if control is not None and not parser.settable(a, control.name) and control.file != a.script:
         total = None  # a name read in a module the entry imports (`max_iter = iteration`) says nothing of its total
-    was = f" (was {total})" if total and total not in UNSET_DEFAULTS else ""
+    said = a.resolved.get(control.name) if control is not None else None
+    where = f", {said.source}" if said is not None and said.source not in ("default", "command") \
+        and said.value == total else ""  # the config file the command names set it
+    was = f" (was {total}{where})" if total and total not in UNSET_DEFAULTS else ""
     if steps is None:
         changes.append(BenchmarkChange(what=f"whole job kept{was}", how="no step limit", why="it fits in one run"))
     else:
         flags: list[str]
         env: list[str]
-        if control is not None and (control.name.startswith("--") or hydra):  # Hydra overrides are key=value
-            flags, env, how = [f"{control.name}={steps}"], [], f"{control.name}={steps}"
-        elif control is not None and a.config_system == "configurator":
-            flags, env, how = [f"--{control.name}={steps}"], [], f"--{control.name}={steps}"
+        if control is not None and parser.settable(a, control.name):  # in the spelling its parser takes
+            flags, env = parser.render(a, control.name, steps), []
+            how = " ".join(flags)
         elif _by_hand(a) and (epochs := _epoch_control(a)) is not None:  # nothing counts steps: the fewest
             flags, env, how = [f"{epochs.name}=1"], [], f"{epochs.name}=1 (one epoch: its weights are updated by " \
                 "hand, so no optimizer step can be counted)"
@@ -534,10 +537,10 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
                                                                if still else "excluded")
             + f"; {eval_price(a)}"))
-        if cut is not None and not any(cut in c.flags for c in changes):  # it runs whatever the cap: as few
+        if cut is not None and not any(c.flags == cut for c in changes):  # it runs whatever the cap: as few
             changes.append(BenchmarkChange(  # of its batches as its own setting allows
-                what=f"batches of eval {e.name} ({e.file}:{e.line}) cut to {EVAL_BATCHES_MIN}", how=cut,
-                flags=[cut], why="it runs whatever the step cap; its cost is timed, its result is not checked"))
+                what=f"batches of eval {e.name} ({e.file}:{e.line}) cut to {EVAL_BATCHES_MIN}", how=" ".join(cut),
+                flags=cut, why="it runs whatever the step cap; its cost is timed, its result is not checked"))
     # unguarded uploads in the modules it imports (a library helper's own `upload_folder`): one row; one the
     # job's config decides (`elif cfg.hub_model_id:`) keeps its own
     far = [u for u in a.uploads if u.file not in own_files and not u.guard and not switch_off(
@@ -566,15 +569,15 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             enabled=False, exclusion=f"{what} not switched off: they run whenever the job calls them; "
                       "price: bytes uploaded / upload bandwidth per call (to measure)"))
     out = min(_needed_outputs(a), default=None) or next(
-        (o.off_switch for o in a.output_dirs if o.off_switch and (o.off_switch.startswith("--") or hydra)
+        (o.off_switch for o in a.output_dirs if o.off_switch and parser.settable(a, o.off_switch.split("=")[0])
          and _takes_folder(o.off_switch.split("=")[0], a)), None)
     if out:
         flag = out.split("=")[0]
         default = (a.flags.get(flag) or "").strip("'\"")
         # a flag that names a file (`--save model.pt`) gets a file inside the folder, not the folder itself
         target = f"{OUT_DIR}/{Path(default).name}" if Path(default).suffix else OUT_DIR
-        changes.append(BenchmarkChange(what="all outputs into one folder", how=f"{flag}={target}",
-                                       flags=[f"{flag}={target}"],
+        changes.append(BenchmarkChange(what="all outputs into one folder", how=" ".join(parser.render(a, flag, target)),
+                                       flags=parser.render(a, flag, target),
                                        why=f"what it writes stays in {OUT_DIR}, apart from your files"))
     for node in cpu_trainers(a, args):
         on = f"{node}.accelerator=gpu"
@@ -610,19 +613,19 @@ def _proven(a: Analysis, change: BenchmarkChange, args: list[str] | tuple[str, .
     verdicts: dict[str, str] = {}
     kept: list[str] = []
     verdict = "proven"
-    for word in change.flags:  # a flag's value words go with it (`--report_to none`)
-        if word.startswith("-") or a.config_system == "hydra":
-            verdict = accepts(a, word, args)
-            verdicts[word] = verdict
+    for words in system(a).groups(change.flags):  # a flag's value words go with it (`--report_to none`)
+        verdict = accepts(a, words[0], args)
+        verdicts[words[0]] = verdict
         if verdict == "proven":
-            kept.append(word)
+            kept += words
     refused = [w for w, v in verdicts.items() if v == "refused"]
     unproven = [w for w, v in verdicts.items() if v == "unknown"]
     if not refused and not unproven:
         return change
-    notes = ([f"{', '.join(flag_name(f) for f in refused)}: no flag of its {a.config_system} parser"] if refused
+    label = system_label(a.config_system)
+    notes = ([f"{', '.join(flag_name(f) for f in refused)}: no flag of its {label} parser"] if refused
              else []) + ([f"{', '.join(flag_name(f) for f in unproven)}: not proven to be a flag of its "
-                          f"{a.config_system} parser"] if unproven else [])
+                          f"{label} parser"] if unproven else [])
     note = "; ".join(notes) + ", not added"
     left = bool(kept or change.env)
     return change.model_copy(update={
@@ -832,4 +835,6 @@ def run_command(state: InitState) -> str:
         if launch.launcher in ("python", "python -m", "console script"):
             launch.prefix = ["python", *[w for w in launch.prefix[1:] if w.startswith("-")]]
     launch.env = [*launch.env, *(e for e in env if e.split("=")[0] not in {x.split("=")[0] for x in launch.env})]
+    if state.analysis is not None:  # in the order its parser reads them (a yacs opts list comes last)
+        return format_command(launch, system(state.analysis).line(state.analysis, args, flags), entry)
     return format_command(launch, [*args, *flags], entry)

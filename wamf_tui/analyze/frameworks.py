@@ -54,7 +54,7 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
         return
     for field, default in t["fields"].items():
         a.flags.setdefault(f"--{field}", default)
-    a.config_system = "HfArgumentParser (TrainingArguments)"
+    a.config_system = "hf_trainer"
     a.step_controls.insert(0, StepControl(name=t["steps"], file=rel, line=line, default=a.flags.get(t["steps"])))
     _switches(a, t, rel, line, ("Trainer checkpoints (save_strategy)", "Trainer evaluation (eval_strategy)",
                                 "Trainer report_to", "output_dir", "seed"))
@@ -88,7 +88,7 @@ def signature_flags(tree: ast.Module, function: str, line: int, rel: str, a: Ana
         _parameter(name, annotation, default, lineno, "", classes, hyphens, rel, a, 0)
     if isinstance(made, ast.FunctionDef) and made.args.kwarg is not None:  # `main(**kwargs)`: any name is taken
         a.parser_open = f"passes flags {function} does not name on to its **{made.args.kwarg.arg}"
-    if a.config_system == "jsonargparse CLI":
+    if a.config_system == "jsonargparse":
         a.flags.setdefault("--config", None)  # what jsonargparse adds to every CLI
         a.flags.setdefault("--print_config", None)
     _guarded_by_groups(a, hyphens)

@@ -24,6 +24,7 @@ from ..files import digest, read_regular
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..read.branches import dead_lines
 from ..read.inputs import paths_needed, required_by_use
+from ..read.systems.registry import refine
 from ..read.values import resolved, settings_objects
 from ..read.writes import folder_flags
 from ..visible import gated
@@ -46,7 +47,7 @@ SETTINGS = ("args", "opt", "opts", "self.args", "FLAGS", "flags.FLAGS")  # objec
 UNSET = ("None", "False", "''", '""')  # defaults a flag left out keeps false
 # Config systems whose flags the code may not show in full (classes built in other packages, flags made
 # when the job runs): there a step flag the documented command gives is taken at its word.
-FLAGS_UNREAD = ("tyro", "jsonargparse CLI", "omegaconf", "unknown")
+FLAGS_UNREAD = ("tyro", "jsonargparse", "omegaconf", "unknown")
 REACH_BYTES = 64 * 1024 * 1024  # code read as text past FOLLOW_DEPTH (what it calls) before no fact is dropped
 REACH_ENTRIES = 50_000  # files and folders walked there before the same
 _DEFINED = re.compile(rb"\b(?:def|class)\s+\w+")
@@ -79,7 +80,8 @@ HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last t
 # Libraries that make a function's parameters its flags: the call's last name -> the config system
 # (its first word is the module that must be imported for the call to be that library's).
 SAVE_HOOKS = frozenset({"register_save_state_pre_hook"})  # accelerate runs the function inside save_state()
-SIGNATURE_CLIS = {"CLI": "jsonargparse CLI", "Fire": "fire", "run": "typer", "cli": "tyro"}
+REQUIRED_FLAGS = ("mark_flag_as_required", "mark_flags_as_required")  # absl's
+SIGNATURE_CLIS = {"CLI": "jsonargparse", "Fire": "fire", "run": "typer", "cli": "tyro"}
 # The last name part of every call visit_Call acts on; any other call is only walked into.
 # absl's flag definitions: DEFINE_x(name, default, help); booleans are switched off with `--noname`
 ABSL_DEFINES = ("DEFINE_integer", "DEFINE_string", "DEFINE_float", "DEFINE_bool", "DEFINE_boolean", "DEFINE_enum",
@@ -92,7 +94,7 @@ CALLS = frozenset(
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
         "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
-        "mark_flag_as_required", "Accelerator", "add_config_arguments", "ArgumentGroupFactory", "_add_action",
+        *REQUIRED_FLAGS, "Accelerator", "add_config_arguments", "ArgumentGroupFactory", "_add_action",
         *ABSL_DEFINES,
     })
 # The tables by the call's last name part: a call can only match an entry that ends like it.
@@ -744,7 +746,7 @@ class _Reader(ast.NodeVisitor):
         elif last == "_add_action":  # `tune run` copies torchrun's actions into its own parser
             self.r.parser_open = self.r.parser_open or "copies options from another parser when it runs"
         elif last in HF_PARSERS:
-            self.r.config_system = "HfArgumentParser"
+            self.r.config_system = "hf"
             if last != "HfArgumentParser":  # TRL's and the alignment handbook's take a YAML file as well
                 self.r.flags.setdefault("--config", None)
             self.hf_line = self.hf_line or node.lineno
@@ -753,7 +755,7 @@ class _Reader(ast.NodeVisitor):
             pass
         elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower() \
                 and not (last == "CLI" and "jsonargparse" in self.imports):  # a helper wrapping jsonargparse's CLI
-            self.r.config_system = "LightningCLI"
+            self.r.config_system = "lightning_cli"
             self.lightning_cli = self.lightning_cli or node.lineno
         elif name == "fire.Fire":
             self.r.config_system = "fire"
@@ -791,10 +793,10 @@ class _Reader(ast.NodeVisitor):
             self._click(node, last)
         elif last in ABSL_DEFINES and "flags" in name:
             self._absl(node, last)
-        elif last == "mark_flag_as_required" and "flags" in name and node.args and self.rel == self.r.script:
-            flag = _str(node.args[0])
-            if flag:
-                self.r.required.append(Required(name=f"--{flag}", kind="option", file=self.rel, line=node.lineno))
+        elif last in REQUIRED_FLAGS and "flags" in name and node.args and self.rel == self.r.script:
+            listed = node.args[0].elts if isinstance(node.args[0], ast.List | ast.Tuple) else [node.args[0]]
+            self.r.required += [Required(name=f"--{flag}", kind="option", file=self.rel, line=node.lineno)
+                                for flag in map(_str, listed) if flag]  # `mark_flags_as_required([...])` too
         # HF TrainingArguments and Lightning Trainer keywords: the library runs the loop
         if last in ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"):
             self.r.kind = "training"
@@ -1336,7 +1338,7 @@ def analyze_script(script: str | Path, repo_root: str | Path | None = None, comm
     """Read `script` (and the repo modules it imports) and return its facts; never raises on bad input.
     `command`: the job's arguments as its command gives them (a Hydra app's group choices count);
     `called`: (the CLI, the function) when a console script's dispatcher makes the flags from a function
-    of `script` (`("jsonargparse CLI", "setup")`)."""
+    of `script` (`("jsonargparse", "setup")`)."""
     # A syntax tree is millions of objects with no cycles; the cyclic collector rescanning them while
     # they are built made a 40,000-line parse 2.5 times slower. Plain reference counting frees them.
     paused = gc.isenabled()
@@ -1548,6 +1550,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.kind = "training"  # its backward sits in a module past the depth read (a pipeline schedule)
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
         result.kind = "inference"
+    if entry is not None:  # a system that sits on the parser found (yacs opts on argparse) takes it over
+        refine(*entry, root, result, lambda m: _module_path(root, m, script.parent), command)
     given = _command_step_flag(command)
     if given and not any(c.name.startswith("-") for c in result.step_controls) and (
             result.config_system in FLAGS_UNREAD or result.parser_open):

@@ -97,7 +97,7 @@ def _signature_cli(tree: ast.Module) -> str:
     for n in ast.walk(tree):
         last = name_of(n.func).split(".")[-1] if isinstance(n, ast.Call) else ""
         if last == "CLI" and "jsonargparse" in imported:
-            return "jsonargparse CLI"
+            return "jsonargparse"
         if last == "Fire" and "fire" in imported:
             return "fire"
     return ""

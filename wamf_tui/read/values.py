@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 
+from ..model import Resolved
+
 UNKNOWN = object()  # a setting whose default cannot be read as a literal
 
 
@@ -133,3 +135,13 @@ def truth(node: ast.AST, values: Values, local: Mapping[str, object] | None = No
         return None if value is UNKNOWN else isinstance(value, TYPES[node.args[1].id])
     value = value_of(node, values, local)
     return None if value is UNKNOWN else bool(value)
+
+
+def layered(defaults: Mapping[str, str | None], files: Mapping[str, Resolved],
+            command: Mapping[str, str]) -> dict[str, Resolved]:
+    """Each setting's value as its parser resolves it: the default, then the config file the command names
+    (`files`, each value with its `path:line`), then the command's own word; a later layer wins."""
+    out = {k: Resolved(value=v) for k, v in defaults.items()}
+    out.update(files)
+    out.update({k: Resolved(value=v, source="command") for k, v in command.items()})
+    return out

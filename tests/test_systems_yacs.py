@@ -1,0 +1,116 @@
+"""yacs `CfgNode` jobs: argparse's own flags, then `KEY VALUE` pairs after the opts flag (or as a positional
+`opts`), each key proven from the `_C.X.Y = ...` defaults the entry imports (wamf_tui/read/systems/yacs_opts.py)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import make_repo
+
+from wamf_tui.analyze import analyze_script
+from wamf_tui.analyze.benchmark import propose, run_command
+from wamf_tui.detect.launch import parse_launch
+from wamf_tui.model import InitState
+from wamf_tui.read.settings import accepts
+from wamf_tui.validate import check_run
+
+DEFAULTS = """\
+from yacs.config import CfgNode as CN
+
+_C = CN()
+_C.MODEL = CN()
+_C.MODEL.DEVICE = "cuda"
+_C.SOLVER = CN()
+_C.SOLVER.MAX_ITER = 40000
+_C.SOLVER.BASE_LR = 0.01
+_C.OUTPUT_DIR = "/home/someone/logs"
+"""
+PACKAGE = "from .defaults import _C as cfg\n"
+TRAIN = """\
+import argparse
+import sys
+
+import torch
+
+sys.path.append(".")
+from config import cfg
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--config_file", default="", type=str)
+    parser.add_argument({opts}, default=None, nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    if args.config_file:
+        cfg.merge_from_file(args.config_file)
+    cfg.merge_from_list(args.opts)
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=cfg.SOLVER.BASE_LR)
+    for it in range(cfg.SOLVER.MAX_ITER):
+        loss = model(torch.ones(2)).sum()
+        loss.backward()
+        opt.step()
+    torch.save(model.state_dict(), cfg.OUTPUT_DIR + "/model.pth")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def job(tmp_path, opts: str):
+    root = make_repo(tmp_path / "job", {"tools/train.py": TRAIN.replace("{opts}", opts),
+                                        "config/__init__.py": PACKAGE, "config/defaults.py": DEFAULTS})
+    return root, analyze_script(root / "tools/train.py", root)
+
+
+@pytest.mark.parametrize(("opts", "run"), [
+    ('"--opts"', "python tools/train.py --config_file c.yml --opts SOLVER.MAX_ITER 30 OUTPUT_DIR runs/wamf-bench"),
+    ('"opts"', "python tools/train.py --config_file c.yml SOLVER.MAX_ITER 30 OUTPUT_DIR runs/wamf-bench"),
+])
+def test_changes_are_key_value_pairs_after_the_opts_flag(tmp_path, opts, run):
+    root, a = job(tmp_path, opts)
+    assert a.config_system == "yacs"
+    assert a.flags["SOLVER.MAX_ITER"] == "40000" and a.flags["MODEL.DEVICE"] == "'cuda'"
+    changes = propose(a, 30)
+    assert changes[0].flags == ["SOLVER.MAX_ITER", "30"] and changes[0].how == "SOLVER.MAX_ITER 30"
+    assert [c.flags for c in changes if c.what == "all outputs into one folder"] == [["OUTPUT_DIR", "runs/wamf-bench"]]
+    launch = parse_launch("python tools/train.py --config_file c.yml", exists={"tools/train.py"}.__contains__)
+    state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="tools/train.py",
+                      launch=launch, analysis=a, changes=changes)
+    assert run_command(state).endswith(run.removeprefix("python ")) and "WAMF_SEED=0" in run_command(state)
+    verdict = check_run(run, root, a)
+    assert (verdict.problems, verdict.warnings) == ([], [])
+
+
+def test_a_key_the_defaults_lack_is_refused(tmp_path):
+    """merge_from_list raises on a key not in the defaults: the check fails, and the app never adds one."""
+    root, a = job(tmp_path, '"--opts"')
+    assert accepts(a, "SOLVER.MAX_ITERS") == "refused" and accepts(a, "SOLVER.MAX_ITER") == "proven"
+    verdict = check_run("python tools/train.py --opts SOLVER.MAX_ITERS 30 MODEL.DEVICE", root, a)
+    assert verdict.problems == [
+        "the opts list of train.py takes KEY VALUE pairs; MODEL.DEVICE has no value",
+        "SOLVER.MAX_ITERS is not a key of train.py's config defaults"]
+
+
+def test_the_opts_list_of_the_command_keeps_its_pairs_and_gets_the_changes_after_them(tmp_path):
+    root, a = job(tmp_path, '"--opts"')
+    launch = parse_launch("python tools/train.py --opts MODEL.DEVICE cpu", exists={"tools/train.py"}.__contains__)
+    state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="tools/train.py",
+                      launch=launch, analysis=a, changes=propose(a, 30, "speed", launch.args))
+    run = run_command(state)
+    assert run.endswith("tools/train.py --opts MODEL.DEVICE cpu SOLVER.MAX_ITER 30 OUTPUT_DIR runs/wamf-bench")
+    assert run.count("--opts") == 1
+
+
+def test_values_resolve_over_the_defaults_from_the_config_file_the_command_names(tmp_path):
+    """`cfg.merge_from_file(args.config_file)`: its values win over `_C`'s, the command's opts over both;
+    each value keeps where it came from."""
+    root = make_repo(tmp_path / "job", {"tools/train.py": TRAIN.replace("{opts}", '"--opts"'),
+                                        "config/__init__.py": PACKAGE, "config/defaults.py": DEFAULTS,
+                                        "configs/small.yml": "SOLVER:\n  BASE_LR: 0.1\n  MAX_ITER: 500\n"})
+    command = ["--config_file", "configs/small.yml", "--opts", "SOLVER.BASE_LR", "0.5"]
+    a = analyze_script(root / "tools/train.py", root, command)
+    assert {k: (r.value, r.source) for k, r in a.resolved.items() if k.startswith("SOLVER.")} == {
+        "SOLVER.MAX_ITER": ("500", "configs/small.yml:3"), "SOLVER.BASE_LR": ("0.5", "command")}
+    assert a.resolved["MODEL.DEVICE"].source == "default"
+    assert propose(a, 30, "speed", command)[0].what == "total steps cut to 30 (was 500, configs/small.yml:3)"

@@ -1,0 +1,149 @@
+"""The repo modules an entry imports, for the systems that read their settings from one (yacs defaults, a
+config module): found by import name through the reader's own resolver, parsed once."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from ...model import Required, Resolved
+
+
+@lru_cache(maxsize=64)
+def parsed(path: Path) -> ast.Module:
+    """The module at `path`, or an empty one where it cannot be read or parsed."""
+    try:
+        return ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return ast.Module(body=[], type_ignores=[])
+
+
+def imports(tree: ast.Module, rel: str) -> list[str]:
+    """The module names a file imports, relative ones made absolute from `rel` (`from .defaults import _C`)."""
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [n.name for n in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            parts = Path(rel).parent.parts
+            base = ".".join(parts[: len(parts) - node.level + 1]) if node.level else ""
+            module = ".".join(x for x in (base, node.module or "") if x)
+            names += [module, *(f"{module}.{n.name}" for n in node.names)] if module else []
+    return names
+
+
+def imported_files(tree: ast.Module, rel: str, find: Callable[[str], Path | None], depth: int) -> Iterator[Path]:
+    """The repo files `tree` imports, and theirs, `depth` levels deep; `find` maps a module name to its file."""
+    seen: set[Path] = set()
+    level = [(tree, rel)]
+    for _ in range(depth):
+        following = []
+        for module, at in level:
+            for name in imports(module, at):
+                path = find(name)
+                if path is None or path in seen:
+                    continue
+                seen.add(path)
+                yield path
+                following.append((parsed(path), name.replace(".", "/") + (
+                    "/__init__.py" if path.name == "__init__.py" else ".py")))
+        level = following
+
+
+Classes = dict[str, tuple[ast.ClassDef, str]]  # class name -> its definition and file (from the repo root)
+
+
+def classes_of(tree: ast.Module, rel: str, root: Path, find: Callable[[str], Path | None]) -> Classes:
+    """The classes the entry defines and those of the repo modules it imports (two levels), by name."""
+    found: Classes = {n.name: (n, rel) for n in tree.body if isinstance(n, ast.ClassDef)}
+    for path in imported_files(tree, rel, find, depth=2):
+        where = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+        for n in parsed(path).body:
+            if isinstance(n, ast.ClassDef):
+                found.setdefault(n.name, (n, where))
+    return found
+
+
+def _annotated(annotation: ast.expr | None) -> list[str]:
+    """The class names an annotation can hold (`Optional[DataArgs]`, `DataArgs | None` -> DataArgs)."""
+    return [n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)] if annotation is not None else []
+
+
+def fields(name: str, classes: Classes, prefix: str = "", depth: int = 0) -> Iterator[tuple[str, ast.AnnAssign, str]]:
+    """(dotted key, field, file) of every leaf field of the dataclass `name`: its repo bases' first, a field
+    typed with another repo dataclass opened into that one's (`data.root_dir`)."""
+    node, where = classes[name]
+    for base in (b.id for b in node.bases if isinstance(b, ast.Name) and b.id in classes and depth < 6):
+        yield from fields(base, classes, prefix, depth + 1)
+    for s in (x for x in node.body if isinstance(x, ast.AnnAssign) and isinstance(x.target, ast.Name)):
+        key = prefix + s.target.id  # type: ignore[union-attr]
+        nested = next((c for c in _annotated(s.annotation) if c in classes), None)
+        if nested is not None and depth < 6:
+            yield from fields(nested, classes, key + ".", depth + 1)
+        else:
+            yield key, s, where
+
+
+MAX_LEAVES = 5000  # a YAML whose aliases expand past this is read no further
+
+
+def yaml_leaves(path: Path, rel: str) -> dict[str, Resolved]:
+    """Each leaf of a YAML config file by its dotted key (`SOLVER.MAX_EPOCHS`), as written, with its `rel:line`;
+    empty where the file cannot be read. Composed, not constructed: nothing in it runs or expands past
+    MAX_LEAVES."""
+    import yaml  # PyYAML: a dependency of the app, imported where a YAML config is read
+
+    try:
+        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return {}
+    out: dict[str, Resolved] = {}
+    stack: list[tuple[str, yaml.Node]] = [("", node)] if node is not None else []
+    while stack and len(out) < MAX_LEAVES:
+        prefix, at = stack.pop()
+        if isinstance(at, yaml.MappingNode):
+            stack += [(f"{prefix}{k.value}." if isinstance(k, yaml.ScalarNode) else prefix, v)
+                      for k, v in reversed(at.value)]
+        elif prefix:
+            text = at.value if isinstance(at, yaml.ScalarNode) else "[...]"
+            out[prefix[:-1]] = Resolved(value=str(text)[:80], source=f"{rel}:{at.start_mark.line + 1}")
+    return out
+
+
+def named_file(command: Sequence[str], root: Path, flags: Sequence[str] = (), suffixes: tuple[str, ...] = (
+        ".yaml", ".yml")) -> tuple[Path, str] | None:
+    """The config file the command names: the value of one of `flags` (`--config_file x.yml`, `config=x.yaml`),
+    or else the first word that is a file of the checkout with one of `suffixes`; its path and its name."""
+    words = list(command)
+    for i, word in enumerate(words):
+        name, eq, value = word.partition("=")
+        if flags and name not in flags:
+            continue
+        value = (value if eq else words[i + 1] if flags and i + 1 < len(words) else name).strip("'\"")
+        if value.endswith(suffixes) and (root / value).is_file():
+            return root / value, value
+    return None
+
+
+# a setting that names data the job reads (not a folder it writes): `data.root_dir`, `--datadir`, `DATA_PATH`
+INPUT = re.compile(r"(^|[._-])(data|dataset|train|val|root)_?(dir|path|root|file|files|list)s?$|^(datadir|root_dir)$",
+                   re.I)
+
+
+def absent_inputs(resolved: Mapping[str, Resolved], root: Path) -> list[Required]:
+    """Data paths the config file the command names sets that are not on this machine (relative ones from
+    the repo root, where the job runs): the user must give their own, so they are asked for by name."""
+    out = []
+    for key, said in resolved.items():
+        file, _, line = said.source.rpartition(":")
+        value = (said.value or "").strip("'\"")
+        if not file or not line.isdigit() or not INPUT.search(key.lstrip("-")) or not value or value == "???" \
+                or "://" in value or any(c in value for c in "${}*?[]"):
+            continue
+        path = Path(value).expanduser()
+        if not (path if path.is_absolute() else root / path).exists():
+            out.append(Required(name=key, kind="option" if key.startswith("-") else "hydra", file=file, line=int(line)))
+    return out

@@ -1,0 +1,44 @@
+"""Every config system module's `SYSTEMS`, found by listing the package; the entry's system by its kind."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
+
+from ...model import Analysis
+from ..values import layered
+from .base import ConfigSystem, Kind, Refines
+from .modules import absent_inputs
+
+
+@cache
+def registry() -> dict[Kind, ConfigSystem]:
+    found: dict[Kind, ConfigSystem] = {}
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        for system in getattr(module, "SYSTEMS", ()):
+            found[system.kind] = system
+    return found
+
+
+def system(a: Analysis) -> ConfigSystem:
+    """The entry's config system."""
+    return registry()[a.config_system]
+
+
+def refine(tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
+           command: Sequence[str] = ()) -> None:
+    """The entry's system, where one that sits on another parser (yacs opts on argparse) claims it and
+    its settings are found."""
+    for s in registry().values():
+        if isinstance(s, Refines) and s.uses(tree, a) and s.read(tree, rel, root, a, find, command):
+            a.config_system = s.kind
+            break
+    a.resolved = layered(a.flags, a.resolved, system(a).values(a, command))
+    if a.config_system != "yacs":  # its opts pairs are no `--flag` nor `key=value` the check could find given
+        named = {r.name for r in a.required}
+        a.required += [r for r in absent_inputs(a.resolved, root) if r.name not in named]
