@@ -140,3 +140,21 @@ def test_a_state_file_that_is_a_folder_is_no_session(tmp_path):
     session.state_file(root).mkdir(parents=True)
     state, said = session.load_saved(root)
     assert state is None and said is not None and "not a regular file" in said  # said, not silent
+
+
+def test_a_session_saved_with_an_old_config_system_label_resumes_whole(tmp_path, monkeypatch):
+    """Sessions saved before the config systems were typed hold labels ("HfArgumentParser (TrainingArguments)"):
+    they resume as their kind, not as a damaged file whose analysis is dropped."""
+    from wamf_tui.model import Analysis
+
+    root = make_repo(tmp_path / "r")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    state = InitState(repo_path=str(root), reader="r1", step=Step.JOB,
+                      analysis=Analysis(script="train.py", config_system="hf_trainer"))
+    assert session.save_now(state) is None
+    data = json.loads(session.state_file(root).read_text())
+    data["analysis"]["config_system"] = "HfArgumentParser (TrainingArguments)"
+    _damaged(root, json.dumps(data))
+    loaded, said = session.load_saved(root)
+    assert said is None and loaded is not None and loaded.analysis is not None
+    assert loaded.analysis.config_system == "hf_trainer" and loaded.reader == "r1"

@@ -19,8 +19,23 @@ from typing import Annotated  # noqa: E402
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer  # noqa: E402
 
-from .read.systems.base import Kind  # noqa: E402
 from .visible import RepoText  # noqa: E402
+
+# The config system an entry's own parse call uses: `read/systems/` has one module per kind.
+Kind = Literal["unknown", "constants", "argparse", "configurator", "hf", "hf_trainer", "fire", "hydra",
+               "omegaconf", "omegaconf_cli", "tyro", "jsonargparse", "lightning_cli", "click", "typer", "absl",
+               "yacs", "ml_collections", "simple_parsing", "configargparse"]
+# Sessions saved before the kinds were typed hold the old labels: read them as their kind, so a resumed
+# session keeps its answers (an unknown label reads as "unknown", and the job is read again anyway).
+_OLD_LABELS = {"HfArgumentParser": "hf", "HfArgumentParser (TrainingArguments)": "hf_trainer",
+               "jsonargparse CLI": "jsonargparse", "LightningCLI": "lightning_cli"}
+
+
+def _kind(value: object) -> object:
+    if isinstance(value, str) and value not in Kind.__args__:  # type: ignore[attr-defined]
+        return _OLD_LABELS.get(value, "unknown")
+    return value
+
 
 _FS = "fs-bytes:"  # a path that is not UTF-8 (a byte from another encoding in a folder name), saved as hex
 
@@ -332,7 +347,7 @@ class Analysis(BaseModel):
     modelled: list[RepoText] = []  # flags a model of its config proves beyond its parser's (tyro's classes)
     module: RepoText | None = None  # the entry as a module (`pkg.train`), when it sits in a package
     module_root: RepoText = ""  # the folder `python -m` runs it from
-    config_system: Kind = "unknown"
+    config_system: Annotated[Kind, BeforeValidator(_kind)] = "unknown"
     # setting -> its value: defaults, then the config file the command names, then the command (`read.values`)
     resolved: dict[RepoText, Resolved] = {}
     hydra: HydraTree | None = None  # a Hydra app's composed config

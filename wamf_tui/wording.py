@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .model import InitState, Register
-from .read.systems.base import Kind
+from .model import InitState, Kind, Register
 from .visible import visible
 
 

@@ -11,12 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from ...model import Kind
+
 if TYPE_CHECKING:
     from ...model import Analysis
 
-Kind = Literal["unknown", "constants", "argparse", "configurator", "hf", "hf_trainer", "fire", "hydra",
-               "omegaconf", "omegaconf_cli", "tyro", "jsonargparse", "lightning_cli", "click", "typer", "absl",
-               "yacs", "ml_collections", "simple_parsing", "configargparse"]
 Verdict = Literal["proven", "refused", "unknown"]
 # problems (a word its parser refuses: the check fails) and doubts (a word it cannot prove: said, asked)
 Refusal = tuple[list[str], list[str]]
