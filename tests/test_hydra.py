@@ -229,3 +229,13 @@ def test_a_group_choice_that_does_not_compose_is_said_and_the_defaults_read(app)
     a = analyze_script(app / "src/train.py", app, ["experiment=nope"])
     assert a.hydra.composed and a.hydra.overrides == [] and a.hydra.choices["experiment"] == "null"
     assert "composed without the command's experiment=nope" in a.hydra.note
+
+
+def test_a_hydra_deletion_is_written_bare_and_other_words_quoted():
+    """`~callbacks.model_checkpoint` as Hydra's docs write it (bash leaves `~name` alone unless a user of that
+    name exists); a word the shell would split or expand is still quoted."""
+    from wamf_tui.detect.launch import LaunchCommand, format_command
+
+    launch = LaunchCommand(raw="python src/train.py", command="", launcher="python", script="src/train.py")
+    line = format_command(launch, ["~callbacks.model_checkpoint", "~logger=null", "x=a b", "~/data"])
+    assert line == "src/train.py ~callbacks.model_checkpoint ~logger=null 'x=a b' '~/data'"
