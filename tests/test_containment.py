@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -124,3 +125,21 @@ def test_the_supervisor_ends_the_job_when_wamf_tui_dies(job):
     assert all(gone(pid) for pid in pid_list)
     t.join(30)
     assert not t.is_alive()
+
+
+def test_a_command_line_child_past_its_time_is_killed_with_what_it_started_without_psutil():
+    """`detect` and `check` share the terminal's process group (`share_group`): a child past its time (a
+    Slurm client whose controller never answers) is killed with its own children, found from /proc, and
+    the command does not import psutil to do it."""
+    probe = ("import subprocess, sys\nfrom wamf_tui import children\nchildren.share_group()\n"
+             "try:\n    children.run(['sh', '-c', 'sleep 300 & echo $!; wait'], 5)\n"
+             "except subprocess.TimeoutExpired as e:\n    print((e.stdout or b'').decode().strip() or 'no pid')\n"
+             "print('psutil' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    lines = out.stdout.split()
+    assert len(lines) == 2 and lines[1] == "False", (out.stdout, out.stderr[-500:])
+    sleeper = int(lines[0])
+    deadline = time.monotonic() + 30
+    while not gone(sleeper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(sleeper)

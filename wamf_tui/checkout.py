@@ -1,7 +1,7 @@
 """Where the checkout is, found from the file system alone.
 
 No git call and no heavy import: the first screen and `wamf-tui detect` need the
-root before GitPython has even loaded.
+root before any git call has answered.
 """
 
 from __future__ import annotations

@@ -117,17 +117,40 @@ def _kill(proc: subprocess.Popen[str]) -> None:
         except OSError:  # already gone
             pass
         return
-    import psutil
-
-    try:
-        tree = psutil.Process(proc.pid).children(recursive=True)
-    except psutil.Error:
-        tree = []
-    for p in (*tree, proc):
+    for pid in (*_descendants(proc.pid), proc.pid):
         try:
-            p.kill()
-        except (OSError, psutil.Error):
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # already gone
             pass
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes `pid` started, and theirs, from each process's parent in `/proc/N/stat` (psutil's
+    way, without its import: a Slurm client outlasting `detect`'s budget is killed here); psutil where
+    there is no /proc."""
+    try:
+        pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        import psutil
+
+        try:
+            return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+        except psutil.Error:
+            return []
+    kids: dict[int, list[int]] = {}
+    for n in pids:
+        try:
+            with open(f"/proc/{n}/stat", "rb") as f:
+                ppid = int(f.read().rpartition(b")")[2].split()[1])  # after the name, which may hold spaces
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(n)
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
 
 
 def stop_all() -> None:

@@ -28,7 +28,7 @@ SUBJECTS = ("repo", "env", "hardware", "scripts", "tests", "recorder")  # the fi
 
 def jobs(path: str | Path) -> dict[str, Callable[[], object]]:
     """One job per subject. The root comes from the file system, so the file scan need not wait
-    for GitPython to load; the tracked-file list is read once for the two jobs that use it."""
+    for git; the tracked-file list is read once for the two jobs that use it."""
     root = find_root(path)
     listed: list[list[str]] = []
     lock = threading.Lock()

@@ -124,7 +124,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
         if rel.endswith(".py"):
             score, reasons = _score(rel, text)
             imports[rel] = _repo_imports(text, listed)
-            if TRAINS.search(text):
+            if "trains" in reasons:  # `_score` searched for it already: once per file, the scan's largest cost
                 trains.add(rel)
             if score >= 6 or rel in trains:
                 c = cands.setdefault(rel, ScriptCandidate(path=rel, score=0))
