@@ -261,6 +261,19 @@ class Need(BaseModel):
     drop: list[RepoText] = []  # submits: the submitter's own options (`--nodes`), not the job's
 
 
+class ProcessSignal(BaseModel):
+    """A line of the job's code that says how its processes start (see `read.launch`)."""
+
+    kind: Literal["rank_env", "process_group", "accelerator", "fabric", "fabric_launch", "deepspeed", "spawn",
+                  "lightning", "fewest"]
+    file: RepoText
+    line: int
+    text: RepoText  # the call or read as written, shortened
+    guard: RepoText | None = None  # the condition it runs under in its own function, as written; None: always
+    commented: bool = False  # fabric_launch: found only in a comment (`# fabric.launch()`)
+    count: int | None = None  # fewest: the fewest processes (one a GPU) the code runs with
+
+
 class Required(BaseModel):
     """An input the job's parser refuses to run without."""
 
@@ -317,6 +330,7 @@ class Analysis(BaseModel):
     exclusive: dict[RepoText, list[RepoText]] = {}
     fixed_seed: RepoText | None = None  # where the job seeds torch with a constant, unconditionally (file:line)
     needs: list[Need] = []
+    processes: list[ProcessSignal] = []  # how the code reached starts its processes
     required: list[Required] = []
     logged: list[RepoText] = []  # metric names the job logs (wandb.log keys, add_scalar tags, self.log names)
     module_globals: list[RepoText] = []  # the entry's module-level names: what an exec-style configurator sets
