@@ -144,10 +144,18 @@ def _skips(stmt: ast.stmt) -> bool:
 
 
 def _nodes(node: ast.AST, guard: str | None) -> Iterator[tuple[ast.AST, str | None]]:
-    """The nodes of one statement or expression; a lambda or conditional expression's are guarded."""
-    for n in ast.walk(node):
+    """The reads and calls of one statement or expression; a conditional expression's branches are guarded
+    by its test (`int(os.environ["RANK"]) if "RANK" in os.environ else 0`)."""
+    todo: list[tuple[ast.AST, str | None]] = [(node, guard)]
+    while todo:
+        n, g = todo.pop()
+        if isinstance(n, ast.IfExp):
+            test = _short(n.test)
+            todo += [(n.test, g), (n.body, g or test), (n.orelse, g or f"not ({test})")]
+            continue
         if isinstance(n, ast.Subscript | ast.Call):
-            yield n, guard
+            yield n, g
+        todo += [(c, g) for c in ast.iter_child_nodes(n)]
 
 
 @dataclass(frozen=True)
@@ -181,20 +189,19 @@ def starts(signals: list[ProcessSignal]) -> Starts:
 
 
 def said(s: ProcessSignal, signals: list[ProcessSignal]) -> str:
-    """Why a signal asks for its launcher, in a few words, with its line."""
-    where = f"{s.file}:{s.line}"
+    """Why a signal asks for its launcher, in a few words (its own line is said beside it)."""
     if s.kind == "rank_env":
-        return f"reads {s.text} with no default ({where})"
+        return f"reads {s.text} with no default"
     if s.kind == "process_group":
-        return f"starts torch.distributed on every run ({where})"
+        return "starts torch.distributed on every run"
     if s.kind == "deepspeed":
-        return f"calls deepspeed.initialize ({where}), which needs the rank variables of deepspeed or torchrun"
+        return "calls deepspeed.initialize, which needs the rank variables of deepspeed or torchrun"
     if s.kind == "fabric":
         commented = next((c for c in signals if c.kind == "fabric_launch" and c.commented), None)
         how = f"its launch() is commented out ({commented.file}:{commented.line})" if commented \
-            else "never calls its launch()"
-        return f"builds a Fabric ({where}) and {how}: a rank launcher starts its processes"
-    return f"builds an Accelerator ({where}): its processes, precision and DeepSpeed come from accelerate launch"
+            else "it never calls its launch()"
+        return f"builds a Fabric and {how}: a rank launcher starts its processes"
+    return "builds an Accelerator: its processes, precision and DeepSpeed come from accelerate launch"
 
 
 def add_needs(result: Analysis) -> None:
@@ -211,8 +218,9 @@ def add_needs(result: Analysis) -> None:
     code: Literal["ranks", "accelerate"] = "accelerate" if verdict.launcher == "accelerate launch" else "ranks"
     if code not in codes:
         text = said(why, result.processes)
-        result.needs.append(Need(code=code, file=why.file, line=why.line, why=re.sub(r" \([^()]*:\d+\)", "", text)
-                                 if code == "ranks" else text))
+        if code == "accelerate":  # said without its line where it is used
+            text = text.replace(":", f" ({why.file}:{why.line}):", 1)
+        result.needs.append(Need(code=code, file=why.file, line=why.line, why=text))
 
 
 def fewest_note(result: Analysis | None, gpus: int) -> tuple[int, str]:
