@@ -274,6 +274,19 @@ class ProcessSignal(BaseModel):
     count: int | None = None  # fewest: the fewest processes (one a GPU) the code runs with
 
 
+class PrecisionSignal(BaseModel):
+    """A line of the job's code that sets the precision it computes in (see `read.precision`)."""
+
+    kind: Literal["autocast", "scaler", "framework", "cast"]
+    file: RepoText
+    line: int
+    text: RepoText  # the call as written, shortened
+    dtypes: list[Literal["bf16", "fp16", "fp32"]] = []  # what it may run in, as far as the code itself says
+    settings: list[RepoText] = []  # the job's settings (or globals) that pick among them (`mixed_precision`)
+    enabled: RepoText | None = None  # its `enabled=` argument, when not a literal True
+    guard: RepoText | None = None  # the condition it runs under in its function, as written
+
+
 class Required(BaseModel):
     """An input the job's parser refuses to run without."""
 
@@ -322,7 +335,7 @@ class Analysis(BaseModel):
     step_controls: list[StepControl] = []
     loaders: list[Fact] = []
     parallelism: list[Fact] = []
-    precision: list[Fact] = []
+    precision: list[PrecisionSignal] = []  # autocast, scalers, a framework's precision, casts
     flags: dict[RepoText, RepoText | None] = {}
     off_values: dict[RepoText, RepoText] = {}  # flag -> the value its help text says switches it off (`-1`)
     # setting -> the settings the code asserts are unset when it is set (`if args.train_iters: assert

@@ -25,6 +25,7 @@ from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepCon
 from ..read.branches import dead_lines
 from ..read.inputs import paths_needed, required_by_use
 from ..read.launch import add_needs, process_signals
+from ..read.precision import precision_signals
 from ..read.values import resolved, settings_objects
 from ..read.writes import folder_flags
 from ..visible import gated
@@ -661,10 +662,6 @@ class _Reader(ast.NodeVisitor):
             self.anchor("compile", node)
         elif last == "generate":
             self.anchor("forward", node)
-        elif last in ("autocast", "GradScaler", "to") and node.keywords or last in ("autocast", "GradScaler"):
-            text = ast.unparse(node) if hasattr(ast, "unparse") else name
-            if last != "to" or "dtype" in text:
-                self.r.precision.append(Fact(name=text[:80], file=self.rel, line=node.lineno))
         elif last in ("DistributedDataParallel", "DDP", "FullyShardedDataParallel", "FSDP", "fully_shard") or \
                 name in ("deepspeed.initialize", "accelerator.prepare"):
             self.r.parallelism.append(Fact(name=last if last != "initialize" else "deepspeed", file=self.rel,
@@ -1404,6 +1401,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             result.partial = True
         modules.append(summarize(tree, rel, depth == 0))
         result.processes += process_signals(tree, rel, text, depth == 0)
+        result.precision += precision_signals(tree, rel, text, depth == 0)
         reader = _Reader(result, rel, defaults, classes)
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.consts = fixed_constants(tree, text)

@@ -39,8 +39,8 @@ def process_signals(tree: ast.Module, rel: str, text: str, entry: bool) -> list[
         return []
     trainers = _lightning_trainers(tree)
     found: list[ProcessSignal] = []
-    body = tree.body if entry else [s for s in tree.body if not _main_block(s)]
-    for node, guard in _guarded(body, None):
+    body = tree.body if entry else [s for s in tree.body if not main_block(s)]
+    for node, guard in guarded(body, None):
         kind = _kind(node, trainers)
         if kind is not None:
             found.append(ProcessSignal(kind=kind, file=rel, line=cast(ast.expr, node).lineno, text=_short(node),
@@ -52,7 +52,7 @@ def process_signals(tree: ast.Module, rel: str, text: str, entry: bool) -> list[
     return found + fewest(tree, rel, entry)
 
 
-def _main_block(stmt: ast.stmt) -> bool:
+def main_block(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.If) and "__main__" in ast.dump(stmt.test)
 
 
@@ -105,21 +105,21 @@ def _lightning_trainers(tree: ast.Module) -> frozenset[str]:
     return frozenset(names)
 
 
-def _guarded(body: list[ast.stmt], guard: str | None) -> Iterator[tuple[ast.AST, str | None]]:
+def guarded(body: list[ast.stmt], guard: str | None) -> Iterator[tuple[ast.AST, str | None]]:
     """Each node of `body` with the condition it runs under in its function: an `if` around it, or an
     `if ...: return` before it (a single-process branch). An `if` that only stops the job (`sys.exit`,
     `raise`) is no such branch; `if __name__ == "__main__":` is none either. Functions start afresh."""
     for stmt in body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             yield from (x for d in stmt.decorator_list for x in _nodes(d, guard))
-            yield from _guarded(stmt.body, None)
+            yield from guarded(stmt.body, None)
             continue
         if isinstance(stmt, ast.If):
             yield from _nodes(stmt.test, guard)
             main = "__main__" in ast.dump(stmt.test)
             test = _short(stmt.test)
-            yield from _guarded(stmt.body, guard if main else test)
-            yield from _guarded(stmt.orelse, guard if main else f"not ({test})")
+            yield from guarded(stmt.body, guard if main else test)
+            yield from guarded(stmt.orelse, guard if main else f"not ({test})")
             if not stmt.orelse and stmt.body and _skips(stmt.body[-1]):
                 guard = guard or f"not ({test})"  # what follows runs only when the test fails
             continue
@@ -128,10 +128,10 @@ def _guarded(body: list[ast.stmt], guard: str | None) -> Iterator[tuple[ast.AST,
                 value = getattr(stmt, field, None)
                 for v in value if isinstance(value, list) else [value] if value is not None else []:
                     yield from _nodes(v, guard)
-            yield from _guarded(stmt.body, guard)
+            yield from guarded(stmt.body, guard)
             for handler in getattr(stmt, "handlers", []):  # an `except` branch runs only on an error
-                yield from _guarded(handler.body, guard or "on an error")
-            yield from _guarded([*getattr(stmt, "orelse", []), *getattr(stmt, "finalbody", [])], guard)
+                yield from guarded(handler.body, guard or "on an error")
+            yield from guarded([*getattr(stmt, "orelse", []), *getattr(stmt, "finalbody", [])], guard)
             continue
         yield from _nodes(stmt, guard)
 
