@@ -149,7 +149,7 @@ def job_precision(a: Analysis | None, words: Sequence[str]) -> Precision:
     if a is not None:
         values = resolved(a.flags, list(words), frozenset(SETTINGS_OBJECTS))
         for s in a.precision:
-            dtype = _decided(s, command)
+            dtype = _decided(s, command, a.flags)
             if dtype == "fp32":
                 continue
             where = f"{s.file}:{s.line}"
@@ -175,14 +175,13 @@ def job_precision(a: Analysis | None, words: Sequence[str]) -> Precision:
     return possible or Precision("fp32", "", "default")
 
 
-def _decided(s: PrecisionSignal, command: Mapping[str, str | None]) -> Dtype | None:
-    """The dtype a signal runs in: a setting the command gives decides; else the code's one dtype; None when
-    the code allows several (all 16-bit counts as fp16 unless one is bf16-only)."""
+def _decided(s: PrecisionSignal, command: Mapping[str, str | None], flags: Mapping[str, str | None]) -> Dtype | None:
+    """The dtype a signal runs in: a setting it reads, at the command's value or its default, decides; else the
+    code's one dtype; None when the code allows several."""
     for name in s.settings:
-        if name in command:
-            spelled = _spelled(name, command[name])
-            if spelled is not None:
-                return spelled
+        spelled = _spelled(name, command[name] if name in command else _default(flags, name))
+        if spelled is not None:
+            return spelled
     return s.dtypes[0] if len(s.dtypes) == 1 else None
 
 
