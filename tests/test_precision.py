@@ -29,8 +29,8 @@ def read(tmp_path: Path, text: str, command: str = "") -> Precision:
     ("with torch.cuda.amp.autocast():\n    y = model(x)\n", "fp16", 1),
     ("scaler = torch.cuda.amp.GradScaler()\n", "fp16", 1),
     ("model = build()\nmodel.half()\n", "fp16", 2),
-    ("model = build().to(torch.bfloat16)\n", "bf16", 1),
-    ("model = build().to(device='cuda', dtype=torch.float16)\n", "fp16", 1),
+    ("model = Net().to(torch.bfloat16)\n", "bf16", 1),
+    ("model = build()\nmodel.to(device='cuda', dtype=torch.float16)\n", "fp16", 2),
     ("import lightning as L\nfabric = L.Fabric(precision='bf16-mixed')\n", "bf16", 2),
     ("from lightning import Trainer\ntrainer = Trainer(precision=16)\n", "fp16", 2),
     ("from accelerate import Accelerator\nacc = Accelerator(mixed_precision='fp16')\n", "fp16", 2),
@@ -39,8 +39,10 @@ def test_each_idiom_in_code_gives_its_dtype_and_line(tmp_path, code, dtype, line
     assert read(tmp_path, "import torch\n" + code) == Precision(dtype, f"train.py:{line + 1}", "code")
 
 
-def test_a_model_moved_to_a_device_is_no_cast(tmp_path):
-    assert read(tmp_path, "import torch\nmodel = build().to('cuda')\n").dtype == "fp32"
+@pytest.mark.parametrize("code", ["model = build().to('cuda')\n", "q = q.to(torch.bfloat16)\n",
+                                  "def scaler(**kwargs):\n    return torch.amp.GradScaler(**kwargs)\n"])
+def test_no_cast_of_the_weights_and_no_helper_passing_its_arguments_on(tmp_path, code):
+    assert read(tmp_path, "import torch\n" + code).dtype == "fp32"
 
 
 AMP_FLAG = ARGS.format(flags="p.add_argument('--amp', action='store_true')\n") + \
@@ -81,6 +83,13 @@ def test_a_dtype_table_under_a_condition_not_resolved_is_a_possible_16_bit(tmp_p
 def test_the_commands_dtype_setting_decides_the_table(tmp_path):
     assert read(tmp_path, NANO, "--dtype=float32").dtype == "fp32"
     assert read(tmp_path, NANO, "--dtype=float16").dtype == "fp16"
+
+
+def test_an_accelerator_given_no_precision_takes_the_launchers(tmp_path):
+    job = "from accelerate import Accelerator\nacc = Accelerator()\n"
+    assert read(tmp_path, job, "accelerate launch --mixed_precision=no train.py").dtype == "fp32"
+    assert read(tmp_path, job, "accelerate launch --mixed_precision bf16 train.py").dtype == "bf16"
+    assert read(tmp_path, job) == Precision("bf16", "train.py:2", "possible", "mixed_precision is 16-bit")
 
 
 def test_a_trainers_bf16_field_and_the_launchers_switch(tmp_path):

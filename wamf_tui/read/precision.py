@@ -12,6 +12,7 @@ verdict (`job_precision`) once the settings and the command are known.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -31,7 +32,8 @@ SPELLED: dict[str, Dtype] = {
 _AUTOCASTS = ("autocast",)
 _FRAMEWORKS = {"Accelerator": "mixed_precision", "Fabric": "precision", "Trainer": "precision"}
 _CASTS: dict[str, Dtype] = {"half": "fp16", "bfloat16": "bf16"}
-_WORDS = ("autocast", "GradScaler", "mixed_precision", "precision", "half", "bfloat16", "float16")
+_MODEL = re.compile(r"model|net|module", re.I)  # what a cast of the job's weights is called on
+_WORDS = ("autocast", "Accelerator", "GradScaler", "mixed_precision", "precision", "half", "bfloat16", "float16")
 
 
 def precision_signals(tree: ast.Module, rel: str, text: str, entry: bool) -> list[PrecisionSignal]:
@@ -64,6 +66,8 @@ def _signal(call: ast.Call, names: Mapping[str, list[ast.expr]]) -> tuple[
         Literal["autocast", "scaler", "framework", "cast"], ast.expr | None, ast.expr | None] | None:
     """(kind, the expression that gives its dtype, its `enabled=`) of a precision call; None for others."""
     last = _last(call.func)
+    if any(k.arg is None for k in call.keywords):  # `GradScaler(**kwargs)`: a helper's; its caller decides
+        return None
     kw = {k.arg: k.value for k in call.keywords if k.arg}
     if last in _AUTOCASTS:
         dtype = kw.get("dtype") or (call.args[1] if len(call.args) > 1 else None)
@@ -72,9 +76,13 @@ def _signal(call: ast.Call, names: Mapping[str, list[ast.expr]]) -> tuple[
         return "scaler", None, kw.get("enabled")
     if last in _FRAMEWORKS and _FRAMEWORKS[last] in kw:
         return "framework", kw[_FRAMEWORKS[last]], None
-    if last in _CASTS and not call.args and isinstance(call.func, ast.Attribute):  # `model.half()`
+    if last == "Accelerator":  # its precision is the launcher's: `--mixed_precision` or the accelerate config
+        return "framework", ast.Name(id="mixed_precision"), None
+    if not isinstance(call.func, ast.Attribute) or not _MODEL.search(_name(call.func.value)):
+        return None  # a tensor's cast (`q.to(torch.bfloat16)`) is one operation's, not the job's precision
+    if last in _CASTS and not call.args:  # `model.half()`
         return "cast", None, None
-    if last == "to" and isinstance(call.func, ast.Attribute):  # `model.to(torch.bfloat16)`, `.to(dtype=...)`
+    if last == "to":  # `model.to(torch.bfloat16)`, `Net().to(dtype=...)`
         dtype = kw.get("dtype") or next((a for a in call.args if _torch_dtype(a)), None)
         if dtype is not None and _torch_dtype(dtype) in ("bf16", "fp16"):
             return "cast", dtype, None
@@ -162,7 +170,8 @@ def job_precision(a: Analysis | None, words: Sequence[str]) -> Precision:
             if possible is None:
                 low = dtype or ("bf16" if "bf16" in s.dtypes or not s.dtypes and s.kind == "framework" else "fp16")
                 unresolved = [c for c, r in zip(conditions, runs, strict=True) if r is None]
-                possible = Precision(low, where, "possible", " and ".join(unresolved) or "its dtype setting")
+                setting = " or ".join(s.settings) or "its dtype"
+                possible = Precision(low, where, "possible", " and ".join(unresolved) or f"{setting} is 16-bit")
         for flag in ("mixed_precision", "precision", "dtype", "bf16", "fp16"):
             value = command.get(flag) if flag in command else _default(a.flags, flag)
             dtype = _spelled(flag, value)
@@ -229,6 +238,15 @@ def _truth(condition: str, values: Values, command: Mapping[str, str | None]) ->
 
 def _literal_true(e: ast.expr) -> bool:
     return isinstance(e, ast.Constant) and e.value is True
+
+
+def _name(node: ast.AST) -> str:
+    """`a.b.c` of a name or attribute chain; a call's callee (`Net().to(...)`: `Net`)."""
+    if isinstance(node, ast.Call):
+        return _name(node.func)
+    if isinstance(node, ast.Attribute):
+        return f"{_name(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _last(node: ast.AST) -> str:
