@@ -92,6 +92,13 @@ def test_an_accelerator_given_no_precision_takes_the_launchers(tmp_path):
     assert read(tmp_path, job) == Precision("bf16", "train.py:2", "possible", "mixed_precision is 16-bit")
 
 
+def test_a_precision_setting_left_at_none_is_the_frameworks_choice_not_fp32(tmp_path):
+    job = ARGS.format(flags="p.add_argument('--precision', default=None)\n") + \
+        "import lightning as L\nprecision = args.precision or pick()\nfabric = L.Fabric(precision=precision)\n"
+    assert read(tmp_path, job) == Precision("bf16", "train.py:7", "possible", "precision is 16-bit")
+    assert read(tmp_path, job, "--precision 32-true").dtype == "fp32"
+
+
 def test_a_trainers_bf16_field_and_the_launchers_switch(tmp_path):
     hf = ARGS.format(flags="p.add_argument('--bf16', type=bool, default=False)\n")
     assert read(tmp_path, hf, "--bf16 True") == Precision("bf16", "the command", "values")

@@ -27,7 +27,7 @@ SPELLED: dict[str, Dtype] = {
     "bf16": "bf16", "bfloat16": "bf16", "bf16-mixed": "bf16", "bf16-true": "bf16", "bf16_mixed": "bf16",
     "fp16": "fp16", "float16": "fp16", "half": "fp16", "16": "fp16", "16-mixed": "fp16", "16-true": "fp16",
     "fp32": "fp32", "float32": "fp32", "float": "fp32", "32": "fp32", "32-true": "fp32", "no": "fp32",
-    "none": "fp32", "false": "fp32",
+    "false": "fp32",
 }
 _AUTOCASTS = ("autocast",)
 _FRAMEWORKS = {"Accelerator": "mixed_precision", "Fabric": "precision", "Trainer": "precision"}
