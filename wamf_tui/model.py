@@ -277,6 +277,32 @@ class Need(BaseModel):
     drop: list[RepoText] = []  # submits: the submitter's own options (`--nodes`), not the job's
 
 
+class ProcessSignal(BaseModel):
+    """A line of the job's code that says how its processes start (see `read.launch`)."""
+
+    kind: Literal["rank_env", "process_group", "accelerator", "fabric", "fabric_launch", "deepspeed", "spawn",
+                  "lightning", "fewest"]
+    file: RepoText
+    line: int
+    text: RepoText  # the call or read as written, shortened
+    guard: RepoText | None = None  # the condition it runs under in its own function, as written; None: always
+    commented: bool = False  # fabric_launch: found only in a comment (`# fabric.launch()`)
+    count: int | None = None  # fewest: the fewest processes (one a GPU) the code runs with
+
+
+class PrecisionSignal(BaseModel):
+    """A line of the job's code that sets the precision it computes in (see `read.precision`)."""
+
+    kind: Literal["autocast", "scaler", "framework", "cast"]
+    file: RepoText
+    line: int
+    text: RepoText  # the call as written, shortened
+    dtypes: list[Literal["bf16", "fp16", "fp32"]] = []  # what it may run in, as far as the code itself says
+    settings: list[RepoText] = []  # the job's settings (or globals) that pick among them (`mixed_precision`)
+    enabled: RepoText | None = None  # its `enabled=` argument, when not a literal True
+    guard: RepoText | None = None  # the condition it runs under in its function, as written
+
+
 class Required(BaseModel):
     """An input the job's parser refuses to run without."""
 
@@ -332,7 +358,7 @@ class Analysis(BaseModel):
     step_controls: list[StepControl] = []
     loaders: list[Fact] = []
     parallelism: list[Fact] = []
-    precision: list[Fact] = []
+    precision: list[PrecisionSignal] = []  # autocast, scalers, a framework's precision, casts
     flags: dict[RepoText, RepoText | None] = {}
     off_values: dict[RepoText, RepoText] = {}  # flag -> the value its help text says switches it off (`-1`)
     # setting -> the settings the code asserts are unset when it is set (`if args.train_iters: assert
@@ -340,6 +366,7 @@ class Analysis(BaseModel):
     exclusive: dict[RepoText, list[RepoText]] = {}
     fixed_seed: RepoText | None = None  # where the job seeds torch with a constant, unconditionally (file:line)
     needs: list[Need] = []
+    processes: list[ProcessSignal] = []  # how the code reached starts its processes
     required: list[Required] = []
     logged: list[RepoText] = []  # metric names the job logs (wandb.log keys, add_scalar tags, self.log names)
     module_globals: list[RepoText] = []  # the entry's module-level names: what an exec-style configurator sets

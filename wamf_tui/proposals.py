@@ -14,6 +14,7 @@ from .analyze.needs import missing_inputs, passes_local_rank, say_missing
 from .analyze.subcommands import reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, Anchor, BenchmarkChange, Checkpoint, InitState, LaunchCommand, Register, RepoFacts
+from .read.precision import job_precision
 
 PARITY = (
     "parity (record: PARITY=1 PARITY_OUT=records.jsonl; compare: parity compare; "
@@ -246,22 +247,19 @@ def _anchor(state: InitState, role: str) -> Anchor | None:
 
 
 def precision(state: InitState) -> tuple[str, str]:
-    """(bf16 | fp16 | fp32, where it was read): autocast and dtype calls, then the command's own switches
-    (`--mixed_precision=bf16`, `--bf16 True`, `--fp16`) which set it for the launcher or the trainer."""
-    a = state.analysis
-    found = [(f.name.lower(), f"{f.file}:{f.line}") for f in a.precision] if a else []
-    words = " ".join([state.run, state.command]).lower()
-    for name, value in re.findall(r"--(mixed_precision|bf16|fp16)(?:[= ](?!--)(\S+))?", words):
-        on = value if name == "mixed_precision" else name if value in ("", "true", "1", "yes") else ""
-        if on and on not in ("no", "false"):  # `--bf16 False`, `--mixed_precision=no`: fp32
-            found.append((on, "the command"))
-    for name, where in found:
-        if "bf16" in name or "bfloat16" in name:
-            return "bf16", where
-    for name, where in found:
-        if "fp16" in name or "float16" in name or "half" in name:
-            return "fp16", where
-    return "fp32", ""
+    """(bf16 | fp16 | fp32, where it was read): see `read.precision`; a 16-bit precision the code runs only
+    under a condition the reading cannot resolve counts (its tolerance is the one that does not fail)."""
+    p = job_precision(state.analysis, _words(state.run) + _words(state.command))
+    if p.how == "possible":
+        return p.dtype, f"{p.where}, when {p.condition}"
+    return p.dtype, p.where
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
 
 
 def checkpoints(state: InitState) -> list[Checkpoint]:

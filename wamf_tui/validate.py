@@ -20,6 +20,7 @@ from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, s
 from .analyze.subcommands import called, dispatch, reader, refine_console
 from .detect.launch import parse_launch
 from .model import Analysis, LaunchCommand
+from .read.launch import launch_problems
 from .read.systems.registry import system
 
 
@@ -81,6 +82,9 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
 
         analysis = analyze_script(root / launch.path, root, args, called(launch))
     v.problems += _needs(launch, analysis)
+    problems, doubts = launch_problems(launch, analysis)  # the process count and spawning the code enforces
+    v.problems += problems
+    v.warnings += doubts
     missing = missing_inputs(analysis.required, args, {n for n, d in analysis.flags.items() if d == "False"},
                              passes_local_rank(launch.prefix, launch.launcher))
     if missing:

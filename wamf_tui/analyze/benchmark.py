@@ -17,6 +17,7 @@ from pathlib import Path
 from ..detect.launch import format_command, parse_launch
 from ..model import GIVEN, Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
 from ..read.hydra_overrides import ENV, is_override
+from ..read.launch import fewest_note, with_processes
 from ..read.settings import accepts, flag_name
 from ..read.systems.registry import system
 from ..read.values import dest
@@ -730,7 +731,7 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
     plain = launch.launcher in ("python", "python -m")
     queued = codes.get("submits")
     if queued is not None and queued.runs and plain:  # what the cluster job would run, run here
-        n = _processes(state)
+        n, _ = _processes(state)
         launch.module, launch.script, launch.cwd = queued.runs, None, queued.runs_from
         launch.args = _without(launch.args, set(queued.drop))
         launch.prefix = ["torchrun", "--standalone", f"--nproc_per_node={n}"]
@@ -742,12 +743,16 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
         launch.module, launch.script, launch.launcher, launch.cwd = a.module, None, "python -m", a.module_root
         said.append(f"{Path(a.script).name} {codes['package'].why}: python -m {a.module}")
     if "ranks" in codes and plain:
-        n = _processes(state)
+        n, floor = _processes(state)
         launch.prefix = ["torchrun", "--standalone", f"--nproc_per_node={n}", *launch.prefix[1:]]
         launch.launcher = "torchrun"
         said.append(f"{Path(a.script).name} {codes['ranks'].why} ({codes['ranks'].file}:{codes['ranks'].line}): "
-                    f"started with torchrun, {n} process(es), one per GPU seen (another count: edit "
-                    f"--nproc_per_node={n})")
+                    f"started with torchrun, " + (floor if floor else f"{n} process(es), one per GPU seen")
+                    + f" (another count: edit --nproc_per_node={n})")
+    elif not plain and launch.nproc_per_node is not None:  # the docs' count, never below what the code enforces
+        n, floor = _processes(state)
+        if floor and launch.nproc_per_node < n and with_processes(launch, n):
+            said.append(f"{Path(a.script).name}: {floor}")
     elif "accelerate" in codes and plain:
         launch.prefix = ["accelerate", "launch", *launch.prefix[1:]]
         launch.launcher = "accelerate launch"
@@ -769,9 +774,11 @@ def _without(args: list[str], options: set[str]) -> list[str]:
     return kept
 
 
-def _processes(state: InitState) -> int:
+def _processes(state: InitState) -> tuple[int, str]:
+    """(processes, why when the code sets the count): one a GPU seen, at least one, never below the count
+    the code exits under."""
     hw = state.detected.hardware
-    return len(hw.gpus) if hw is not None and hw.gpus else 1
+    return fewest_note(state.analysis, len(hw.gpus) if hw is not None and hw.gpus else 0)
 
 
 def job_args(run: str) -> list[str] | None:

@@ -216,7 +216,8 @@ def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str])
 
     if any(not inside(a.file, a.line) for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")):
         return
-    for kind in ("checkpoints", "evals", "uploads", "trackers", "output_dirs", "seeds"):
+    for kind in ("checkpoints", "evals", "uploads", "trackers", "output_dirs", "seeds", "processes",
+                 "precision"):
         facts: list[Fact] = getattr(result, kind)
         setattr(result, kind, [f for f in facts if inside(f.file, f.line)])
     _fold_nested_saves(result, modules, roots, live)

@@ -24,6 +24,8 @@ from ..files import digest, read_regular
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from ..read.branches import dead_lines
 from ..read.inputs import paths_needed, required_by_use
+from ..read.launch import add_needs, process_signals
+from ..read.precision import precision_signals
 from ..read.systems.registry import refine
 from ..read.values import resolved, settings_objects
 from ..read.writes import folder_flags
@@ -662,10 +664,6 @@ class _Reader(ast.NodeVisitor):
             self.anchor("compile", node)
         elif last == "generate":
             self.anchor("forward", node)
-        elif last in ("autocast", "GradScaler", "to") and node.keywords or last in ("autocast", "GradScaler"):
-            text = ast.unparse(node) if hasattr(ast, "unparse") else name
-            if last != "to" or "dtype" in text:
-                self.r.precision.append(Fact(name=text[:80], file=self.rel, line=node.lineno))
         elif last in ("DistributedDataParallel", "DDP", "FullyShardedDataParallel", "FSDP", "fully_shard") or \
                 name in ("deepspeed.initialize", "accelerator.prepare"):
             self.r.parallelism.append(Fact(name=last if last != "initialize" else "deepspeed", file=self.rel,
@@ -1404,6 +1402,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if why and depth == 0 and "not UTF-8" not in why:
             result.partial = True
         modules.append(summarize(tree, rel, depth == 0))
+        result.processes += process_signals(tree, rel, text, depth == 0)
+        result.precision += precision_signals(tree, rel, text, depth == 0)
         reader = _Reader(result, rel, defaults, classes)
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.consts = fixed_constants(tree, text)
@@ -1546,6 +1546,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     mentioned = _mentioned(beyond, done, root) if whole else None
     if mentioned is not None:
         drop_unreached(result, modules, roots | mentioned)
+    add_needs(result)  # what the reached code asks of the command, beside what the entry's own lines ask
     if result.kind == "unknown" and any(a.role == "optimizer_step" for a in result.anchors):
         result.kind = "training"  # its backward sits in a module past the depth read (a pipeline schedule)
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):

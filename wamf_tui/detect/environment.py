@@ -49,8 +49,10 @@ def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
         return EnvFacts(kind=kind, name=name, activate=prefix + activate, python=str(python) if python else None,
                         notes=notes)
 
-    if environ.get("VIRTUAL_ENV"):
-        venv = Path(environ["VIRTUAL_ENV"])
+    venv = Path(environ["VIRTUAL_ENV"]) if environ.get("VIRTUAL_ENV") else None
+    if venv is not None and _tool_only(venv):  # activated to start wamf-tui, not to run the job
+        notes = [*notes, f"the activated {venv.name} is wamf-tui's own environment, without torch: not the job's"]
+    elif venv is not None:
         return env("venv", venv.name, f"source {shlex.quote(_rel(venv, repo_root) + '/bin/activate')}",
                    _venv_python(venv))
     if environ.get("CONDA_DEFAULT_ENV") and environ.get("CONDA_PREFIX"):
@@ -79,6 +81,15 @@ def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
     activate = f'export PATH={shlex.quote(str(Path(python).parent))}:"$PATH"' if python else ""
     return EnvFacts(kind="system", activate=activate, python=python,
                     notes=["no virtual environment found; system Python"])
+
+
+def _tool_only(venv: Path) -> bool:
+    """Whether `venv` is the environment wamf-tui itself runs from and holds no torch: the tool's, never the
+    job's (a job's environment the tool was installed into holds torch, and stays the job's)."""
+    if not _same(venv, Path(sys.prefix)):
+        return False
+    cfg = _pyvenv_cfg(venv)
+    return not any(name == "torch" for site in _site_dirs(venv, cfg, "venv", None) for name, _ in _distributions(site))
 
 
 def _without_own(path: str) -> str:
