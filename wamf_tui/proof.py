@@ -293,7 +293,7 @@ def parsed(result: TrialResult) -> Claim:
                      fix="change the run line's flags to ones the parser knows")
     if got is None:
         return Claim(claim=claim, expected=expected, ok=False, observed="it ended without an argparse, "
-                     "HfArgumentParser or Hydra parse of its command line (fire is not stopped yet)",
+                     "HfArgumentParser, fire or Hydra parse of its command line",
                      fix="run a full trial instead")
     observed = f"{got.what} read {len(got.values)} settings at {got.where}" + (
         f"; left over for another parser: {' '.join(got.extras[:6])}" if got.extras else "")

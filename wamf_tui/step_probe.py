@@ -319,6 +319,48 @@ def _hydra(module) -> None:
     module.run_job = run_job
 
 
+def _fire(module) -> None:
+    """fire has bound the command line to the job's function (`fire.Fire(fn)`): say what it bound, or
+    raise fire's own error for what the function does not take (fire itself says so only after the function
+    has run), before the function runs. A class's bind, with its method still to come, goes on."""
+    original = module._MakeParseFn
+
+    def make(fn, metadata):
+        parse = original(fn, metadata)
+
+        def bound(args):
+            result = parse(args)
+            (varargs, kwargs), _, remaining, _ = result
+            if remaining and isinstance(fn, type) or not _fired_by_job(module):
+                return result
+            if remaining:
+                raise module.FireError("Could not consume arguments:", remaining)
+            import inspect
+
+            try:
+                given = inspect.signature(fn).bind(*varargs, **kwargs)
+                given.apply_defaults()
+                values = dict(given.arguments)
+            except (TypeError, ValueError):
+                values = dict(kwargs)
+            _emit("parsed", "fire", values={k: repr(v)[:200] for k, v in values.items()}, extras=[])
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+
+        return bound
+
+    module._MakeParseFn = make
+
+
+def _fired_by_job(module) -> bool:
+    """Whether the `fire.Fire` call under way was made by the job's own code, not by a library's."""
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None and not (frame.f_code.co_name == "Fire" and frame.f_code.co_filename == module.__file__):
+        frame = frame.f_back
+    return frame is not None and frame.f_back is not None and _ours(frame.f_back.f_code.co_filename)
+
+
 def _stop_upload(what: str):
     def before(args, kwargs):
         if _state["depth"]:
@@ -357,7 +399,8 @@ PATCHES = {
     "aim": _aim,
     "huggingface_hub.hf_api": _hub,
 }
-PARSE_ONLY = {"argparse": _argparse, "transformers.hf_argparser": _hf_argparse, "hydra.core.utils": _hydra}
+PARSE_ONLY = {"argparse": _argparse, "transformers.hf_argparser": _hf_argparse, "hydra.core.utils": _hydra,
+              "fire.core": _fire}
 
 
 class _Watch:

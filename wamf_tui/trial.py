@@ -52,6 +52,9 @@ CAUSES: tuple[tuple[str, str], ...] = (  # (pattern in the output, the likely ca
      "a rank variable is missing ({0}): start it with torchrun"),
     (r"arguments are required: (.+)", "required arguments are missing: {0}"),
     (r"unrecognized arguments: (.+)", "the job does not know these arguments: {0}"),
+    (r"ERROR: Could not consume arguments: (.+)", "the job's function does not take these arguments: {0}"),
+    (r"ERROR: (The function received no value for the required argument: .+|Missing required flags: .+)",
+     "fire says: {0}"),
     (r"Could not override '([^']+)'|Key '([^']+)' is not in struct", "Hydra's config has no key {0}: prefix it with "
      "+ to add it, or fix its name"),
     (r"No such file or directory: '([^']+)'|can't open file '([^']+)'|FileNotFoundError: (.+)",
