@@ -535,7 +535,7 @@ def spread(result: TrialResult) -> tuple[float, float] | None:
 
 
 def section_rows(result: TrialResult) -> list[tuple[str, str]]:
-    """The measured baseline, as the contract's `## Trial` section lists it."""
+    """The measured baseline, as the contract's **Trial** row lists it."""
     how = {"exited": f"exit {result.exit_status}", "limit": "stopped at the time limit",
            "stopped": "stopped by the user", "not started": "did not start"}[result.ended]
     rows = [("command", f"{result.command_hash} (the activate and run lines above)"), ("when", result.started),
