@@ -487,12 +487,19 @@ def _lines() -> dict:
 
 
 _WANTED: dict = {}
+_TRACER = "sys.monitoring" if hasattr(sys, "monitoring") and os.environ.get("WAMF_TRIAL_TRACER") != "settrace" \
+    else "settrace"  # 3.12+: one callback per wanted line, none elsewhere; WAMF_TRIAL_TRACER=settrace picks the old
+_TOOL: list = []  # the sys.monitoring tool id taken
+
+
+def _hit(file: str, line: int) -> None:
+    where = f"{os.path.relpath(file, _REPO)}:{line}"
+    _once(("line", where, _state["steps"]), "line", where, line=where, mode=_TRACER)
 
 
 def _local(frame, event, arg):
     if event == "line" and frame.f_lineno in _WANTED.get(frame.f_code.co_filename, ()):
-        where = f"{os.path.relpath(frame.f_code.co_filename, _REPO)}:{frame.f_lineno}"
-        _once(("line", where, _state["steps"]), "line", where, line=where)
+        _hit(frame.f_code.co_filename, frame.f_lineno)
     return _local
 
 
@@ -500,7 +507,32 @@ def _global(frame, event, arg):
     return _local if frame.f_code.co_filename in _WANTED else None
 
 
+def _started(code, offset):
+    """sys.monitoring: a code object's first start. Its lines are watched only in the rows' files."""
+    mon = sys.monitoring  # type: ignore[attr-defined]
+    if code.co_filename in _WANTED:
+        mon.set_local_events(_TOOL[0], code, mon.events.LINE)
+    return mon.DISABLE
+
+
+def _line(code, line):
+    if line in _WANTED.get(code.co_filename, ()):
+        _hit(code.co_filename, line)
+        return None
+    return sys.monitoring.DISABLE  # type: ignore[attr-defined]
+
+
 def _trace() -> None:
+    if _TRACER == "sys.monitoring":
+        mon = sys.monitoring  # type: ignore[attr-defined]
+        free = [i for i in (3, 4) if mon.get_tool(i) is None]  # 0-2 and 5: debugger, coverage, profiler, optimizer
+        if free:
+            _TOOL.append(free[0])
+            mon.use_tool_id(free[0], "wamf-tui trial")
+            mon.register_callback(free[0], mon.events.PY_START, _started)
+            mon.register_callback(free[0], mon.events.LINE, _line)
+            mon.set_events(free[0], mon.events.PY_START)
+        return
     import threading
 
     sys.settrace(_global)
@@ -508,7 +540,13 @@ def _trace() -> None:
 
 
 def _untrace() -> None:
-    if _WANTED:
+    if _TOOL:
+        mon = sys.monitoring  # type: ignore[attr-defined]
+        mon.set_events(_TOOL[0], 0)
+        for event in (mon.events.PY_START, mon.events.LINE):  # local events stay set: no callback to call
+            mon.register_callback(_TOOL[0], event, None)
+        mon.free_tool_id(_TOOL.pop())
+    elif _WANTED:
         import threading
 
         sys.settrace(None)
