@@ -188,6 +188,7 @@ class Trial:
         with tempfile.TemporaryDirectory(prefix="wamf-trial-") as tmp:
             folder = Path(tmp)
             shutil.copyfile(Path(__file__).with_name("step_probe.py"), folder / "sitecustomize.py")
+            shutil.copyfile(Path(__file__).with_name("parse_probe.py"), folder / "wamf_parse_probe.py")
             steps_file, status_file, effects_file = folder / "steps", folder / "status", folder / "effects"
             run = with_wrapper_at(self.run_line, folder, write_wrapper)
             env = {**os.environ, "WAMF_TRIAL_PROBE": str(folder), "WAMF_TRIAL_STEPS": str(steps_file),
