@@ -202,7 +202,7 @@ def test_everything_else_says_each_answer_and_a_default_for_each_left_empty():
     assert rows[6] == ("Anything else", "Benchmark mode: accuracy (deterministic algorithms on, bit-exact checks) · "
                                         "diff saved to dirty.patch · eval at train.py:9 excluded · "
                                         "tensorboard stays on · same tokens seen")  # nothing to switch: said
-    assert contract.trial_body(st).startswith("Measured by a trial")
+    assert rows[7] == ("Trial", contract.trial_body(st)) and rows[7][1].startswith("measured by a trial")
     st = st.model_copy(update={"run": st.run + " --lr=1"})  # the trial ran another command: its section goes
     assert contract.trial_body(st) == ""
     assert contract.plan_body(st).splitlines() == [

@@ -79,10 +79,9 @@ def failed(result: TrialResult) -> list[Claim]:
     return [c for c in result.claims if not c.ok]
 
 
-def with_row(state: InitState, site: str, what: str) -> InitState:
-    """The contract with the changes row of the fact at `site` saying `what` instead."""
-    changes = [c.model_copy(update={"what": what, "enabled": True}) if f"({site})" in c.what else c
-               for c in state.changes]
+def with_row(state: InitState, site: str) -> InitState:
+    """The contract with the changes row of the fact at `site` taking it out of the run."""
+    changes = [c.model_copy(update={"off": True, "enabled": True}) if site in c.sites else c for c in state.changes]
     assert changes != state.changes
     return state.model_copy(update={"changes": changes})
 
@@ -109,7 +108,7 @@ def test_a_tracker_the_contract_says_is_off_fails_naming_its_line(tmp_path, acti
     state = proposed(repo, activate)
     right = tried(state)  # the app says it stays on: it has no switch
     assert failed(right) == [], failed(right)
-    wrong = tried(with_row(state, "train.py:9", "tensorboard tracker off (train.py:9)"))
+    wrong = tried(with_row(state, "train.py:9"))
     trackers = by_claim(wrong)["trackers off"]
     assert (trackers.ok, trackers.where) == (False, "train.py:9")
     assert trackers.observed == "tensorboard started, writing to runs"
@@ -121,7 +120,7 @@ def test_an_eval_at_step_0_the_contract_takes_out_fails_at_its_call(tmp_path, ac
     state = proposed(repo, activate)
     right = tried(state)  # the app says it still runs once, at step 0
     assert failed(right) == [], failed(right)
-    wrong = tried(with_row(state, "train.py:16", "eval evaluate (train.py:16) out of the timed steps"))
+    wrong = tried(with_row(state, "train.py:16"))
     evals = by_claim(wrong)["evals off"]
     assert (evals.ok, evals.where, evals.fix) == (False, "train.py:16", "switch it off with --eval-every")
     assert evals.observed == "eval() on the trained model at step 0"
@@ -143,12 +142,46 @@ def test_row_lines_are_traced_for_the_first_steps_only(tmp_path, activate):
     repo = make_repo(tmp_path / "job", {"train.py": SAVES, ".gitignore": "runs/\n"})
     state = proposed(repo, activate)
     state = state.model_copy(update={"checks": [*state.checks, state.checks[0].model_copy(
-        update={"name": "after", "where": "train.py:1"})]})  # the import line: before any step, in none
+        update={"name": "after", "where": "train.py:1", "site": "train.py:1"})]})  # the import line: before any step
     result = tried(state)
     rows = {c.claim: c for c in result.claims if c.claim.startswith("row ")}
     assert rows["row loss"].ok and rows["row loss"].observed == "ran in step 1, 2, 3"  # then the tracer is off
     assert not rows["row after"].ok and rows["row after"].observed == "ran only before the first step"
     assert "FAILED  rows: 4 of 5 lines ran during training steps" in proof.describe(result.claims)
+
+
+BOTH = JOB.format(flags='p.add_argument("--save-every", type=int, default=10)\n'
+                         'p.add_argument("--eval-every", type=int, default=5)\n',
+                  setup="def evaluate(model):\n    model.eval()\n    model.train()\n",
+                  body="    if (step + 1) % args.eval_every == 0:\n        evaluate(model)\n",
+                  after="    if (step + 1) % args.save_every == 0:\n        torch.save(model.state_dict(), 'c.pt')\n")
+
+
+def test_rewording_the_contracts_rows_leaves_every_verdict_the_same(tmp_path):
+    """The claims come from the changes' and rows' typed facts (`kind`, `sites`, `off`, `cap`, `site`), never
+    from their sentences: the same trial holds the reworded contract to the same verdicts."""
+    repo = make_repo(tmp_path / "job", {"train.py": BOTH, ".gitignore": "runs/\n"})
+    state = proposed(repo, "true")
+    assert state.analysis is not None
+    save, ev = state.analysis.checkpoints[0], state.analysis.evals[0]
+    sites = [f"{save.file}:{save.line}", f"{ev.file}:{ev.line}"]
+    rows = [c.site for c in state.checks if c.site]
+    seen = [Effect(kind="save", what="torch.save", where=sites[0], stack=[sites[0]], step=9, path="c.pt"),
+            Effect(kind="eval", what="eval", where=sites[1], stack=[sites[1]], step=0)]
+    seen += [Effect(kind="line", what=site, where=site, step=s) for site in rows for s in range(3)]
+    result = result_with(seen, steps=30)
+    reworded = state.model_copy(update={
+        "changes": [c.model_copy(update={"what": f"change {i}, as agreed"}) for i, c in enumerate(state.changes)],
+        "checks": [c.model_copy(update={"where": f"the {c.name} line"}) for c in state.checks]})
+
+    def verdicts(s: InitState) -> list[tuple]:
+        return [(c.claim, c.expected, c.observed, c.ok, c.where, c.fix) for c in proof.check(proof.expected(s), result)]
+
+    assert verdicts(reworded) == verdicts(state)
+    claims = {c[0]: c for c in verdicts(state)}
+    assert claims["cap 30 steps"][3] and len(rows) == 4 and all(claims[f"row {c.name}"][3] for c in state.checks)
+    assert claims["saves off"][3:] == (False, sites[0], "switch it off with --save-every")
+    assert claims["evals off"][3:] == (False, sites[1], "switch it off with --eval-every")
 
 
 def effects(*items: tuple) -> list[Effect]:

@@ -214,7 +214,8 @@ def test_the_gpus_it_will_use_follow_cuda_visible_devices():
     assert trial.gpus_in_use(hw, {"CUDA_VISIBLE_DEVICES": "GPU-8f2c"}) == [0, 1, 2, 3]
 
 
-def test_the_trial_section_is_there_only_while_the_command_is_the_one_tried(tmp_path):
+def test_the_trial_row_is_there_only_while_the_command_is_the_one_tried(tmp_path):
+    """The baseline is a row of `## Everything else`: downstream's contract has three sections, no fourth."""
     from wamf_tui.model import Claim
 
     state = InitState(activate="source .venv/bin/activate", run="python train.py --steps=30")
@@ -232,11 +233,17 @@ def test_the_trial_section_is_there_only_while_the_command_is_the_one_tried(tmp_
     assert rows["peak GPU memory"] == "GPU 0: 8000 MiB, GPU 1: 7900 MiB"
     assert rows["throughput"] == "1234.5 samples/s (as the job reported it)"
     text = contract.render(state, contract.bundled_template())
-    assert "\n## Trial\n" in text and "| saves off | none | 3 written (&lt;run>/ckpt_9.pt) | FAILED at " \
-        "train.py:15; fix: switch it off with --save-every |" in text
-    assert [p for p in contract.check(text) if "Trial" in p.message or "placeholder" in p.message] == []
+    assert [line[3:] for line in text.splitlines() if line.startswith("## ")] == list(contract.SECTIONS)
+    row = next(n for n, line in enumerate(text.splitlines(), 1) if line.startswith("| **Trial** |"))
+    assert row > text.splitlines().index("## Everything else")
+    assert text.splitlines()[row - 1].endswith(
+        " · optimizer steps: 30 (3 warm-up) · steady step time: median 0.120 s, 0.120 s to 0.130 s (10th to 90th "
+        "percentile) · peak GPU memory: GPU 0: 8000 MiB, GPU 1: 7900 MiB · throughput: 1234.5 samples/s (as the job "
+        "reported it) · claims held: cap 30 steps · claim FAILED: saves off (expected none; observed 3 written "
+        "(&lt;run>/ckpt_9.pt) at train.py:15); fix: switch it off with --save-every |")
+    assert [p for p in contract.check(text) if p.line == row or "placeholder" in p.message] == []
     state = state.model_copy(update={"run": "python train.py --steps=40"})
-    assert "## Trial" not in contract.render(state, contract.bundled_template())
+    assert "**Trial**" not in contract.render(state, contract.bundled_template())
 
 
 @pytest.mark.parametrize("line, said", [
@@ -339,7 +346,7 @@ async def test_t_at_the_run_question_says_what_runs_and_runs_only_after_a_second
         assert app.state.trial is not None and app.state.trial.steps == 30
         assert "trial: exited with status 0" in str(app.screen.query_one("#message").render())
         await pilot.press("enter")  # accept the run line it tried
-        assert "| optimizer steps | 30" in contract.trial_body(app.state)
+        assert " · optimizer steps: 30" in contract.trial_body(app.state)
 
 
 def tmux_job(tmp_path: Path, activate: str, job: str, state_home: Path) -> tuple[str, Path]:
@@ -384,7 +391,8 @@ def test_in_a_terminal_t_then_enter_runs_it_and_the_contract_gets_the_row(tmp_pa
     finally:
         tmux("kill-session", "-t", name)
     text = (tmp_path / "contract.md").read_text()
-    assert "## Trial" in text and "| ended | exit 0" in text and "| optimizer steps | 15" in text
+    row = next(line for line in text.splitlines() if line.startswith("| **Trial** | measured by a trial"))
+    assert " · ended: exit 0 after " in row and " · optimizer steps: 15" in row
 
 
 @pytest.mark.slow

@@ -134,6 +134,8 @@ def everything_else_rows(state: InitState) -> list[tuple[str, str]]:
         if x and x.strip()
     ]
     rows.append(("Anything else", " · ".join(extra) or "nothing"))
+    if trial := trial_body(state):
+        rows.append(("Trial", trial))
     return rows
 
 
@@ -182,32 +184,24 @@ def render(state: InitState, template: str) -> str:
         out.append(line)
     result = "\n".join(out)
     result = re.sub(r"\n{3,}", "\n\n", result)
-    trial = trial_body(state)
-    return result.rstrip() + ("\n\n---\n\n## Trial\n\n" + trial if trial else "") + "\n"
-
-
-def _measured(value: str) -> str:
-    """A measured value as a table cell: never read as a placeholder (`<stdin>` in a path)."""
-    return _cell(value).replace("<", "&lt;")
+    return result.rstrip() + "\n"
 
 
 def trial_body(state: InitState) -> str:
-    """The measured baseline and the claims' verdicts of the latest trial, while the contract still runs the
-    command it tried; "" otherwise."""
+    """The measured baseline and the claims' verdicts of the latest trial, as the **Trial** row of
+    `## Everything else` (downstream's contract has three sections, no fourth), while the contract still
+    runs the command it tried; "" otherwise. A `<` is escaped: a path's `<stdin>` is no placeholder."""
     t = state.trial
     if t is None or t.command_hash != command_hash(state.activate, state.run):
         return ""
-    lines = ["Measured by a trial of the run line (`wamf-tui try`, or `t` in the app) on this node.", "",
-             "| measure | value |", "|---|---|"]
-    lines += [f"| {m} | {_measured(v)} |" for m, v in section_rows(t)]
-    if t.claims:
-        lines += ["", "| claim | expected | observed | verdict |", "|---|---|---|---|"]
-        for c in t.claims:
-            verdict = "holds" if c.ok else "FAILED" + (f" at {c.where}" if c.where else "") + (
-                f"; fix: {c.fix}" if c.fix else "")
-            lines.append(f"| {_measured(c.claim)} | {_measured(c.expected)} | {_measured(c.observed)} | "
-                         f"{_measured(verdict)} |")
-    return "\n".join(lines)
+    said = [f"{m}: {v}" for m, v in section_rows(t)]
+    held = [c.claim for c in t.claims if c.ok]
+    if held:
+        said.append("claims held: " + ", ".join(held))
+    said += [f"claim FAILED: {c.claim} (expected {c.expected}; observed {c.observed}" + (
+        f" at {c.where}" if c.where else "") + ")" + (f"; fix: {c.fix}" if c.fix else "") for c in t.claims if not c.ok]
+    return ("measured by a trial of the run line (`wamf-tui try`, or `t` in the app) on this node: "
+            + " · ".join(said)).replace("<", "&lt;")
 
 
 # --- checking -------------------------------------------------------------------

@@ -398,6 +398,12 @@ class BenchmarkChange(BaseModel):
     enabled: bool = True
     exclusion: str | None = None  # what the contract records when it is switched off
     unproven: list[str] = []  # flags it needs that the job's parser is not proven to take: not added, asked
+    # what the trial holds it to (`proof`), never read from `what`: the effect, its facts' file:line, whether
+    # `how` takes them out of the run, the step cap it sets
+    kind: Literal["steps", "save", "tracker", "upload", "eval"] | None = None
+    sites: list[str] = []
+    off: bool = False
+    cap: int | None = None
 
 
 Ended = Literal["exited", "limit", "stopped", "not started"]
@@ -463,6 +469,7 @@ class TrialResult(BaseModel):
 class Checkpoint(BaseModel):
     name: str
     where: str
+    site: str = ""  # the file:line `where` names ("" for a generic row): the line the trial traces
     what: str
     steps: str
     tolerance: str

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .model import Analysis, BenchmarkChange, Claim, Effect, Fact, InitState, TrialResult
+from .model import Analysis, Claim, Effect, Fact, InitState, TrialResult
 
 if TYPE_CHECKING:
     from .trial import Trial
@@ -44,21 +44,13 @@ class Expected:
 
 
 def cap(state: InitState) -> int | None:
-    """The step cap the run line applies: the wrapper's WAMF_MAX_STEPS or the agreed step row's flag."""
+    """The step cap of the agreed steps row (`BenchmarkChange.cap`); a run line typed by hand, with no
+    such row, by its wrapper's WAMF_MAX_STEPS."""
+    row = next((c for c in state.changes if c.kind == "steps"), None)
+    if row is not None:
+        return row.cap if row.enabled else None
     m = re.search(r"\bWAMF_MAX_STEPS=(\d+)", state.run)
-    if m:
-        return int(m.group(1))
-    row = next((c for c in state.changes if c.enabled and c.what.startswith("total steps cut to")), None)
-    words = [w.partition("=")[2] for w in (row.flags + row.env if row else [])]
-    return next((int(w) for w in words if w.isdigit()), None)
-
-
-def says_off(change: BenchmarkChange | None) -> bool:
-    """Whether an agreed row of the changes table takes a save, tracker, upload or eval out of the run.
-    The rows name their fact as `(file:line)`; an off row says `off (` or `out of the timed steps`."""
-    if change is None or not change.enabled:
-        return False
-    return " off (" in change.what or change.what.endswith(" off") or "out of the timed steps" in change.what
+    return int(m.group(1)) if m else None
 
 
 def _facts(a: Analysis) -> dict[str, list[Fact]]:
@@ -66,6 +58,8 @@ def _facts(a: Analysis) -> dict[str, list[Fact]]:
 
 
 def expected(state: InitState) -> Expected:
+    """The claims, from typed facts only: each fact's row of the changes table (its `kind`, `sites` and
+    `off`, never its wording), the cap, the rows' `site`, the precision."""
     on: dict[str, tuple[str, ...]] = {}
     off_rows: dict[str, dict[str, str]] = {}
     switches: dict[str, str] = {}
@@ -74,17 +68,15 @@ def expected(state: InitState) -> Expected:
             stays, off = [], {}
             for f in facts:
                 site = f"{f.file}:{f.line}"
-                change = next((c for c in state.changes if f"({site})" in c.what), None)
-                if says_off(change):
-                    assert change is not None
+                change = next((c for c in state.changes if c.kind == kind and site in c.sites), None)
+                if change is not None and change.enabled and change.off:
                     off[site] = change.what
                 else:
                     stays.append(site)
                 if f.off_switch:
                     switches[site] = f.off_switch
             on[kind], off_rows[kind] = tuple(stays), off
-    rows = tuple((c.name, f"{m.group(1)}:{m.group(2)}") for c in state.checks
-                 if c.enabled and (m := _SITE.match(c.where)))
+    rows = tuple((c.name, c.site) for c in state.checks if c.enabled and c.site)
     from .proposals import output_switch, precision
 
     out = re.search(r"\bWAMF_OUT=(\S+)", state.run)
@@ -301,7 +293,7 @@ def parsed(result: TrialResult) -> Claim:
                      fix="change the run line's flags to ones the parser knows")
     if got is None:
         return Claim(claim=claim, expected=expected, ok=False, observed="it ended without an argparse, "
-                     "HfArgumentParser or Hydra parse of its command line (fire is not stopped yet)",
+                     "HfArgumentParser, fire or Hydra parse of its command line",
                      fix="run a full trial instead")
     observed = f"{got.what} read {len(got.values)} settings at {got.where}" + (
         f"; left over for another parser: {' '.join(got.extras[:6])}" if got.extras else "")

@@ -281,16 +281,21 @@ def checkpoints(state: InitState) -> list[Checkpoint]:
             return fallback
         return f"{a.file}:{a.line}" + (f" via {a.text}" if "hook" in a.text or "Callback" in a.text else "")
 
+    def site(*roles: str) -> str:
+        """The file:line of the first role found: the line a trial traces for the row."""
+        return next((f"{a.file}:{a.line}" for r in roles if (a := _anchor(state, r)) is not None), "")
+
     if inference:
         return [
-            Checkpoint(name="outputs", where=where("forward", "the generate / forward call"),
+            Checkpoint(name="outputs", where=where("forward", "the generate / forward call"), site=site("forward"),
                        what="generated tokens or output summary (mean |x|, shape, dtype)", steps="every batch",
                        tolerance="exact tokens" if not low else "exact tokens; logits rtol 1e-2"),
             Checkpoint(name="inputs", where=where("batch", where("forward", "the generate / forward call")),
+                       site=site("batch", "forward"),
                        what="batch shapes and dtypes", steps="first 3 batches", tolerance="exact"),
         ]
     checks = [
-        Checkpoint(name="loss", where=where("loss", "where the loss is computed"), what="loss value",
+        Checkpoint(name="loss", where=where("loss", "where the loss is computed"), site=site("loss"), what="loss value",
                    steps="every step", tolerance=(tight if exact else f"{tight} steps 1-5, {loose} after") + why),
     ]
     clip = _anchor(state, "grad_clip")
@@ -298,17 +303,20 @@ def checkpoints(state: InitState) -> list[Checkpoint]:
         clip = None  # the clip never runs unless asked for: the norm is computed at the step instead
     if clip is not None:
         what = "total gradient norm" + (" (the value the clip call returns)" if "clip" in clip.text else "")
-        checks.append(Checkpoint(name="grad norm", where=where("grad_clip", ""), what=what, steps="every step",
+        checks.append(Checkpoint(name="grad norm", where=where("grad_clip", ""), site=site("grad_clip"), what=what,
+                                 steps="every step",
                                  tolerance=loose + why))
     elif (opt := _anchor(state, "optimizer_step")) is not None:  # no clipping: a norm computed just before the step
         checks.append(Checkpoint(name="grad norm", where=f"{opt.file}:{opt.line}, just before the step",
+                                 site=f"{opt.file}:{opt.line}",
                                  what="total gradient norm, computed there (no clip runs)", steps="every step",
                                  tolerance=loose + why))
     if state.analysis is None or _anchor(state, "forward") is not None:  # a library's loop has no forward line
         checks += [
-            Checkpoint(name="model outputs", where=where("forward", "the model forward call"),
+            Checkpoint(name="model outputs", where=where("forward", "the model forward call"), site=site("forward"),
                        what="mean |output|, shape, dtype", steps="steps 1-3", tolerance=tight + why),
             Checkpoint(name="batch", where=where("batch", where("forward", "the model forward call")),
+                       site=site("batch", "forward"),
                        what="input shapes and dtypes", steps="steps 1-3", tolerance="exact"),
         ]
     return checks

@@ -251,74 +251,6 @@ def _aim(module) -> None:
                                                              path=str(kwargs.get("repo") or ".aim (default)")))
 
 
-def _parsed(what: str, result) -> None:
-    """The job's own parser has read the command line: say what it made of it, and end the process
-    (`wamf-tui try --parse-only`) before the job does anything else."""
-    namespaces = result if isinstance(result, tuple) else (result,)
-    values: dict = {}
-    extras: list = []
-    for ns in namespaces:
-        if isinstance(ns, list):  # parse_known_args' leftovers
-            extras += [str(x) for x in ns]
-        elif hasattr(ns, "__dict__"):
-            values.update({k: repr(v)[:200] for k, v in vars(ns).items() if not k.startswith("_")})
-    _emit("parsed", what, values=values, extras=extras)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
-def _parse_call(owner, name: str, what: str) -> None:
-    """`owner.name`, when the job's own code calls it on its command line, ends the process once it
-    returns: the outermost call only (HfArgumentParser's parse_known_args inside its own parse)."""
-    original = getattr(owner, name, None)
-    if original is None or getattr(original, "_wamf_parse", False):
-        return
-
-    def parse(*args, **kwargs):
-        mine = not _state.get("parsing") and _ours(sys._getframe(1).f_code.co_filename)
-        if not mine:
-            return original(*args, **kwargs)
-        _state["parsing"] = True
-        try:
-            result = original(*args, **kwargs)
-        finally:
-            _state["parsing"] = False
-        given = kwargs.get("args", args[1] if len(args) > 1 else None)
-        if given is None:  # the command line, not a list the code made up
-            _parsed(what, result)
-        return result
-
-    parse._wamf_parse = True  # type: ignore[attr-defined]
-    setattr(owner, name, parse)
-
-
-def _argparse(module) -> None:
-    _parse_call(module.ArgumentParser, "parse_args", "argparse")  # its unknown arguments still fail it
-    _parse_call(module.ArgumentParser, "parse_known_args", "argparse")
-
-
-def _hf_argparse(module) -> None:
-    _parse_call(module.HfArgumentParser, "parse_args_into_dataclasses", "HfArgumentParser")
-
-
-def _hydra(module) -> None:
-    """Hydra has composed the config from the command line's overrides: stop before the task runs (and
-    before its run folder is made)."""
-    original = module.run_job
-
-    def run_job(task_function, config, *args, **kwargs):
-        values = {str(k): repr(v)[:200] for k, v in config.items() if k != "hydra"} if hasattr(config, "items") \
-            else {}
-        _emit("parsed", "Hydra", values=values, extras=[])
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
-        return original(task_function, config, *args, **kwargs)
-
-    module.run_job = run_job
-
-
 def _stop_upload(what: str):
     def before(args, kwargs):
         if _state["depth"]:
@@ -357,7 +289,6 @@ PATCHES = {
     "aim": _aim,
     "huggingface_hub.hf_api": _hub,
 }
-PARSE_ONLY = {"argparse": _argparse, "transformers.hf_argparser": _hf_argparse, "hydra.core.utils": _hydra}
 
 
 class _Watch:
@@ -444,12 +375,19 @@ def _lines() -> dict:
 
 
 _WANTED: dict = {}
+_TRACER = "sys.monitoring" if hasattr(sys, "monitoring") and os.environ.get("WAMF_TRIAL_TRACER") != "settrace" \
+    else "settrace"  # 3.12+: one callback per wanted line, none elsewhere; WAMF_TRIAL_TRACER=settrace picks the old
+_TOOL: list = []  # the sys.monitoring tool id taken
+
+
+def _hit(file: str, line: int) -> None:
+    where = f"{os.path.relpath(file, _REPO)}:{line}"
+    _once(("line", where, _state["steps"]), "line", where, line=where, mode=_TRACER)
 
 
 def _local(frame, event, arg):
     if event == "line" and frame.f_lineno in _WANTED.get(frame.f_code.co_filename, ()):
-        where = f"{os.path.relpath(frame.f_code.co_filename, _REPO)}:{frame.f_lineno}"
-        _once(("line", where, _state["steps"]), "line", where, line=where)
+        _hit(frame.f_code.co_filename, frame.f_lineno)
     return _local
 
 
@@ -457,7 +395,32 @@ def _global(frame, event, arg):
     return _local if frame.f_code.co_filename in _WANTED else None
 
 
+def _started(code, offset):
+    """sys.monitoring: a code object's first start. Its lines are watched only in the rows' files."""
+    mon = sys.monitoring  # type: ignore[attr-defined]
+    if code.co_filename in _WANTED:
+        mon.set_local_events(_TOOL[0], code, mon.events.LINE)
+    return mon.DISABLE
+
+
+def _line(code, line):
+    if line in _WANTED.get(code.co_filename, ()):
+        _hit(code.co_filename, line)
+        return None
+    return sys.monitoring.DISABLE  # type: ignore[attr-defined]
+
+
 def _trace() -> None:
+    if _TRACER == "sys.monitoring":
+        mon = sys.monitoring  # type: ignore[attr-defined]
+        free = [i for i in (3, 4) if mon.get_tool(i) is None]  # 0-2 and 5: debugger, coverage, profiler, optimizer
+        if free:
+            _TOOL.append(free[0])
+            mon.use_tool_id(free[0], "wamf-tui trial")
+            mon.register_callback(free[0], mon.events.PY_START, _started)
+            mon.register_callback(free[0], mon.events.LINE, _line)
+            mon.set_events(free[0], mon.events.PY_START)
+        return
     import threading
 
     sys.settrace(_global)
@@ -465,7 +428,13 @@ def _trace() -> None:
 
 
 def _untrace() -> None:
-    if _WANTED:
+    if _TOOL:
+        mon = sys.monitoring  # type: ignore[attr-defined]
+        mon.set_events(_TOOL[0], 0)
+        for event in (mon.events.PY_START, mon.events.LINE):  # local events stay set: no callback to call
+            mon.register_callback(_TOOL[0], event, None)
+        mon.free_tool_id(_TOOL.pop())
+    elif _WANTED:
         import threading
 
         sys.settrace(None)
@@ -474,10 +443,12 @@ def _untrace() -> None:
 
 def _start() -> None:
     global _SKIPPED
-    if _PARSE_ONLY:
-        PATCHES.update(PARSE_ONLY)
+    if _PARSE_ONLY:  # its parsers' patches, copied beside this file (`parse_probe`)
+        import importlib
+
+        PATCHES.update(importlib.import_module("wamf_parse_probe").patches(sys.modules[__name__]))
         if "argparse" in sys.modules:  # imported by Python's own start-up: patched here
-            _argparse(sys.modules["argparse"])
+            PATCHES["argparse"](sys.modules["argparse"])
     sys.meta_path.insert(0, _Watch())
     if _EFFECTS:
         _state["fd"] = os.open(_EFFECTS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

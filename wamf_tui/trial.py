@@ -52,6 +52,9 @@ CAUSES: tuple[tuple[str, str], ...] = (  # (pattern in the output, the likely ca
      "a rank variable is missing ({0}): start it with torchrun"),
     (r"arguments are required: (.+)", "required arguments are missing: {0}"),
     (r"unrecognized arguments: (.+)", "the job does not know these arguments: {0}"),
+    (r"ERROR: Could not consume arguments: (.+)", "the job's function does not take these arguments: {0}"),
+    (r"ERROR: (The function received no value for the required argument: .+|Missing required flags: .+)",
+     "fire says: {0}"),
     (r"Could not override '([^']+)'|Key '([^']+)' is not in struct", "Hydra's config has no key {0}: prefix it with "
      "+ to add it, or fix its name"),
     (r"No such file or directory: '([^']+)'|can't open file '([^']+)'|FileNotFoundError: (.+)",
@@ -185,6 +188,7 @@ class Trial:
         with tempfile.TemporaryDirectory(prefix="wamf-trial-") as tmp:
             folder = Path(tmp)
             shutil.copyfile(Path(__file__).with_name("step_probe.py"), folder / "sitecustomize.py")
+            shutil.copyfile(Path(__file__).with_name("parse_probe.py"), folder / "wamf_parse_probe.py")
             steps_file, status_file, effects_file = folder / "steps", folder / "status", folder / "effects"
             run = with_wrapper_at(self.run_line, folder, write_wrapper)
             env = {**os.environ, "WAMF_TRIAL_PROBE": str(folder), "WAMF_TRIAL_STEPS": str(steps_file),
@@ -532,7 +536,7 @@ def spread(result: TrialResult) -> tuple[float, float] | None:
 
 
 def section_rows(result: TrialResult) -> list[tuple[str, str]]:
-    """The measured baseline, as the contract's `## Trial` section lists it."""
+    """The measured baseline, as the contract's **Trial** row lists it."""
     how = {"exited": f"exit {result.exit_status}", "limit": "stopped at the time limit",
            "stopped": "stopped by the user", "not started": "did not start"}[result.ended]
     rows = [("command", f"{result.command_hash} (the activate and run lines above)"), ("when", result.started),

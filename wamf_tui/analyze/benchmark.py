@@ -395,7 +395,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         and said.value == total else ""  # the config file the command names set it
     was = f" (was {total}{where})" if total and total not in UNSET_DEFAULTS else ""
     if steps is None:
-        changes.append(BenchmarkChange(what=f"whole job kept{was}", how="no step limit", why="it fits in one run"))
+        changes.append(BenchmarkChange(what=f"whole job kept{was}", how="no step limit", why="it fits in one run",
+                                       kind="steps"))
     else:
         flags: list[str]
         env: list[str]
@@ -416,7 +417,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             how += f" ({', '.join(clash)} dropped: the job asserts they are unset with it)"
         changes.append(BenchmarkChange(
             what=f"total steps cut to {steps}{was}" if counted else "whole job kept (nothing can cut it short)",
-            how=how, flags=flags, env=env, enabled=counted, drop=clash,
+            how=how, flags=flags, env=env, enabled=counted, drop=clash, kind="steps", cap=steps if counted else None,
             why="one run in ~8 min: warm-up until step time settles, then >=10 steady steps" if counted else
             "the wrapper counts optimizer steps, and this job updates its weights without one: give its own "
             "step limit in the run line if it takes over ~8 min"))
@@ -437,7 +438,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env,
                                        drop=_dropped(how) + (_unset_given(t, a, args, True) if how == left else []),
                                        why="no runs on a tracker dashboard" if off else f"it logs {when}",
-                                       enabled=off is not None, exclusion=None if off else
+                                       enabled=off is not None, kind="tracker", sites=[f"{t.file}:{t.line}"],
+                                       off=off is not None, exclusion=None if off else
                                        f"{t.name} tracker at {t.file}:{t.line} stays on: it logs {when}, and "
                                        "its logging is timed in every benchmark run"))
     for o in a.overheads:  # the file the run line keeps holds the switch: said, timed, never edited
@@ -458,13 +460,14 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         if not off and (left := _left_out(c, a, args)):  # never runs, not even at step 0
             changes.append(BenchmarkChange(
                 what=f"{c.name} off ({c.file}:{c.line})", how=left, why="no checkpoints left behind",
-                drop=_unset_given(c, a, args),
+                drop=_unset_given(c, a, args), kind="save", sites=[f"{c.file}:{c.line}"], off=True,
                 exclusion=f"checkpoint at {c.file}:{c.line} excluded ({left}); {checkpoint_price(a, c.off_switch)}"))
             continue
         if not off and _past(c, steps):
             changes.append(BenchmarkChange(
                 what=f"{c.name} off ({c.file}:{c.line}): {_every(c, 'saves')}, past the benchmark's {steps}",
                 how=f"{steps} steps, below the interval", why="no checkpoints left behind",
+                kind="save", sites=[f"{c.file}:{c.line}"], off=True,
                 exclusion=f"checkpoint at {c.file}:{c.line} excluded: it first runs at step {c.every}, past the "
                           f"benchmark's {steps}; {checkpoint_price(a, c.off_switch)}"))
             continue
@@ -475,7 +478,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         if end and wrapper_cap:  # the cap stops the job inside the loop: the save after it never comes
             changes.append(BenchmarkChange(
                 what=f"{c.name} off ({c.file}:{c.line}): it runs after {end}, {_cap_first(end, steps)}",
-                how="WAMF_MAX_STEPS (wrapper)",
+                how="WAMF_MAX_STEPS (wrapper)", kind="save", sites=[f"{c.file}:{c.line}"], off=True,
                 why="no checkpoints left behind",
                 exclusion=f"checkpoint at {c.file}:{c.line} excluded: it runs after {end}, which the wrapper's "
                           f"step cap stops first; {checkpoint_price(a, c.off_switch)}"))
@@ -487,6 +490,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(
             what=f"{c.name} off ({c.file}:{c.line})" if not still else f"{c.name} ({c.file}:{c.line}) {still}",
             how=how, flags=flags, env=env, why=f"its write is {TIMED}" if still else "no checkpoints left behind",
+            kind="save", sites=[f"{c.file}:{c.line}"], off=not still,
             exclusion=f"checkpoint at {c.file}:{c.line} " + (f"{still} in every benchmark run, so it is timed"
                                                              if still else "excluded")
             + f"; {checkpoint_price(a, c.off_switch)}"))
@@ -511,7 +515,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         if not off and (left := _left_out(e, a, args)):
             changes.append(BenchmarkChange(
                 what=f"eval {e.name} ({e.file}:{e.line}) out of the timed steps", how=left,
-                drop=_unset_given(e, a, args),
+                drop=_unset_given(e, a, args), kind="eval", sites=[f"{e.file}:{e.line}"], off=True,
                 why="evals are priced, not timed", exclusion=f"eval {e.name} at {e.file}:{e.line} excluded ({left}); "
                                                               f"{eval_price(a)}"))
             continue
@@ -520,6 +524,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             changes.append(BenchmarkChange(
                 what=f"eval {e.name} ({e.file}:{e.line}) out of the timed steps: it runs after {end}, "
                      f"{_cap_first(end, steps)}", how="WAMF_MAX_STEPS (wrapper)", why="evals are priced, not timed",
+                kind="eval", sites=[f"{e.file}:{e.line}"], off=True,
                 exclusion=f"eval {e.name} at {e.file}:{e.line} excluded: it runs after {end}, which the wrapper's "
                           f"step cap stops first; {eval_price(a)}"))
             continue
@@ -535,6 +540,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
             how=how, flags=flags, env=env, why=f"it is {TIMED}" if still else "evals are priced, not timed",
+            kind="eval", sites=[f"{e.file}:{e.line}"], off=not still,
             exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
                                                                if still else "excluded")
             + f"; {eval_price(a)}"))
@@ -558,6 +564,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(what=what, how=how, flags=flags, env=env,
                                        drop=_dropped(how) + (_unset_given(u, a, args) if how == left else []),
                                        why="no uploads" if off else "it uploads in every run",
+                                       kind="upload", sites=[f"{u.file}:{u.line}"], off=off is not None,
                                        enabled=off is not None, exclusion=None if off else
                                        f"{u.name} at {u.file}:{u.line} has no switch: it uploads {_when(u)}, "
                                        "timed in every benchmark run"))

@@ -1,0 +1,95 @@
+"""The checkpoint rows' line hits (#33): `sys.monitoring` where the job's Python is 3.12 or newer (one
+callback per watched line, none elsewhere), `sys.settrace` before that or when
+WAMF_TRIAL_TRACER=settrace asks for it; either way only for the first LINE_STEPS optimizer steps.
+
+No PyTorch wheel for 3.12 is in this machine's package index, so the 3.12 job counts its steps with its
+own stand-in for `torch.optim.optimizer` (the two global step hooks the probe registers, as torch has
+them); the 3.11 job is real PyTorch."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import make_repo
+
+from wamf_tui import proof, trial
+from wamf_tui.step_probe import LINE_STEPS
+
+STAND_IN = {  # torch.optim.optimizer's global step hooks, as the probe uses them
+    "torch/__init__.py": "",
+    "torch/optim/__init__.py": "",
+    "torch/optim/optimizer.py": "_pre, _post = [], []\n"
+                                "def register_optimizer_step_pre_hook(hook):\n    _pre.append(hook)\n"
+                                "def register_optimizer_step_post_hook(hook):\n    _post.append(hook)\n"
+                                "class Optimizer:\n    def __init__(self, params):\n"
+                                "        self.param_groups = [{'params': list(params)}]\n"
+                                "    def step(self):\n        for hook in _pre + _post:\n"
+                                "            hook(self, (), {})\n",
+}
+JOB = """from torch.optim.optimizer import Optimizer
+opt = Optimizer([])
+total = 0
+def work(step):
+    return step * 2
+for step in range(6):
+    total += work(step)
+    opt.step()
+print(total)
+"""
+ROWS = (("loop", "train.py:7"), ("helper", "train.py:5"), ("after", "train.py:9"))
+
+
+def python312() -> str | None:
+    """A Python 3.12 or newer on this machine (a pyenv shim may run another version: each is asked)."""
+    for found in [shutil.which("python3.12"), shutil.which("python3.13"),
+                  *sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))]:
+        if found and subprocess.run([found, "-c", "import sys; sys.exit(sys.version_info < (3, 12))"],
+                                    capture_output=True, timeout=30).returncode == 0:
+            return found
+    return None
+
+
+def hits(tmp_path: Path, python: str, run_prefix: str = "") -> dict[str, tuple[set[int], set[str]]]:
+    """{row line: (the steps it ran in, the tracers that saw it)} of a trial of the stand-in job."""
+    repo = make_repo(tmp_path / "job", {**STAND_IN, "train.py": JOB})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(python)
+    job = trial.Trial(f"export PATH={bin_dir}:$PATH", f"{run_prefix}python train.py", repo, grace_s=1.0)
+    result = proof.run(job, proof.Expected(rows=ROWS))
+    assert result.exit_status == 0 and result.steps == 6, result
+    found: dict[str, tuple[set[int], set[str]]] = {}
+    for e in result.effects:
+        if e.kind == "line":
+            steps, modes = found.setdefault(e.what, (set(), set()))
+            steps.add(e.step)
+            modes.add(e.mode)
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prefix, tracer", [("", "sys.monitoring"), ("WAMF_TRIAL_TRACER=settrace ", "settrace")])
+def test_on_python_3_12_the_rows_lines_are_watched_with_sys_monitoring_unless_settrace_is_asked_for(
+        tmp_path, prefix, tracer):
+    python = python312()
+    if python is None:
+        pytest.skip("no Python 3.12 on this machine: the sys.monitoring path is not exercised")
+    found = hits(tmp_path, python, prefix)
+    first = set(range(LINE_STEPS))
+    assert found["train.py:7"] == (first, {tracer})  # then nothing: the watch is off after LINE_STEPS steps
+    assert found["train.py:5"] == (first, {tracer})  # a function the loop calls
+    assert "train.py:9" not in found
+
+
+@pytest.mark.slow
+def test_before_3_12_the_rows_lines_are_traced_with_settrace(tmp_path):
+    if sys.version_info >= (3, 12):
+        pytest.skip("this interpreter has sys.monitoring")
+    found = hits(tmp_path, sys.executable)
+    assert found["train.py:7"] == (set(range(LINE_STEPS)), {"settrace"})
