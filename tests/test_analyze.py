@@ -589,12 +589,13 @@ for iter_num in range(100):
 
 
 def test_the_reader_knows_the_common_idioms_by_their_usual_names(tmp_path):
-    """`DDP(...)`, `GradScaler()` and a bare `autocast(...)`, `opt.step()`, an accelerate tracker list, and a
+    """`DDP(...)`, an `Accelerator` (its precision the launcher's), `GradScaler()` and a bare `autocast(...)`,
+    `opt.step()`, an accelerate tracker list, and a
     pydantic field's positional default: each a fact at its line."""
     root = repo_with(tmp_path, {"train.py": IDIOMS})
     a = analyze_script(root / "train.py")
     assert [(p.name, p.line) for p in a.parallelism] == [("DDP", 14)]
-    assert [p.line for p in a.precision] == [15, 17]
+    assert [(p.kind, p.line) for p in a.precision] == [("framework", 12), ("scaler", 15), ("autocast", 17)]
     assert {x.role: x.line for x in a.anchors}["optimizer_step"] == 20
     assert sorted(t.name for t in a.trackers) == ["tensorboard", "wandb"]
 

@@ -3,6 +3,8 @@ tolerance) for each precision, mode and kind of job, and the small lines the que
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
 from wamf_tui import proposals
@@ -12,18 +14,23 @@ from wamf_tui.model import (
     Checkpoint,
     Detected,
     EnvFacts,
-    Fact,
     GpuFacts,
     GpuProcess,
     HardwareFacts,
     InitState,
+    PrecisionSignal,
 )
 
 
-def job(*anchors: tuple[str, int, str], kind: str = "training", precision: list[Fact] | None = None,
+def job(*anchors: tuple[str, int, str], kind: str = "training", precision: list[PrecisionSignal] | None = None,
         flags: dict[str, str | None] | None = None) -> Analysis:
     return Analysis(script="train.py", kind=kind, precision=precision or [], flags=flags or {},
                     anchors=[Anchor(role=role, file="train.py", line=line, text=text) for role, line, text in anchors])
+
+
+def signal(kind: Literal["autocast", "cast"], line: int, dtype: Literal["bf16", "fp16"]) -> PrecisionSignal:
+    """A line of code that runs the step in `dtype` and nothing else."""
+    return PrecisionSignal(kind=kind, file="train.py", line=line, text=dtype, dtypes=[dtype])
 
 
 STEP = (("loss", 10, "loss = crit(out, y)"), ("forward", 9, "out = model(x)"), ("batch", 8, "x, y = batch"),
@@ -45,11 +52,11 @@ def test_an_fp32_step_gets_every_checkpoint_at_its_line():
 
 
 @pytest.mark.parametrize(("precision", "command", "said"), [
-    ([Fact(name="autocast(dtype=torch.bfloat16)", file="train.py", line=5)], "", "bf16, train.py:5"),
-    ([Fact(name="torch.float16", file="train.py", line=6)], "", "fp16, train.py:6"),
+    ([signal("autocast", 5, "bf16")], "", "bf16, train.py:5"),
+    ([signal("cast", 6, "fp16")], "", "fp16, train.py:6"),
     ([], "accelerate launch --mixed_precision=bf16 train.py", "bf16, the command"),
     ([], "python train.py --fp16", "fp16, the command"),
-    ([Fact(name="half", file="train.py", line=7), Fact(name="bfloat16", file="train.py", line=8)], "",
+    ([signal("cast", 7, "fp16"), signal("autocast", 8, "bf16")], "",
      "bf16, train.py:8"),  # bf16 wins where both are read
 ])
 def test_half_precision_loosens_every_tolerance_and_says_where_it_was_read(precision, command, said):
@@ -65,7 +72,7 @@ def test_a_precision_switch_turned_off_is_fp32(switch):
 
 
 def test_accuracy_mode_asks_for_bit_exact_values():
-    got = rows(InitState(analysis=job(*STEP, precision=[Fact(name="bfloat16", file="train.py", line=5)]),
+    got = rows(InitState(analysis=job(*STEP, precision=[signal("autocast", 5, "bf16")]),
                          mode="accuracy"))
     assert [r[4] for r in got] == ["bit-exact", "bit-exact", "bit-exact", "exact"]
 
@@ -99,7 +106,7 @@ def test_an_inference_job_checks_its_outputs_and_inputs():
                     "every batch", "exact tokens"),
                    ("inputs", "train.py:4", "batch shapes and dtypes", "first 3 batches", "exact")]
     half = job(("forward", 5, "model.generate(x)"), kind="inference",
-               precision=[Fact(name="float16", file="train.py", line=2)])
+               precision=[signal("cast", 2, "fp16")])
     assert rows(InitState(analysis=half))[0][4] == "exact tokens; logits rtol 1e-2"
     assert rows(InitState(analysis=half))[1][1] == "train.py:5"  # no batch line: the forward's
 

@@ -156,22 +156,27 @@ def job_precision(a: Analysis | None, words: Sequence[str]) -> Precision:
     possible: Precision | None = None
     if a is not None:
         values = resolved(a.flags, list(words), frozenset(SETTINGS_OBJECTS))
+        sure: list[Precision] = []
         for s in a.precision:
             dtype = _decided(s, command, a.flags)
             if dtype == "fp32":
                 continue
-            where = f"{s.file}:{s.line}"
+            given = any(name in command for name in s.settings)  # the command's value decided it
+            where = "the command" if given else f"{s.file}:{s.line}"
             conditions = [c for c in (s.enabled, s.guard) if c is not None]
             runs = [_truth(c, values, command) for c in conditions]
             if False in runs:
                 continue
             if dtype is not None and all(r is True for r in runs):
-                return Precision(dtype, where, "values" if conditions or s.settings else "code")
+                sure.append(Precision(dtype, where, "values" if conditions or s.settings else "code"))
+                continue
             if possible is None:
                 low = dtype or ("bf16" if "bf16" in s.dtypes or not s.dtypes and s.kind == "framework" else "fp16")
                 unresolved = [c for c, r in zip(conditions, runs, strict=True) if r is None]
                 setting = " or ".join(s.settings) or "its dtype"
                 possible = Precision(low, where, "possible", " and ".join(unresolved) or f"{setting} is 16-bit")
+        if sure:  # bf16 where both run: its tolerance is the looser one (a scaler beside a bf16 autocast)
+            return next((p for p in sure if p.dtype == "bf16"), sure[0])
         for flag in ("mixed_precision", "precision", "dtype", "bf16", "fp16"):
             value = command.get(flag) if flag in command else _default(a.flags, flag)
             dtype = _spelled(flag, value)
