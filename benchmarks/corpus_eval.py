@@ -19,15 +19,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from wamf_tui import proposals
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import default_steps, job_args, needs_wrapper, propose, wrapper_path
-from wamf_tui.analyze.needs import missing_inputs, say_missing
-from wamf_tui.analyze.subcommands import called
 from wamf_tui.detect.launch import parse_launch
 from wamf_tui.detect.scripts import scan_scripts
 from wamf_tui.model import Detected, InitState
-from wamf_tui.validate import check_run
+from wamf_tui.propose import proposals
+from wamf_tui.propose.benchmark import default_steps, job_args, needs_wrapper, propose, wrapper_path
+from wamf_tui.propose.validate import check_run
+from wamf_tui.read.needs import missing_inputs, say_missing
+from wamf_tui.read.source import analyze_script
+from wamf_tui.read.subcommands import called
 
 FACTS = ("found", "top", "launcher", "cwd", "needs", "required", "check")
 ROLES = ("loss", "forward", "backward", "optimizer_step", "grad_clip")

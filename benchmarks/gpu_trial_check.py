@@ -35,7 +35,8 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("no CUDA device visible: nothing checked")
         return 77
-    from wamf_tui import proof, trial
+    from wamf_tui.bench import trial
+    from wamf_tui.contract import proof
 
     with tempfile.TemporaryDirectory() as d:
         repo = Path(d)

@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.config_file import load_yaml
-from wamf_tui.analyze.hydra_config import compose
 from wamf_tui.detect.environment import _locked
+from wamf_tui.read.config_file import load_yaml
+from wamf_tui.read.hydra_config import compose
+from wamf_tui.read.source import analyze_script
 
 RUNS = 3
 LAUGHS = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
@@ -91,7 +91,7 @@ def main() -> None:
         tmp = Path(d)
         jobs = build(tmp)
         os.environ["XDG_STATE_HOME"] = str(tmp / "state")
-        from wamf_tui import session
+        from wamf_tui.session import store as session
 
         (session.state_file(tmp / "demo")).symlink_to("/dev/zero")
         jobs["state"] = ("saved session linked to /dev/zero", lambda: session.load_saved(tmp / "demo"))

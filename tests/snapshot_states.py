@@ -9,7 +9,6 @@ from pathlib import Path
 
 import wamf_tui
 from wamf_tui import flow
-from wamf_tui.analyze import analyze_script
 from wamf_tui.model import (
     Analysis,
     Detected,
@@ -23,6 +22,7 @@ from wamf_tui.model import (
     ScriptScan,
     Step,
 )
+from wamf_tui.read.source import analyze_script
 from wamf_tui.ui.app import WamfApp
 
 ROOT = "/home/ana/nanogpt"

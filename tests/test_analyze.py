@@ -14,11 +14,11 @@ from conftest import git, make_repo
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from wamf_tui import children
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import propose
-from wamf_tui.analyze.isolated import AnalysisFailed, analyze_in_child
-from wamf_tui.analyze.wrapper import WRAPPER
+from wamf_tui.infra import children
+from wamf_tui.propose.benchmark import propose
+from wamf_tui.propose.wrapper import WRAPPER
+from wamf_tui.read.isolated import AnalysisFailed, analyze_in_child
+from wamf_tui.read.source import analyze_script
 
 RAW = """\
 import argparse
@@ -337,8 +337,9 @@ def test_wrapper_runs_a_package_module_and_a_console_entry(tmp_path, how):
 
 
 def test_demo_checkpoints_point_at_the_real_lines(tmp_path):
-    from wamf_tui import demo_repo, proposals
+    from wamf_tui import demo_repo
     from wamf_tui.model import InitState
+    from wamf_tui.propose import proposals
 
     root = demo_repo.make_demo(str(tmp_path))
     state = InitState(repo_path=str(root), script="train.py", analysis=analyze_script(root / "train.py", root))
@@ -413,8 +414,8 @@ defaults:
 
 
 def test_hydra_overrides_are_key_value_with_defaults_from_the_yaml(tmp_path):
-    from wamf_tui.analyze.benchmark import run_command
     from wamf_tui.model import InitState
+    from wamf_tui.propose.benchmark import run_command
 
     root = repo_with(tmp_path, {"app.py": HYDRA_NESTED, "conf/train.yaml": HYDRA_CONF})
     a = analyze_script(root / "app.py")
@@ -433,7 +434,7 @@ def test_hydra_overrides_are_key_value_with_defaults_from_the_yaml(tmp_path):
 
 
 def test_a_job_that_already_fits_is_left_whole(tmp_path):
-    from wamf_tui.analyze.benchmark import default_steps
+    from wamf_tui.propose.benchmark import default_steps
 
     short = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--max_steps', type=int, default=20)\n" \
             "args = p.parse_args()\nfor s in range(args.max_steps):\n    loss = model(x)\n    loss.backward()\n" \
@@ -603,7 +604,7 @@ def test_the_reader_knows_the_common_idioms_by_their_usual_names(tmp_path):
 def test_a_module_importing_omegaconf_does_not_make_an_argparse_job_an_omegaconf_one(tmp_path):
     """Megatron's parser is argparse; a module it imports uses OmegaConf for something else. The job's flags are
     still argparse's, and checked as such; a job whose entry reads OmegaConf first stays an OmegaConf one."""
-    from wamf_tui.validate import check_run
+    from wamf_tui.propose.validate import check_run
 
     train = ("import argparse\nfrom pkg import util\np = argparse.ArgumentParser()\np.add_argument('--lr')\n"
              "args = p.parse_args()\nfor b in data:\n    loss = model(b)\n    loss.backward()\n    opt.step()\n")
@@ -619,7 +620,7 @@ def test_a_module_importing_omegaconf_does_not_make_an_argparse_job_an_omegaconf
 def test_a_parser_that_copies_another_parsers_actions_is_not_refused_a_flag(tmp_path):
     """`tune run` adds torchrun's actions to its own parser with `_add_action`: its options are only known
     when it runs, so a flag the code does not name is said, not refused."""
-    from wamf_tui.validate import check_run
+    from wamf_tui.propose.validate import check_run
 
     train = ("import argparse\nfrom torch.distributed.run import get_args_parser\np = argparse.ArgumentParser()\n"
              "for action in get_args_parser()._actions:\n    p._add_action(action)\np.add_argument('--lr')\n"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from wamf_tui import contract, demo_repo
+from wamf_tui import demo_repo
+from wamf_tui.contract import render as contract
 
 
 def run(*args: str, home: Path) -> subprocess.CompletedProcess:
@@ -90,8 +91,9 @@ def test_an_answers_file_naming_only_the_script_gets_that_scripts_command(tmp_pa
     """Not the top candidate's: `script` picks the job, and the app finds how the repo starts it."""
     from conftest import make_repo
 
-    from wamf_tui import answers, session
+    from wamf_tui import answers
     from wamf_tui.detect import detect_all
+    from wamf_tui.session import store as session
 
     loop = "import torch\nfor s in range(9):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
     root = make_repo(tmp_path / "job", {"a/README.md": "```\ntorchrun --nproc_per_node=2 train.py\n```\n",

@@ -9,8 +9,11 @@ import pytest
 from conftest import git, make_repo
 from helpers import enter_until_done, settle, until
 
-from wamf_tui import contract, demo_repo, proposals, session
+from wamf_tui import demo_repo
+from wamf_tui.contract import render as contract
 from wamf_tui.model import Step
+from wamf_tui.propose import proposals
+from wamf_tui.session import store as session
 from wamf_tui.ui import app as ui_app
 from wamf_tui.ui.app import WamfApp, make_app
 from wamf_tui.ui.screens import ConfirmScreen, StepScreen
@@ -35,8 +38,8 @@ async def test_enter_everywhere_writes_a_passing_contract(tmp_path, monkeypatch)
     def parsed_in_the_app(*args, **kwargs):
         raise AssertionError("the app parsed the script in its own process")
 
-    monkeypatch.setattr("wamf_tui.analyze.source.analyze_script", parsed_in_the_app)
-    monkeypatch.setattr("wamf_tui.analyze.analyze_script", parsed_in_the_app)
+    monkeypatch.setattr("wamf_tui.read.source.analyze_script", parsed_in_the_app)
+    monkeypatch.setattr("wamf_tui.read.source.analyze_script", parsed_in_the_app)
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
@@ -343,7 +346,7 @@ async def test_the_written_screen_shows_the_optimize_command_on_a_small_screen(s
     """The closing words hold the command to run next: the list of the exclude offer never pushes it out."""
     from snapshot_states import app_at
 
-    from wamf_tui.contract import WriteResult
+    from wamf_tui.contract.render import WriteResult
     from wamf_tui.ui.messages import ContractWritten
 
     app = app_at(Step.CONFIRM)
@@ -450,7 +453,7 @@ async def test_the_run_question_waits_for_the_scripts_reading(tmp_path, monkeypa
     run line before the reading lands; the next question then is the benchmark table."""
     import threading as th
 
-    from wamf_tui.analyze import isolated
+    from wamf_tui.read import isolated
 
     release = th.Event()
     real = isolated.analyze_in_child

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import make_repo
 
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import propose
-from wamf_tui.validate import check_run
+from wamf_tui.propose.benchmark import propose
+from wamf_tui.propose.validate import check_run
+from wamf_tui.read.source import analyze_script
 
 CONFIGURATOR = """\
 import os
@@ -216,8 +216,9 @@ def test_an_optimizer_stepped_in_another_method_still_gets_the_cap(tmp_path):
 def test_what_a_readmes_command_passes_is_switched_off_and_cut_with_the_jobs_own_flags(tmp_path):
     """diffusers-style: `--push_to_hub` (store_true) in the README's command is left out, not kept; the
     step total is the job's `--max_train_steps`, cut through that flag rather than the wrapper."""
-    from wamf_tui import answers, session
+    from wamf_tui import answers
     from wamf_tui.detect import detect_all
+    from wamf_tui.session import store as session
 
     body = ("import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--push_to_hub', "
             "action='store_true')\np.add_argument('--max_train_steps', type=int, default=None)\n"
@@ -243,8 +244,9 @@ def test_a_flag_that_names_a_file_gets_a_file_in_the_run_folder(tmp_path):
 
 def test_a_flag_guarding_a_save_stays_in_the_command(tmp_path):
     """`--use_ema` guards the EMA's save, and the EMA's training too: leaving it out changes the job."""
-    from wamf_tui import answers, session
+    from wamf_tui import answers
     from wamf_tui.detect import detect_all
+    from wamf_tui.session import store as session
 
     body = ("import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--use_ema', action='store_true')\n"
             "args = p.parse_args()\nfor step in range(10):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
@@ -284,9 +286,9 @@ if __name__ == "__main__":
 
 
 def test_an_hf_trainer_job_gets_the_trainers_own_switches_and_no_wrapper(tmp_path):
-    from wamf_tui.analyze.benchmark import needs_wrapper, run_command
     from wamf_tui.detect.launch import parse_launch
     from wamf_tui.model import InitState
+    from wamf_tui.propose.benchmark import needs_wrapper, run_command
 
     root, a, _ = changes(tmp_path, {"train.py": HF_JOB})
     assert a.config_system == "hf_trainer"
@@ -396,9 +398,9 @@ if __name__ == "__main__":
 
 
 def test_a_lightning_cli_job_is_switched_with_its_trainer_arguments(tmp_path):
-    from wamf_tui.analyze.benchmark import needs_wrapper, run_command
     from wamf_tui.detect.launch import parse_launch
     from wamf_tui.model import InitState
+    from wamf_tui.propose.benchmark import needs_wrapper, run_command
 
     root, a, _ = changes(tmp_path, {"main.py": LIGHTNING_CLI}, entry="main.py")
     launch = parse_launch("python main.py fit --config cfg.yaml", exists={"main.py"}.__contains__)
@@ -557,8 +559,9 @@ def test_uploads_in_imported_modules_no_switch_reaches_are_one_row(tmp_path):
 def test_a_setting_two_rows_switch_off_is_given_once(tmp_path):
     """nanoGPT's save sits under its eval (`iter_num > 0` inside `iter_num % eval_interval == 0`): both rows
     switch off through `--eval_interval`, and the run line says it once."""
-    from wamf_tui import answers, session
+    from wamf_tui import answers
     from wamf_tui.detect import detect_all
+    from wamf_tui.session import store as session
 
     nested = "        losses = estimate_loss()\n        if iter_num > 0:\n            torch.save(model, out_dir)\n"
     guard = "iter_num % eval_interval == 0"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import full_state
 
-from wamf_tui import contract
+from wamf_tui.contract import render as contract
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import make_repo
 
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import propose
+from wamf_tui.propose.benchmark import propose
+from wamf_tui.read.source import analyze_script
 
 TRAIN = """\
 import sys, yaml, torch

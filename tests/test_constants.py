@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wamf_tui.analyze import analyze_script
+from wamf_tui.read.source import analyze_script
 
 LOOP = """\
 for step in range(100):
@@ -82,7 +82,7 @@ for batch in data:
 ])
 def test_an_interval_the_code_fixes_is_read_against_the_benchmarks_steps(tmp_path, steps, rows):
     """`import torch as th` makes `th.save` a save; Fabric's own save is one too."""
-    from wamf_tui.analyze.benchmark import propose
+    from wamf_tui.propose.benchmark import propose
 
     (tmp_path / "train.py").write_text(INTERVAL)
     a = analyze_script(tmp_path / "train.py", tmp_path)
@@ -93,7 +93,7 @@ def test_an_interval_the_code_fixes_is_read_against_the_benchmarks_steps(tmp_pat
 
 
 def test_an_interval_counted_after_its_test_still_fires_at_step_0(tmp_path):
-    from wamf_tui.analyze.benchmark import propose
+    from wamf_tui.propose.benchmark import propose
 
     late = INTERVAL.replace("    step_count += 1\n", "") + "    step_count += 1\n"
     (tmp_path / "train.py").write_text(late)
@@ -132,7 +132,7 @@ for step in range(1000):
 def test_a_condition_on_a_flag_left_out_keeps_it_off(tmp_path, save, command, rows):
     """`if args.save_dir and ...` with `--save_dir` defaulting to None never runs while the command leaves the
     flag out (diffusers' `--validation_prompts`), and the benchmark's run line drops it where the command gives it."""
-    from wamf_tui.analyze.benchmark import propose
+    from wamf_tui.propose.benchmark import propose
 
     (tmp_path / "train.py").write_text(LEFT_OUT.format(save=save))
     a = analyze_script(tmp_path / "train.py", tmp_path, command)

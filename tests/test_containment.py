@@ -16,7 +16,8 @@ import psutil
 import pytest
 from conftest import make_repo
 
-from wamf_tui import children, trial
+from wamf_tui.bench import trial
+from wamf_tui.infra import children
 
 # Ignores SIGTERM, and so do its escapes (SIG_IGN survives fork and exec): only SIGKILL ends them.
 ESCAPES = """import os, signal, subprocess, sys, time
@@ -131,7 +132,7 @@ def test_a_command_line_child_past_its_time_is_killed_with_what_it_started_witho
     """`detect` and `check` share the terminal's process group (`share_group`): a child past its time (a
     Slurm client whose controller never answers) is killed with its own children, found from /proc, and
     the command does not import psutil to do it."""
-    probe = ("import subprocess, sys\nfrom wamf_tui import children\nchildren.share_group()\n"
+    probe = ("import subprocess, sys\nfrom wamf_tui.infra import children\nchildren.share_group()\n"
              "try:\n    children.run(['sh', '-c', 'sleep 300 & echo $!; wait'], 5)\n"
              "except subprocess.TimeoutExpired as e:\n    print((e.stdout or b'').decode().strip() or 'no pid')\n"
              "print('psutil' in sys.modules)\n")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from helpers import full_state
 
-from wamf_tui import contract
+from wamf_tui.contract import render as contract
 from wamf_tui.model import InitState
 
 # Shaped like the plugin's template/contract.md: placeholders in the Required block, TBD bodies, comments.
@@ -170,8 +170,8 @@ def test_model_json_round_trip():
 
 def test_everything_else_says_each_answer_and_a_default_for_each_left_empty():
     """The section's rows, word for word: each answer, and for each one left empty what the optimizer reads."""
+    from wamf_tui.bench.trial import command_hash
     from wamf_tui.model import BenchmarkChange, Checkpoint, TrialResult
-    from wamf_tui.trial import command_hash
 
     empty = InitState()
     assert contract.everything_else_rows(empty) == [

@@ -112,7 +112,8 @@ def test_kill_9_then_resume_keeps_every_answer(tmp_path, state_home, kill_at):
 
 
 def test_hangup_saves_and_exits(tmp_path, state_home):
-    from wamf_tui import demo_repo, session
+    from wamf_tui import demo_repo
+    from wamf_tui.session import store as session
 
     repo = demo_repo.make_demo(str(tmp_path))
     name = f"wamf-hup-{os.getpid()}"
@@ -181,7 +182,7 @@ def test_copy_falls_back_to_osc52_wrapped_for_tmux(tmp_path, state_home):
 
 
 def test_osc52_plain_outside_tmux():
-    from wamf_tui.clipboard import Way, copy, osc52
+    from wamf_tui.infra.clipboard import Way, copy, osc52
 
     assert osc52("hi", {}) == "\x1b]52;c;aGk=\x07"
     assert osc52("hi", {"TMUX": "/tmp/tmux-0/default,1,0"}) == "\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\"

@@ -1,4 +1,4 @@
-"""Step 4's work, shared by the app and `--yes` (`wamf_tui.finish`): problems placed on the contract's
+"""Step 4's work, shared by the app and `--yes` (`wamf_tui.contract.finish`): problems placed on the contract's
 lines, and the wrapper written only with a written contract that needs it."""
 
 from __future__ import annotations
@@ -6,9 +6,10 @@ from __future__ import annotations
 from conftest import make_repo
 from helpers import full_state
 
-from wamf_tui import contract, finish
+from wamf_tui.contract import finish
+from wamf_tui.contract import render as contract
 from wamf_tui.model import BenchmarkChange
-from wamf_tui.validate import Verdict
+from wamf_tui.propose.validate import Verdict
 
 
 def _state(tmp_path, wrapper: bool):

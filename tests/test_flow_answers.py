@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from wamf_tui import flow, proposals
+from wamf_tui import flow
 from wamf_tui.model import (
     ALLOWED_CHANGES,
     Analysis,
@@ -20,6 +20,7 @@ from wamf_tui.model import (
     Required,
     Step,
 )
+from wamf_tui.propose import proposals
 from wamf_tui.wording import say
 
 CLEAN = Detected(repo=RepoFacts(path="/r", is_git=True, root="/r", branch="main", sha="abc1234"),
@@ -126,7 +127,7 @@ def test_the_same_command_again_keeps_every_later_answer(tmp_path):
 
 
 def test_a_reading_of_the_same_script_keeps_the_tables_toggles():
-    from wamf_tui.analyze.benchmark import propose
+    from wamf_tui.propose.benchmark import propose
 
     analysis = Analysis(script="train.py", kind="training", loop_line=3)
     fresh = propose(analysis, 30, "speed", [])
@@ -170,7 +171,7 @@ def test_the_step_count_is_a_whole_number_or_all(typed, ok):
 
 
 def test_a_new_step_count_on_a_reading_proposes_the_run_line_again():
-    from wamf_tui.analyze.benchmark import propose
+    from wamf_tui.propose.benchmark import propose
 
     analysis = Analysis(script="train.py", kind="training", loop_line=3)
     state = at(Step.JOB, "steps", script="train.py", analysis=analysis, changes=propose(analysis, 30, "speed", []),
@@ -343,7 +344,7 @@ TRAIN = ("import argparse, torch\np = argparse.ArgumentParser()\n"
 
 
 def test_a_reading_that_lands_shows_the_table_first_and_a_later_one_keeps_the_users_place(tmp_path):
-    from wamf_tui.analyze import analyze_script
+    from wamf_tui.read.source import analyze_script
 
     (tmp_path / "train.py").write_text(TRAIN)
     analysis = analyze_script(tmp_path / "train.py", tmp_path)
@@ -372,8 +373,8 @@ def test_a_reading_that_fails_lets_the_run_line_be_asked_on_what_is_known():
 
 
 def test_a_reread_says_what_moved_and_keeps_the_users_own_run_line(tmp_path):
-    from wamf_tui import proposals
-    from wamf_tui.analyze import analyze_script
+    from wamf_tui.propose import proposals
+    from wamf_tui.read.source import analyze_script
 
     (tmp_path / "train.py").write_text(TRAIN)
     state = flow.take_analysis(at(Step.RULES, "allowed", repo_path=str(tmp_path), script="train.py"),

@@ -18,11 +18,11 @@ import pytest
 from conftest import git, make_repo
 from terminal import WAMF, tmux, wait_for, wait_for_gone
 
-from wamf_tui import children
-from wamf_tui.analyze import analyze_script
 from wamf_tui.detect import detect_all
 from wamf_tui.detect.environment import detect_environment
-from wamf_tui.visible import visible
+from wamf_tui.infra import children
+from wamf_tui.infra.visible import visible
+from wamf_tui.read.source import analyze_script
 
 # OSC 52 sets the clipboard (through tmux too), OSC 2 the pane's title.
 CLIPBOARD = "\x1b]52;c;ZXZpbA==\x07"
@@ -195,10 +195,10 @@ def test_ordinary_text_passes_the_gate_unchanged():
 def test_a_users_files_are_never_lost(tmp_path):
     """Byte-exact, numbered backups never overwritten, the mode kept, no write through a symlink, and a
     user's own wamf_bench.py left alone."""
-    from wamf_tui import contract
-    from wamf_tui.analyze.benchmark import wrapper_path
-    from wamf_tui.analyze.wrapper import WRAPPER, write_wrapper
+    from wamf_tui.contract import render as contract
     from wamf_tui.model import InitState
+    from wamf_tui.propose.benchmark import wrapper_path
+    from wamf_tui.propose.wrapper import WRAPPER, write_wrapper
 
     path = tmp_path / "contract.md"
     mine = "# my contract\r\ncaf\xe9\r\n".encode("latin-1")
@@ -233,8 +233,8 @@ def test_a_users_files_are_never_lost(tmp_path):
 
 
 def test_a_damaged_saved_session_is_kept_and_what_validates_is_resumed(tmp_path, state_home):
-    from wamf_tui import session
     from wamf_tui.model import InitState, Step
+    from wamf_tui.session import store as session
 
     root = make_repo(tmp_path / "job")
     good = InitState(repo_path=str(root), reader="distinctive reader", step=Step.JOB, activate="source x")
@@ -271,7 +271,8 @@ def test_fifos_and_endless_files_never_hang_detection_or_the_reader(tmp_path):
 async def test_a_second_instance_never_overwrites_the_first_ones_answers(tmp_path, state_home):
     """Two instances on one repo: the second is read-only (it saves nothing) until taken over; a lock
     whose process is gone is simply taken."""
-    from wamf_tui import lock, session
+    from wamf_tui.session import lock
+    from wamf_tui.session import store as session
     from wamf_tui.ui.app import make_app, open_session
 
     root = make_repo(tmp_path / "job")
@@ -312,7 +313,7 @@ async def test_a_second_instance_never_overwrites_the_first_ones_answers(tmp_pat
 def test_a_lock_whose_process_was_killed_but_not_reaped_is_stale(tmp_path):
     """`kill -9` of the app in a container whose init never reaps it: the process stays a zombie, which
     `kill(pid, 0)` still finds. The next start must not be read-only because of it."""
-    from wamf_tui import lock
+    from wamf_tui.session import lock
 
     root = make_repo(tmp_path / "job")
     other = subprocess.Popen(["sleep", "60"])
@@ -430,7 +431,7 @@ def test_a_repo_path_that_is_not_utf8_works_end_to_end(tmp_path):
 
 
 async def test_the_app_saves_and_resumes_a_session_in_such_a_repo(tmp_path):
-    from wamf_tui import session
+    from wamf_tui.session import store as session
     from wamf_tui.ui.app import WamfApp
 
     root = non_utf8_repo(tmp_path)

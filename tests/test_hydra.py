@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_repo
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import propose, run_command
-from wamf_tui.analyze.hydra_config import compose
 from wamf_tui.detect.launch import parse_launch
 from wamf_tui.model import InitState
-from wamf_tui.validate import check_run
+from wamf_tui.propose.benchmark import propose, run_command
+from wamf_tui.propose.validate import check_run
+from wamf_tui.read.hydra_config import compose
+from wamf_tui.read.source import analyze_script
 
 TRAIN = """\
 import hydra
@@ -219,7 +219,7 @@ def test_the_commands_group_choices_are_composed_in(app):
     cfg = _compose_with_hydra(app, shlex.split(run)[2:])
     assert cfg.trainer.max_steps == 30 and list(cfg.callbacks) == []
     # the analysis child gets the command too (what the app runs)
-    from wamf_tui.analyze.isolated import analyze_in_child
+    from wamf_tui.read.isolated import analyze_in_child
 
     assert [t.name for t in analyze_in_child(app / "src/train.py", app, command).trackers] == ["CSVLogger"]
     assert analyze_script(app / "src/train.py", app).trackers == []  # without the command: no logger

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.needs import missing_inputs
+from wamf_tui.propose.validate import check_run
+from wamf_tui.read.needs import missing_inputs
+from wamf_tui.read.source import analyze_script
 from wamf_tui.read.values import defaults, truth
-from wamf_tui.validate import check_run
 
 DATA_ROOT = """\
 import argparse
@@ -172,7 +172,7 @@ for step in range(args.num_iterations + 1):
 def test_a_save_no_switch_stops_writes_into_a_folder_named_for_the_benchmark(tmp_path):
     """nanochat: the last step always saves into `base_checkpoints/<model tag or d<depth>>`, beside the user's
     real checkpoints: the run line names that folder for the benchmark (`--model-tag=wamf-bench`)."""
-    from wamf_tui.analyze.benchmark import propose
+    from wamf_tui.propose.benchmark import propose
 
     a = analyze_script(_write(tmp_path, SAVES_ALWAYS), tmp_path)
     assert [(c.name, c.folder) for c in a.checkpoints] == [("save_checkpoint", "--model-tag")]

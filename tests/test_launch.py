@@ -11,13 +11,15 @@ from pathlib import Path
 import pytest
 from conftest import make_repo
 
-from wamf_tui import answers, flow, proposals, session
-from wamf_tui.analyze.benchmark import wrapper_path
+from wamf_tui import answers, flow
 from wamf_tui.detect import detect_all
 from wamf_tui.detect.launch import console_scripts, parse_launch, shell_defaults
 from wamf_tui.detect.scripts import scan_scripts
 from wamf_tui.model import GpuFacts, HardwareFacts, Step
-from wamf_tui.validate import check_run
+from wamf_tui.propose import proposals
+from wamf_tui.propose.benchmark import wrapper_path
+from wamf_tui.propose.validate import check_run
+from wamf_tui.session import store as session
 
 TRAIN = "import torch\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n"
 ARGPARSE = "import argparse\np = argparse.ArgumentParser()\n{args}args = p.parse_args()\n"

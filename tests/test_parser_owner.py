@@ -3,8 +3,8 @@ builds (a library's `parse_known_args` does not make the job's own flags unknowa
 
 from __future__ import annotations
 
-from wamf_tui.analyze import analyze_script
-from wamf_tui.validate import check_run
+from wamf_tui.propose.validate import check_run
+from wamf_tui.read.source import analyze_script
 
 ENTRY = """\
 import argparse

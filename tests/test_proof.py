@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 from conftest import make_repo
 
-from wamf_tui import answers, proof, session, trial
+from wamf_tui import answers
+from wamf_tui.bench import trial
+from wamf_tui.contract import proof
 from wamf_tui.detect import detect_all
 from wamf_tui.model import Claim, Effect, InitState, TrialResult
+from wamf_tui.session import store as session
 
 JOB = """import argparse
 import torch

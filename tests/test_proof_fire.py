@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import make_repo
 
-from wamf_tui import proof, trial
+from wamf_tui.bench import trial
+from wamf_tui.contract import proof
 
 FIRE_JOB = """import fire
 import torch

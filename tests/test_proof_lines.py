@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import make_repo
 
-from wamf_tui import proof, trial
-from wamf_tui.step_probe import LINE_STEPS
+from wamf_tui.bench import trial
+from wamf_tui.bench.step_probe import LINE_STEPS
+from wamf_tui.contract import proof
 
 STAND_IN = {  # torch.optim.optimizer's global step hooks, as the probe uses them
     "torch/__init__.py": "",

@@ -7,7 +7,6 @@ from typing import Literal
 
 import pytest
 
-from wamf_tui import proposals
 from wamf_tui.model import (
     Analysis,
     Anchor,
@@ -20,6 +19,7 @@ from wamf_tui.model import (
     InitState,
     PrecisionSignal,
 )
+from wamf_tui.propose import proposals
 
 
 def job(*anchors: tuple[str, int, str], kind: str = "training", precision: list[PrecisionSignal] | None = None,

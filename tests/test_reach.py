@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import propose
+from wamf_tui.propose.benchmark import propose
+from wamf_tui.read.source import analyze_script
 
 TRAIN = """\
 import torch
@@ -320,7 +320,7 @@ main(cfg)
 
 
 def test_past_its_bounds_the_walk_gives_up_and_keeps_every_save(tmp_path, monkeypatch):
-    from wamf_tui.analyze import source
+    from wamf_tui.read import source
 
     root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "from pkg import deep\n", "pkg/util.py": UTIL,
                             "pkg/deep.py": "from pkg import deeper\n", "pkg/deeper.py": "x = 1\n"})

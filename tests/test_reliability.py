@@ -11,9 +11,11 @@ import pytest
 from conftest import git, make_repo
 from helpers import enter_until_done, settle, until
 
-from wamf_tui import contract, git_exclude, session
+from wamf_tui.contract import git_exclude
+from wamf_tui.contract import render as contract
 from wamf_tui.detect.scripts import tracked_files
 from wamf_tui.model import Step
+from wamf_tui.session import store as session
 from wamf_tui.ui import app as ui_app
 from wamf_tui.ui.app import WamfApp
 from wamf_tui.ui.screens import ConfirmScreen
@@ -230,8 +232,8 @@ def test_hiding_our_files_works_in_a_linked_worktree(tmp_path):
 
 
 def test_a_git_error_is_said_as_the_cause_never_as_none(tmp_path):
-    from wamf_tui import proposals
     from wamf_tui.detect import describe, detect_all
+    from wamf_tui.propose import proposals
 
     root = make_repo(tmp_path / "r")
     for obj in (root / ".git" / "objects").iterdir():  # the commit HEAD names is gone

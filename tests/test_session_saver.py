@@ -11,8 +11,9 @@ from pathlib import Path
 
 from conftest import make_repo
 
-from wamf_tui import contract, session
+from wamf_tui.contract import render as contract
 from wamf_tui.model import InitState, Step
+from wamf_tui.session import store as session
 
 
 def test_newest_state_wins_and_flush_waits(tmp_path, monkeypatch):

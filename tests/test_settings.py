@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import make_repo
 
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import propose
+from wamf_tui.propose.benchmark import propose
 from wamf_tui.read.settings import accepts
+from wamf_tui.read.source import analyze_script
 
 FIRE_TRAINER = """\
 import fire
@@ -104,7 +104,7 @@ def test_yes_refuses_a_run_line_it_cannot_prove_and_names_the_flags(tmp_path):
 def test_a_parser_not_modelled_proves_its_documented_flags_and_no_others(tmp_path):
     """A job whose flags the reading cannot see (simple_parsing, a registry-built tyro config): the flags its
     own documented command gives are proven; another is named as not proven, and so fails the check."""
-    from wamf_tui.validate import check_run
+    from wamf_tui.propose.validate import check_run
 
     body = ("import simple_parsing\nimport torch\n\ndef main():\n    cfg = simple_parsing.parse(Config)\n"
             "    for x in data:\n        loss = model(x)\n        loss.backward()\n        opt.step()\n\n"

@@ -7,7 +7,7 @@ import pytest
 from snapshot_states import app_at, assert_highlight_in_view, assert_message_in_view, to_the_last
 from textual.widgets import Input
 
-from wamf_tui.contract import WriteResult
+from wamf_tui.contract.render import WriteResult
 from wamf_tui.model import Step
 from wamf_tui.ui.messages import ContractWritten
 from wamf_tui.ui.screens import ConfirmScreen

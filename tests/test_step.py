@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import make_repo
 
-from wamf_tui import proposals
-from wamf_tui.analyze import analyze_script
 from wamf_tui.model import InitState
+from wamf_tui.propose import proposals
+from wamf_tui.read.source import analyze_script
 
 EVAL_FIRST = """\
 import torch

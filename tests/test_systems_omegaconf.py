@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from conftest import make_repo
 
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import propose
+from wamf_tui.propose.benchmark import propose
+from wamf_tui.propose.validate import check_run
 from wamf_tui.read.settings import accepts
-from wamf_tui.validate import check_run
+from wamf_tui.read.source import analyze_script
 
 ARGS = """\
 from dataclasses import dataclass

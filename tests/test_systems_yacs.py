@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from conftest import make_repo
 
-from wamf_tui.analyze import analyze_script
-from wamf_tui.analyze.benchmark import propose, run_command
 from wamf_tui.detect.launch import parse_launch
 from wamf_tui.model import InitState
+from wamf_tui.propose.benchmark import propose, run_command
+from wamf_tui.propose.validate import check_run
 from wamf_tui.read.settings import accepts
-from wamf_tui.validate import check_run
+from wamf_tui.read.source import analyze_script
 
 DEFAULTS = """\
 from yacs.config import CfgNode as CN

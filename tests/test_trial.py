@@ -1,5 +1,5 @@
 """The trial run (#17): real processes, real CPU PyTorch, real git checkouts. Nothing here fakes
-the job: each test runs a small real one through `wamf_tui.trial` or `wamf-tui try`."""
+the job: each test runs a small real one through `wamf_tui.bench.trial` or `wamf-tui try`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import psutil
 import pytest
 from conftest import make_repo
 
-from wamf_tui import contract, trial
+from wamf_tui.bench import trial
+from wamf_tui.contract import render as contract
 from wamf_tui.model import GpuFacts, HardwareFacts, InitState
 
 STEPS = """import torch
@@ -430,9 +431,10 @@ def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, 
 
 @pytest.mark.slow
 async def test_a_failed_trial_at_step_4_goes_back_to_the_run_line(tmp_path, activate):
-    from wamf_tui import answers, session
+    from wamf_tui import answers
     from wamf_tui.detect import detect_all
     from wamf_tui.model import Step
+    from wamf_tui.session import store as session
     from wamf_tui.ui.app import WamfApp
 
     repo = make_repo(tmp_path / "job", {"train.py": "import torch\nraise SystemExit('no data in ./data')\n"})

@@ -15,9 +15,9 @@ import pytest
 from conftest import git, make_repo
 from terminal import WAMF, tmux, wait_for
 
+from wamf_tui.bench.trial import touched_snapshot
 from wamf_tui.detect.repo import detect_repo
 from wamf_tui.detect.scripts import tracked_files
-from wamf_tui.trial import touched_snapshot
 
 # --- 4. git runs nothing the repository's configuration names ----------------------------------------
 
@@ -179,10 +179,10 @@ async def test_no_screen_draws_an_escape_whatever_path_the_text_took(tmp_path):
     from helpers import full_state, until
 
     from wamf_tui import flow
+    from wamf_tui.infra.visible import strip_hidden
     from wamf_tui.model import Step
     from wamf_tui.ui.app import WamfApp
     from wamf_tui.ui.messages import TrialRequested
-    from wamf_tui.visible import strip_hidden
 
     root = make_repo(tmp_path / "job")
     state = full_state().model_copy(update={
@@ -218,7 +218,7 @@ def _second_instance(root: Path) -> subprocess.Popen:
     and stays alive holding it."""
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom wamf_tui import lock\n"
+    proc = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom wamf_tui.session import lock\n"
                              "lock.take(sys.argv[1]); print('taken', flush=True); time.sleep(120)", str(root)],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "taken"
@@ -228,7 +228,8 @@ def _second_instance(root: Path) -> subprocess.Popen:
 async def test_an_instance_taken_over_stops_saving_and_says_so(tmp_path):
     from helpers import until
 
-    from wamf_tui import lock, session
+    from wamf_tui.session import lock
+    from wamf_tui.session import store as session
     from wamf_tui.ui.app import make_app
 
     root = make_repo(tmp_path / "job")
@@ -260,8 +261,10 @@ async def test_an_instance_taken_over_stops_saving_and_says_so(tmp_path):
 def test_the_answers_file_honours_the_lock(tmp_path):
     """`--answers` opens read-only while another instance holds the session; `--answers --yes`
     refuses to write (exit 2)."""
-    from wamf_tui import answers, lock, session
+    from wamf_tui import answers
     from wamf_tui.cli import main
+    from wamf_tui.session import lock
+    from wamf_tui.session import store as session
     from wamf_tui.ui.app import prefilled_app
 
     root = make_repo(tmp_path / "job")
@@ -303,7 +306,8 @@ def _bounded_python(code: str, timeout: float, memory_mb: int = 2048) -> subproc
 def test_a_state_file_or_lock_that_never_ends_is_refused_with_a_line(tmp_path, state_home):
     """The saved session and the lock as links to /dev/zero, then as FIFOs: each read is refused at
     once with a clear line (no 7 GB read, no wait for a writer)."""
-    from wamf_tui import lock, session
+    from wamf_tui.session import lock
+    from wamf_tui.session import store as session
 
     root = make_repo(tmp_path / "job")
     state, lock_path = session.state_file(root), lock.lock_file(root)
@@ -313,7 +317,7 @@ def test_a_state_file_or_lock_that_never_ends_is_refused_with_a_line(tmp_path, s
             p.unlink(missing_ok=True)
             make(p)
         out = _bounded_python(
-            "import json, sys\nfrom wamf_tui import lock, session\n"
+            "import json, sys\nfrom wamf_tui.session import lock, store as session\n"
             f"s, said = session.load_saved({str(root)!r})\n"
             f"print(json.dumps([s is None, said, lock.holder({str(root)!r}) is None, "
             f"lock.still_mine({str(root)!r})]))", timeout=60, memory_mb=1024)
@@ -351,7 +355,7 @@ def test_a_billion_laughs_config_is_refused_not_walked(tmp_path):
                                                     "    loss.backward()\n    opt.step()\n",
                                         "laughs.yaml": LAUGHS, "conf/config.yaml": LAUGHS})
     out = _bounded_python(
-        "from wamf_tui.analyze import analyze_script\nfrom wamf_tui.analyze.hydra_config import compose\n"
+        "from wamf_tui.read.source import analyze_script\nfrom wamf_tui.read.hydra_config import compose\n"
         "from pathlib import Path\n"
         f"a = analyze_script(Path({str(root / 'train.py')!r}), Path({str(root)!r}), ['--config', 'laughs.yaml'])\n"
         f"t = compose(Path({str(root / 'conf')!r}), 'config', None, 'conf/config.yaml')\n"
@@ -366,14 +370,15 @@ def test_a_script_of_ten_thousand_constants_is_read_in_linear_time(tmp_path):
     lines = ["import torch"] + [f"x{i} = {i}" for i in range(10_000)] + [
         "for step in range(10):", "    loss = model(x).sum()", "    loss.backward()", "    opt.step()"]
     root = make_repo(tmp_path / "job", {"train.py": "\n".join(lines) + "\n"})
-    out = _bounded_python(f"from wamf_tui.analyze import analyze_script\n"
+    out = _bounded_python(f"from wamf_tui.read.source import analyze_script\n"
                           f"a = analyze_script({str(root / 'train.py')!r}, {str(root)!r})\n"
                           "print(sorted(x.role for x in a.anchors))", timeout=40)
     assert "'backward'" in out.stdout, out.stderr
 
 
 def test_the_reading_stops_at_its_budget_and_names_what_it_skipped(tmp_path, monkeypatch):
-    from wamf_tui.analyze import analyze_script, source
+    from wamf_tui.read import source
+    from wamf_tui.read.source import analyze_script
 
     root = make_repo(tmp_path / "job", {
         "train.py": "import torch\nimport helpers\nimport models\nfor step in range(10):\n"
@@ -492,7 +497,7 @@ def test_an_unreadable_repository_is_one_line(tmp_path):
 def test_bom_and_latin1_sources_are_read_as_python_reads_them(tmp_path):
     """A script with a UTF-8 BOM, one with a Latin-1 coding line and Latin-1 bytes: parsed whole (a BOM
     made the reader fall back to a text scan), every line number right."""
-    from wamf_tui.analyze import analyze_script
+    from wamf_tui.read.source import analyze_script
 
     body = "import torch\nfor step in range(3):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
     root = make_repo(tmp_path / "job", {})
@@ -512,15 +517,15 @@ def test_a_users_wamf_bench_is_never_replaced_nor_run_as_the_wrapper(tmp_path):
     """The user's own `wamf_bench.py` beside the contract: as a FIFO it is skipped at once (reading it
     to compare waited forever); made after the run line named the wrapper there, the run line is refused
     before the contract is written (it would run the user's file), and writing the wrapper leaves it."""
-    from wamf_tui.analyze.benchmark import wrapper_path
-    from wamf_tui.analyze.wrapper import WRAPPER, write_wrapper
     from wamf_tui.model import InitState
-    from wamf_tui.validate import check_run
+    from wamf_tui.propose.benchmark import wrapper_path
+    from wamf_tui.propose.validate import check_run
+    from wamf_tui.propose.wrapper import WRAPPER, write_wrapper
 
     root = make_repo(tmp_path / "job", {"train.py": "import torch\nloss.backward()\n"})
     state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"))
     os.mkfifo(root / "wamf_bench.py")
-    out = _bounded_python("from wamf_tui.analyze.benchmark import wrapper_path\nfrom wamf_tui.model import InitState\n"
+    out = _bounded_python("from wamf_tui.propose.benchmark import wrapper_path\nfrom wamf_tui.model import InitState\n"
                           f"print(wrapper_path(InitState(contract_path={str(root / 'contract.md')!r})))", timeout=30)
     assert out.stdout.strip() == str(root / "wamf_bench-2.py"), out.stderr
     (root / "wamf_bench.py").unlink()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wamf_tui import contract
+from wamf_tui.contract import render as contract
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,6 +37,6 @@ def test_wheel_installs_and_runs(tmp_path):
     assert str(venv) in where, where
     check = subprocess.run([venv / "bin/wamf-tui", "check", str(good)], capture_output=True, text=True, cwd=outside)
     assert check.returncode == 0, check.stdout + check.stderr
-    tpl = subprocess.run([venv / "bin/python", "-c", "from wamf_tui.contract import bundled_template as b; "
+    tpl = subprocess.run([venv / "bin/python", "-c", "from wamf_tui.contract.render import bundled_template as b; "
                           "print(b()[:20])"], capture_output=True, text=True, cwd=outside)
     assert tpl.stdout.startswith("# Campaign contract")

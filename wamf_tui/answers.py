@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 from . import flow
-from .files import TooLarge, read_text
+from .infra.files import TooLarge, read_text
+from .infra.visible import visible
 from .model import InitState, Step
-from .visible import visible
 
 # question key -> the state field an answers file names for it
 FIELD = {
@@ -100,11 +100,11 @@ def fill(state: InitState, answers: dict[str, object]) -> tuple[InitState, list[
         if outcome.error:
             return state, [f"{field or q.key}: {outcome.error}"]
         if q.key == "command" and state.analysis is None and state.script:
-            from .analyze import analyze_script
+            from .read.source import analyze_script
 
             script = Path(state.repo_path) / state.script
             if script.is_file():
-                from .analyze.subcommands import called
+                from .read.subcommands import called
 
                 command = state.launch.args if state.launch else []
                 state = flow.take_analysis(state, analyze_script(script, state.repo_path, command,

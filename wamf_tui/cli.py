@@ -34,8 +34,8 @@ def _err(msg: str, code: int = 2) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .contract import check
-    from .files import TooLarge, read_text
+    from .contract.render import check
+    from .infra.files import TooLarge, read_text
 
     if args.repo and not Path(args.repo).is_dir():
         return _err(f"no such directory: {args.repo}")
@@ -48,9 +48,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         return _err(f"cannot read {args.contract}: {reason}")
     problems = [(p.line, p.message) for p in check(text)]
     if args.repo:
-        from .contract import required_block
+        from .contract.render import required_block
         from .detect.scripts import entry_points
-        from .validate import check_run
+        from .propose.validate import check_run
 
         line, run = required_block(text).get("run", (0, ""))
         if run and run != "TBD":
@@ -76,9 +76,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _documented(root: Path, run: str) -> list[str]:
     """The words of every command the repo's own docs and scripts give for the run line's entry: their flags
     are proof where the entry's parser cannot be read whole."""
-    from .analyze.benchmark import is_wrapper
     from .detect.launch import parse_launch
     from .detect.scripts import scan_scripts
+    from .propose.benchmark import is_wrapper
 
     launch = parse_launch(run, exists=lambda p: (root / p).is_file())
     if launch is None:
@@ -88,8 +88,8 @@ def _documented(root: Path, run: str) -> list[str]:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    from . import children
     from .detect import describe, detect_all, stream
+    from .infra import children
 
     path = Path(args.path)
     if not path.is_dir():
@@ -108,8 +108,8 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from .analyze import analyze_script
-    from .analyze.report import describe
+    from .read.report import describe
+    from .read.source import analyze_script
 
     script = Path(args.script)
     if not script.is_file():
@@ -127,10 +127,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def cmd_try(args: argparse.Namespace) -> int:
     """Run the contract's benchmark command once, as the app's `t` does, and print what it measured."""
-    from . import proof, trial
-    from .contract import required_block
-    from .files import TooLarge, read_text
-    from .session import state_dir
+    from .bench import trial
+    from .contract import proof
+    from .contract.render import required_block
+    from .infra.files import TooLarge, read_text
+    from .session.store import state_dir
 
     repo = Path(args.path).expanduser()
     if not repo.is_dir():
@@ -255,8 +256,11 @@ def app_parser() -> argparse.ArgumentParser:
 
 
 def _state_from_answers(args: argparse.Namespace, path: Path):
-    from . import answers, checkout, flow, proposals, session
+    from . import answers, flow
     from .detect import detect_all
+    from .infra import checkout
+    from .propose import proposals
+    from .session import store as session
 
     try:
         data = answers.load(args.answers)
@@ -281,8 +285,10 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
 
 
 def _write_without_ui(state) -> int:
-    from . import contract, finish, session
-    from .visible import visible
+    from .contract import finish
+    from .contract import render as contract
+    from .infra.visible import visible
+    from .session import store as session
     from .wording import done_lines
 
     text = contract.render(state, contract.load_template(state.template_path))
@@ -317,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     # subcommand's run. Reference counting still frees them. The subcommands end soon; the app turns
     # the collector back on over a frozen heap once its first frame is up (`WamfApp.on_mount`).
     gc.disable()
-    from .visible import GatedStream
+    from .infra.visible import GatedStream
 
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = GatedStream(out), GatedStream(err)  # type: ignore[assignment]
@@ -335,7 +341,10 @@ def _main(argv: list[str] | None) -> int:
         return args.func(args)
     args = app_parser().parse_args(argv)
 
-    from . import checkout, contract, demo_repo, lock
+    from . import demo_repo
+    from .contract import render as contract
+    from .infra import checkout
+    from .session import lock
 
     if args.template:
         try:
@@ -363,12 +372,12 @@ def _main(argv: list[str] | None) -> int:
     if args.yes and not args.answers:
         return _err("--yes needs --answers FILE")
     if not args.yes:  # the app saves the session after every answer: its folder must take it
-        from .session import unusable_state_dir
+        from .session.store import unusable_state_dir
 
         if why := unusable_state_dir():
             return _err(why)
     if args.answers and args.yes:
-        from . import lock
+        from .session import lock
 
         held_by = lock.holder(checkout.find_root(path))
         if held_by is not None:  # it may write this contract too, from other answers

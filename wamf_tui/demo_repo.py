@@ -8,7 +8,8 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from . import gitcmd, session
+from .infra import gitcmd
+from .session import store as session
 
 
 def make_demo(parent: str | None = None) -> Path:

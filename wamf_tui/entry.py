@@ -11,7 +11,7 @@ used here.
 import os
 import sys
 
-from .isolation import isolated_command
+from .infra.isolation import isolated_command
 
 _REACHES_SYS_PATH = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE")
 

@@ -7,9 +7,9 @@ state, and its caller keeps it (the flow is the one place a state is made from t
 
 from __future__ import annotations
 
-from . import proposals
-from .contract import literal, placeholder_in
+from .contract.render import literal, placeholder_in
 from .model import Analysis, InitState, Step
+from .propose import proposals
 from .questions import REGISTRY, Ask, Option, Outcome, Question, Value
 from .questions.confirm import PHASES, contract_path, written
 from .questions.job import unattended as _unattended
@@ -74,7 +74,7 @@ def answer(state: InitState, value: Value) -> tuple[InitState, Outcome]:
 def take_analysis(state: InitState, analysis: Analysis) -> InitState:
     """Fold a script's analysis in: the benchmark table appears, and the user is taken to it
     unless they already answered it; otherwise they stay on the question they were at."""
-    from .analyze.benchmark import default_steps, job_launch, propose
+    from .propose.benchmark import default_steps, job_launch, propose
 
     q = current(state)
     key = q.key if q else None
@@ -93,7 +93,7 @@ def changed_files(state: InitState) -> list[str]:
     """The files of the script's reading that are not what was read (edited, or gone) since."""
     from pathlib import Path
 
-    from .files import digest
+    from .infra.files import digest
 
     a = state.analysis
     if a is None or not a.digests:

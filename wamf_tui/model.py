@@ -19,7 +19,7 @@ from typing import Annotated  # noqa: E402
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer  # noqa: E402
 
-from .visible import RepoText  # noqa: E402
+from .infra.visible import RepoText  # noqa: E402
 
 # The config system an entry's own parse call uses: `read/systems/` has one module per kind.
 Kind = Literal["unknown", "constants", "argparse", "configurator", "hf", "hf_trainer", "fire", "hydra",
@@ -266,7 +266,7 @@ class StepControl(BaseModel):
 
 
 class Need(BaseModel):
-    """Something the entry needs from its command (see `analyze.needs`)."""
+    """Something the entry needs from its command (see `read.needs`)."""
 
     code: Literal["ranks", "accelerate", "package", "no_main", "submits"]
     file: RepoText
@@ -438,7 +438,7 @@ class Claim(BaseModel):
 
 
 class TrialResult(BaseModel):
-    """A trial of the benchmark command the user asked for (`wamf_tui.trial`)."""
+    """A trial of the benchmark command the user asked for (`wamf_tui.bench.trial`)."""
 
     command_hash: str  # of the activate and run lines it ran: stale once either changes
     started: str

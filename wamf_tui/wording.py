@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .infra.visible import visible
 from .model import InitState, Kind, Register
-from .visible import visible
 
 
 @dataclass(frozen=True)

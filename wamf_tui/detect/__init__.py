@@ -13,9 +13,9 @@ from typing import TextIO
 
 from pydantic import BaseModel
 
-from ..checkout import find_root
+from ..infra.checkout import find_root
+from ..infra.visible import gated, visible
 from ..model import Detected
-from ..visible import gated, visible
 from .environment import detect_environment
 from .hardware import detect_hardware, verdict
 from .project import find_recorder, find_test_command

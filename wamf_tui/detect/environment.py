@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..files import read_regular
+from ..infra.files import read_regular
 from ..model import EnvFacts, PackageVersion
 
 PACKAGES = (

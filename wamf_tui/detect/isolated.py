@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import children
+from ..infra import children
 from ..model import Detected
 from . import SUBJECTS
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from ..model import LaunchCommand
+from ..read.launch import NPROC
 
 DOCS = (".md", ".rst", ".txt")
 _PYTHON = re.compile(r"python[\d.]*")
@@ -47,8 +48,6 @@ _SWITCHES = {
     "mpirun": {"--allow-run-as-root", "--oversubscribe", "--tag-output"},
     "mpiexec": {"--allow-run-as-root", "--oversubscribe", "--tag-output"},
 }
-NPROC = ("--nproc_per_node", "--nproc-per-node", "--num_processes", "--num_gpus", "--ntasks-per-node", "--gpus",
-         "-np", "-n", "--nproc")
 NNODES = ("--nnodes", "--num_machines", "--num_nodes", "-N", "--nodes")
 _ROOT = "\0root/"  # stands for the repo root in a path; no file name holds a NUL
 WRAPPERS = ("exec", "time", "nohup", "env", "command", "stdbuf")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..files import read_regular
+from ..infra.files import read_regular
 
 RECORDER_DIRS = ("research/core/probe", "probe", "parity", "tools/probe", "src/probe")
 _IMPORT = re.compile(

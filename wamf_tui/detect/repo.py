@@ -12,9 +12,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from .. import children, gitcmd
-from ..checkout import find_root, is_bare, status_entries
-from ..files import read_text
+from ..infra import children, gitcmd
+from ..infra.checkout import find_root, is_bare, status_entries
+from ..infra.files import read_text
 from ..model import RepoFacts
 
 _OPERATIONS = (

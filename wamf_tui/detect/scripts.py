@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .. import children, gitcmd
-from ..analyze.subcommands import refine_console
-from ..files import read_regular
+from ..infra import children, gitcmd
+from ..infra.files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
+from ..read.subcommands import refine_console
 from .launch import (
     DOCS,
     Branches,

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import children
+from ..infra import children
 
 SOURCE = "Slurm job"  # how a queued job's command is sourced: `Slurm job 24 (pending)`
 MAX_JOBS = 8

@@ -3,8 +3,9 @@ where the reference values are recorded."""
 
 from __future__ import annotations
 
-from .. import proof, proposals
+from ..contract import proof
 from ..model import InitState, Step
+from ..propose import proposals
 from .base import Ask, Option, Outcome, Question, Value, put, setter
 
 

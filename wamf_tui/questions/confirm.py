@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..git_exclude import own_files
+from ..contract.git_exclude import own_files
+from ..infra.visible import visible
 from ..model import InitState, Step
-from ..visible import visible
 from ..wording import done_message, say
 from .base import Action, Ask, Option, Outcome, Question, Value, opt, put
 

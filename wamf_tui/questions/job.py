@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .. import proof, proposals
+from ..contract import proof
 from ..model import InitState, Step
+from ..propose import proposals
 from ..wording import explain, say
 from .base import Ask, Option, Outcome, Question, Value, opt, put, read, setter
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .. import proposals
 from ..model import ALLOWED_CHANGES, HINTS, InitState, Step
+from ..propose import proposals
 from ..wording import ALLOWED_NOTES
 from .base import Ask, Option, Outcome, Question, Value, put, setter
 

@@ -1,5 +1,5 @@
-"""The job model, read from source only (never imported, never run).
-
-This room grows as the older reader in `analyze/` is taken apart into it: each module here judges one
-thing from the job's settings as its parser resolves them, not from names alone.
+"""The job read from source only (never imported, never run): the crawl of the modules its entry reaches
+(`source`), its settings per config system (`systems/`) and their resolved values, its training step, what
+the capped steps reach, its launcher and precision. Each module judges one thing from the settings as the
+job's parser resolves them, not from names alone.
 """

@@ -1,5 +1,5 @@
 """A Hydra app's command-line words against its composed config, by Hydra's own rules: pure, over the
-`HydraTree` that `analyze/hydra_config` composes (`key=` for a key the config has, `+key=` for one it
+`HydraTree` that `read/hydra_config` composes (`key=` for a key the config has, `+key=` for one it
 lacks, `group=option` for an option the group has, `~key` for what is there)."""
 
 from __future__ import annotations

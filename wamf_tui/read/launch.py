@@ -17,10 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from ..detect.launch import NPROC
 from ..model import Analysis, LaunchCommand, Need, ProcessSignal
 from .fewest import EXITS, fewest
 
+# the launcher flags that set how many processes it starts
+NPROC = ("--nproc_per_node", "--nproc-per-node", "--num_processes", "--num_gpus", "--ntasks-per-node", "--gpus",
+         "-np", "-n", "--nproc")
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 RANK_LAUNCHERS = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun", "mpiexec", "composer")
 _SPAWNS = ("mp.spawn", "multiprocessing.spawn", "torch.multiprocessing.spawn", "start_processes")

@@ -17,29 +17,21 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.timer import Timer
 
-from .. import (
-    checkout,
-    children,
-    clipboard,
-    contract,
-    finish,
-    flow,
-    git_exclude,
-    lock,
-    proof,
-    proposals,
-    resume,
-    session,
-    trial,
-    wording,
-)
-from ..analyze import isolated
-from ..analyze.subcommands import called
+from .. import flow, wording
+from ..bench import trial
+from ..contract import finish, git_exclude, proof
+from ..contract import render as contract
 from ..detect import SUBJECTS
 from ..detect.isolated import ChildDetection
+from ..infra import checkout, children, clipboard
+from ..infra.visible import visible
 from ..model import STEP_TITLES, HardwareFacts, InitState, Step, TrialResult
 from ..model import Detected as DetectedFacts
-from ..visible import visible
+from ..propose import proposals
+from ..read import isolated
+from ..read.subcommands import called
+from ..session import lock, resume
+from ..session import store as session
 from . import workers
 from .conversation import Conversation
 from .dialogs import ResumeScreen

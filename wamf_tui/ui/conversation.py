@@ -7,9 +7,10 @@ answers the next question), and posts a message for everything else; it never ca
 
 from __future__ import annotations
 
-from .. import contract, finish
+from ..contract import finish
+from ..contract import render as contract
 from ..model import InitState
-from ..validate import Verdict
+from ..propose.validate import Verdict
 
 
 class Conversation:

@@ -12,7 +12,7 @@ from rich.segment import Segment
 from textual.color import Color
 from textual.filter import LineFilter
 
-from ..visible import strip_hidden
+from ..infra.visible import strip_hidden
 
 
 class HiddenFilter(LineFilter):

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from .. import clipboard
-from ..contract import WriteResult
+from ..contract.render import WriteResult
 from ..detect.isolated import ChildDetection
 from ..flow import Outcome
-from ..lock import Holder
+from ..infra import clipboard
 from ..model import Analysis, HardwareFacts
+from ..session.lock import Holder
 
 
 class DetectionStarted(Message):

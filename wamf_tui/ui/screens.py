@@ -9,10 +9,12 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Input, OptionList
 
-from .. import clipboard, finish, flow, wording
+from .. import flow, wording
+from ..contract import finish
 from ..detect import describe
+from ..infra import clipboard
+from ..infra.visible import visible
 from ..model import Step
-from ..visible import visible
 from ..wording import say
 from .conversation import Conversation
 from .dialogs import KeysScreen

@@ -1,6 +1,6 @@
 """The trial run, on screen: what will run and a second key before anything starts, then the job's
 output as it comes with the steps and the clock, then what it measured. The running is
-`wamf_tui.trial`'s; this screen draws it."""
+`wamf_tui.bench.trial`'s; this screen draws it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
 
-from .. import proof, trial
+from ..bench import trial
+from ..contract import proof
 from ..model import TrialResult
 
 LIMIT_STEP_S = 60

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from textual.message import Message
 
-from .. import finish
+from ..contract import finish
 from ..detect import SUBJECTS
 from ..detect.isolated import ChildDetection, DetectionFailed
 from ..model import InitState

@@ -14,8 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import TooLarge, read_text
-from .session import state_file
+from ..infra.files import TooLarge, read_text
+from .store import state_file
 
 LIMIT = 4096  # a lock is one line of JSON: a FIFO or a link to /dev/zero named as the lock never hangs us
 

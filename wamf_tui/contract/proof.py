@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .model import Analysis, Claim, Effect, Fact, InitState, TrialResult
+from ..model import Analysis, Claim, Effect, Fact, InitState, TrialResult
 
 if TYPE_CHECKING:
-    from .trial import Trial
+    from ..bench.trial import Trial
 
 KINDS = {"save": "saves", "tracker": "trackers", "upload": "uploads", "eval": "evals"}
 _SITE = re.compile(r"^([^\s:]+):(\d+)\b")
@@ -77,7 +77,7 @@ def expected(state: InitState) -> Expected:
                     switches[site] = f.off_switch
             on[kind], off_rows[kind] = tuple(stays), off
     rows = tuple((c.name, c.site) for c in state.checks if c.enabled and c.site)
-    from .proposals import output_switch, precision
+    from ..propose.proposals import output_switch, precision
 
     out = re.search(r"\bWAMF_OUT=(\S+)", state.run)
     return Expected(steps=cap(state), rows=rows, on=on, off_rows=off_rows, switches=switches,
@@ -87,7 +87,7 @@ def expected(state: InitState) -> Expected:
 def of_contract(repo: Path, activate: str, run: str, text: str) -> Expected:
     """The claims of a contract `wamf-tui try` runs: from its session's typed facts while the session still
     holds this command, else what the contract's own text states."""
-    from . import session
+    from ..session import store as session
 
     state = session.load(repo)
     if state is not None and (state.activate, state.run) == (activate, run):
@@ -98,7 +98,7 @@ def of_contract(repo: Path, activate: str, run: str, text: str) -> Expected:
 def from_contract(text: str) -> Expected:
     """The claims a contract holds when no session of it is at hand (`wamf-tui try` on a contract written
     elsewhere): the run line's cap and output folder, and the checkpoint table's `file:line` cells."""
-    from .contract import _cells, required_block
+    from .render import _cells, required_block
 
     run = required_block(text).get("run", (0, ""))[1]
     m = re.search(r"\bWAMF_MAX_STEPS=(\d+)", run)
@@ -256,7 +256,7 @@ def _outside(exp: Expected, result: TrialResult, repo: str) -> Claim:
 
 def _failed(state: InitState) -> list[Claim]:
     """The latest trial's failed claims, while the contract still runs the command it tried."""
-    from .trial import command_hash
+    from ..bench.trial import command_hash
 
     t = state.trial
     if t is None or state.run and t.command_hash != command_hash(state.activate, state.run):

@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import children
+from ..infra import children
 from ..model import Analysis
 
 TIMEOUT_S = 120

@@ -15,9 +15,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .contract import write_atomic
-from .files import read_regular
-from .model import InitState
+from ..infra.files import read_regular, write_atomic
+from ..model import InitState
 
 MAX_STATE = 64 * 1024 * 1024  # a session with its detection and reading is well under a megabyte
 

@@ -1,4 +1,4 @@
-"""Copied as `sitecustomize.py` onto a trial's PYTHONPATH (`wamf_tui.trial`), so every Python
+"""Copied as `sitecustomize.py` onto a trial's PYTHONPATH (`wamf_tui.bench.trial`), so every Python
 process the trial starts (torchrun's and accelerate's workers inherit the path) reports what the job
 really does; the command and the code stay as they are.
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Analysis, Fact, Span
-from .benchmark import switch_off
 from .needs import main_block
+from .switches import switch_off
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 _PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple", "Enum", "IntEnum", "TypedDict"})

@@ -9,12 +9,12 @@ import re
 import shlex
 from pathlib import Path
 
-from .analyze.benchmark import DEFAULT_STEPS, entry_fixes, job_args, job_launch, propose, run_command
-from .analyze.needs import missing_inputs, passes_local_rank, say_missing
-from .analyze.subcommands import reader, refine_console
-from .detect.launch import parse_launch
-from .model import Analysis, Anchor, BenchmarkChange, Checkpoint, InitState, LaunchCommand, Register, RepoFacts
-from .read.precision import job_precision
+from ..detect.launch import parse_launch
+from ..model import Analysis, Anchor, BenchmarkChange, Checkpoint, InitState, LaunchCommand, Register, RepoFacts
+from ..read.needs import missing_inputs, passes_local_rank, say_missing
+from ..read.precision import job_precision
+from ..read.subcommands import reader, refine_console
+from .benchmark import DEFAULT_STEPS, entry_fixes, job_args, job_launch, propose, run_command
 
 PARITY = (
     "parity (record: PARITY=1 PARITY_OUT=records.jsonl; compare: parity compare; "
@@ -263,7 +263,7 @@ def _words(command: str) -> list[str]:
 
 
 def checkpoints(state: InitState) -> list[Checkpoint]:
-    """Correctness checkpoints at the training step's anchors (found from data flow, see `analyze.step`);
+    """Correctness checkpoints at the training step's anchors (found from data flow, see `read.step`);
     generic ones without an analysis. Tolerances follow the job's precision, and say why."""
     dtype, read_at = precision(state)
     low = dtype in ("bf16", "fp16")

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..files import read_regular
+from ..infra.files import read_regular
 from ..model import Analysis, Fact, HydraTree, StepControl
-from ..read.hydra_overrides import is_override, key_of, known
+from .hydra_overrides import is_override, key_of, known
 
 MAX_FILES = 500  # YAML files looked at before composing
 MAX_KEYS = 3000

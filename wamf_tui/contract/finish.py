@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import contract
-from .analyze.benchmark import needs_wrapper, wrapper_path
-from .analyze.wrapper import write_wrapper
-from .model import InitState
-from .validate import Verdict, check_run
+from ..model import InitState
+from ..propose.benchmark import needs_wrapper, wrapper_path
+from ..propose.validate import Verdict, check_run
+from ..propose.wrapper import write_wrapper
+from . import render as contract
 
 
 def run_verdict(state: InitState, read: bool = True) -> Verdict:

@@ -15,64 +15,26 @@ import shlex
 from pathlib import Path
 
 from ..detect.launch import format_command, parse_launch
-from ..model import GIVEN, Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
-from ..read.hydra_overrides import ENV, is_override
+from ..model import Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
+from ..read.hydra_config import cpu_trainers
 from ..read.launch import fewest_note, with_processes
 from ..read.settings import accepts, flag_name
+from ..read.switches import switch_off
 from ..read.systems.registry import system
 from ..read.values import dest
 from ..wording import system_label
-from .hydra_config import cpu_trainers
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
 WRAPPER_NAME = "wamf_bench.py"
 OUT_DIR = "runs/wamf-bench"
 BENCH_NAME = "wamf-bench"  # a run or model name the job makes a folder of
-NEVER = 10**9  # an interval no benchmark run reaches
 MAX_EXCLUSIONS = 8  # save, eval and upload rows shown one by one; the rest no switch reaches are priced as one
 TRACKER_ENV = {"wandb": "WANDB_MODE=disabled", "comet": "COMET_MODE=disabled", "swanlab": "SWANLAB_MODE=disabled",
                "clearml": "CLEARML_OFFLINE_MODE=1"}  # the variable that switches each tracker off, where it has one
-_INTERVAL = re.compile(r"every|interval|freq|period|(checkpointing|validation|logging|save|eval|evaluation)[-_]steps$",
-                       re.I)  # `--checkpointing_steps`: steps between saves, never a step count
 _SAVE_INTERVAL = re.compile(r"^-*(save|ckpt|checkpoint)[-_]?(every|interval|steps|freq)$", re.I)
 _EVAL_INTERVAL = re.compile(r"^-*(eval|val|validation)[-_]?(every|interval|steps|freq)$|^-*val_check_interval$", re.I)
 EVAL_BATCHES_MIN = 1  # an eval the cap cannot skip reads this many batches: its cost, not its result, is timed
 _EVAL_BATCHES = re.compile(r"^-*(eval|val)[-_]?(iters|batches)$|^-*limit_val_batches$|^-*num_eval_batches$", re.I)
-
-
-def switch_off(flag: str | None, defaults: dict[str, str | None],
-                off_values: dict[str, str] | None = None) -> tuple[str, list[str], list[str]] | None:
-    """(how, flags, env) that switch a guarded feature off through its own flag or variable.
-
-    A store_true flag is switched off by leaving it out: `how` then starts with the flag and says so."""
-    if not flag:
-        return None
-    if ENV.match(flag):  # `WANDB_MODE=disabled`
-        return flag, [], [flag]
-    if flag.endswith(f" {GIVEN}"):  # `if not args.no_wandb:`: the store_true flag given turns it off
-        name = flag.removesuffix(f" {GIVEN}")
-        return f"{name} given", [name], []
-    if all(is_override(w) and ("=" in w or w.startswith("~")) for w in flag.split(" ")):  # Hydra: `test=false`
-        return flag, flag.split(" "), []
-    if flag.startswith("--") and " " in flag:  # HF style: "--save_strategy no"
-        return flag, flag.split(), []
-    if flag.startswith("--") and "=" in flag and not flag.endswith("=..."):  # a table's: "--trainer.logger=false"
-        return flag, [flag], []
-    name = flag.split("=")[0]
-    if not name.startswith("-"):
-        return None
-    if flag.endswith("=...") and defaults.get(name.lstrip("-")) in ("True", "False"):
-        # an exec-style configurator's boolean global: a config file the command names may turn it on
-        # (nanoGPT's config/train_gpt2.py sets wandb_log = True), and only a later `--name=False` undoes it
-        return f"{name}=False", [f"{name}=False"], []
-    if defaults.get(name) == "False":
-        return f"{name} left off (default False)", [], []
-    if name in (off_values or {}):  # its own help says which value switches it off
-        value = (off_values or {})[name]
-        return f"{name}={value} (its help: {value} switches it off)", [f"{name}={value}"], []
-    if _INTERVAL.search(name):
-        return f"{name}={NEVER}", [f"{name}={NEVER}"], []
-    return None
 
 
 def _named_as_in(switch: str | None, args: list[str] | tuple[str, ...]) -> str | None:
@@ -697,7 +659,7 @@ def wrapper_path(state: InitState) -> str:
 def _text(path: Path) -> str | None:
     """A file's text if it could be the wrapper (a FIFO or a device named `wamf_bench.py` is not, and
     reading it must not wait or go on forever), else None."""
-    from ..files import read_regular
+    from ..infra.files import read_regular
     from .wrapper import WRAPPER
 
     try:

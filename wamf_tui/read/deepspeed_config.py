@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..files import read_regular
+from ..infra.files import read_regular
 from ..model import Fact, Overhead
 from .config_file import in_repo
 from .frameworks import table

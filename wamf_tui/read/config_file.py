@@ -13,7 +13,7 @@ import ast
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..files import read_regular
+from ..infra.files import read_regular
 from ..model import Fact
 
 LIMIT = 1 << 20  # a config file, not a data file

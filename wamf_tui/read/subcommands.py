@@ -16,7 +16,7 @@ import posixpath
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..files import read_text
+from ..infra.files import read_text
 from ..model import LaunchCommand
 from .step import name_of
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import Detected, HardwareFacts, RepoFacts
+from ..model import Detected, HardwareFacts, RepoFacts
 
 
 def what_changed(old: Detected, subject: str, new: object) -> list[str]:

@@ -15,13 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analyze.benchmark import is_our_wrapper, is_wrapper
-from .analyze.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, say_missing
-from .analyze.subcommands import called, dispatch, reader, refine_console
-from .detect.launch import parse_launch
-from .model import Analysis, LaunchCommand
-from .read.launch import launch_problems
-from .read.systems.registry import system
+from ..detect.launch import parse_launch
+from ..model import Analysis, LaunchCommand
+from ..read.launch import launch_problems
+from ..read.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, say_missing
+from ..read.subcommands import called, dispatch, reader, refine_console
+from ..read.systems.registry import system
+from .benchmark import is_our_wrapper, is_wrapper
 
 
 @dataclass
@@ -78,7 +78,7 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
         if not read:
             v.warnings.append(f"{launch.path} was not read; the run line was not checked against it")
             return v
-        from .analyze import analyze_script
+        from ..read.source import analyze_script
 
         analysis = analyze_script(root / launch.path, root, args, called(launch))
     v.problems += _needs(launch, analysis)

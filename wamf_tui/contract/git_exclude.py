@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .contract import write_atomic
-from .files import read_text
-from .model import InitState
+from ..infra.files import read_text, write_atomic
+from ..model import InitState
 
 SMALL = 4096  # `.git` as a file, `commondir`: one line
 
 
 def own_files(state: InitState) -> list[str]:
     """The app's files inside the checkout, relative to its root (for .git/info/exclude)."""
-    from .analyze.benchmark import needs_wrapper, wrapper_path
+    from ..propose.benchmark import needs_wrapper, wrapper_path
 
     root = Path(state.repo_path)
     paths = [Path(state.contract_path), Path(state.contract_path + ".bak")]

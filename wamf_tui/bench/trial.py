@@ -28,9 +28,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import cast
 
-from .model import Effect, Ended, HardwareFacts, TrialResult
+from ..infra.visible import visible
+from ..model import Effect, Ended, HardwareFacts, TrialResult
 from .supervise import KILL_FOR_S
-from .visible import visible
 
 DEFAULT_LIMIT_S = 600
 GRACE_S = 10.0  # between SIGTERM and SIGKILL: a job may save or flush on SIGTERM
@@ -182,8 +182,8 @@ class Trial:
     # --- running ---------------------------------------------------------------
 
     def run(self, on_line: Callable[[str], None] = lambda line: None) -> TrialResult:
-        from . import children
-        from .analyze.wrapper import write_wrapper
+        from ..infra import children
+        from ..propose.wrapper import write_wrapper
 
         with tempfile.TemporaryDirectory(prefix="wamf-trial-") as tmp:
             folder = Path(tmp)
@@ -373,7 +373,7 @@ def gpus_in_use(hardware: HardwareFacts, environ: dict[str, str] | os._Environ[s
 
 
 def sample_gpus() -> HardwareFacts:
-    from .detect.hardware import read_gpus
+    from ..detect.hardware import read_gpus
 
     return read_gpus(HardwareFacts(host=""))
 
@@ -466,8 +466,8 @@ def _step_times(steps_file: Path) -> list[float]:
 
 def touched_snapshot(repo: Path) -> dict[str, tuple[str, int, int]] | None:
     """git status of the checkout with each listed file's mtime and size; None outside git."""
-    from . import children, gitcmd
-    from .checkout import status_entries
+    from ..infra import children, gitcmd
+    from ..infra.checkout import status_entries
 
     try:
         out = children.run(gitcmd.argv(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all"), timeout=30,

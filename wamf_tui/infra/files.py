@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 
@@ -52,3 +53,27 @@ def digest(path: Path, limit: int = 16 * 1024 * 1024) -> str:
         return hashlib.sha256(read_regular(path, limit)).hexdigest()[:16]
     except OSError:
         return ""
+
+
+def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:
+    """The one writer of the app's files. Via a temp file in the same folder and a rename: a failed write
+    leaves the old file intact. Never through a symlink (it would replace the link, or write where the
+    link points); the file's mode is kept, or `mode`, or 0644 for a new file."""
+    if path.is_symlink():
+        raise OSError(errno.ELOOP, f"{path.name} is a symlink; name another path")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is None:
+            mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

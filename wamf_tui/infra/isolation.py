@@ -5,7 +5,7 @@ the user's (`PYTHONPATH`, the user site, the current folder). Used by the comman
 import os
 import sys
 
-OUR_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUR_FOLDER = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # What an isolated child runs: our package from its own folder, whatever the current folder holds.
 BOOT = f"import sys; sys.path.insert(0, {OUR_FOLDER!r}); from wamf_tui.cli import main; sys.exit(main())"
 

@@ -19,26 +19,26 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from ..checkout import find_root
-from ..files import digest, read_regular
+from ..infra.checkout import find_root
+from ..infra.files import digest, read_regular
+from ..infra.visible import gated
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
-from ..read.branches import dead_lines
-from ..read.inputs import paths_needed, required_by_use
-from ..read.launch import add_needs, process_signals
-from ..read.precision import precision_signals
-from ..read.systems.registry import refine
-from ..read.values import resolved, settings_objects
-from ..read.writes import folder_flags
-from ..visible import gated
+from .branches import dead_lines
 from .config_file import interval_set, leaves_off, named_files
 from .constants import fixed_constants
 from .deepspeed_config import named_configs, read_config
 from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags, table
 from .hydra_config import add_switches, compose
+from .inputs import paths_needed, required_by_use
+from .launch import add_needs, process_signals
 from .needs import argparse_required, argv_required, dataclass_required, own_options, read_needs, submits
+from .precision import precision_signals
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
 from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of, name_of
+from .systems.registry import refine
 from .tyro_config import FOLDER, ConfigClasses, nested_output, nested_seed, nested_step, nested_switches
+from .values import resolved, settings_objects
+from .writes import folder_flags
 
 MAX_BYTES = 2 * 1024 * 1024
 # Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
@@ -177,7 +177,7 @@ class _Reader(ast.NodeVisitor):
         self.quiet = 0  # inside an eval function, a no_grad block or a constructor: no loss anchor
         self.local: set[str] = set()  # the module's own functions and methods
         self.aliases: dict[str, str] = {}  # `import torch as th`: th -> torch
-        self.consts: dict[str, object] = {}  # names the module fixes to a literal (`analyze.constants`)
+        self.consts: dict[str, object] = {}  # names the module fixes to a literal (`read.constants`)
         self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
         self.save_hooks: set[str] = set()  # its functions handed to accelerate as save-state hooks
         self.factories: list[tuple[str, list[str], int]] = []  # (config class, fields left out, line) of each

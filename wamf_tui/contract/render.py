@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import difflib
 import errno
-import os
 import re
-import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import TooLarge, read_regular, read_text
-from .model import InitState
-from .trial import command_hash, section_rows
-from .visible import visible_lines
+from ..bench.trial import command_hash, section_rows
+from ..infra.files import TooLarge, read_regular, read_text, write_atomic
+from ..infra.visible import visible_lines
+from ..model import InitState
 
 KEYS = ("reader", "repo", "activate", "run", "node")
 SECTIONS = ("Required", "Correctness Instrumentation Plan", "Everything else")
@@ -33,7 +31,7 @@ _KEY_WIDTH = 16
 def bundled_template() -> str:
     """The template shipped inside the wheel (or the source tree's copy). Read as a plain file:
     `importlib.resources` cost a fifth of a second at start for the same bytes."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent
     packaged = here / "templates" / "contract.md"
     return (packaged if packaged.is_file() else here.parent / "templates" / "contract.md").read_text(encoding="utf-8")
 
@@ -327,30 +325,6 @@ def diff(old: str, new: str, path: str = "contract.md") -> str:
             old.splitlines(keepends=True), new.splitlines(keepends=True), f"{path} (on disk)", f"{path} (new)"
         )
     ))
-
-
-def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:
-    """The one writer of the app's files. Via a temp file in the same folder and a rename: a failed write
-    leaves the old file intact. Never through a symlink (it would replace the link, or write where the
-    link points); the file's mode is kept, or `mode`, or 0644 for a new file."""
-    if path.is_symlink():
-        raise OSError(errno.ELOOP, f"{path.name} is a symlink; name another path")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is None:
-            mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def backup_path(path: Path) -> Path:

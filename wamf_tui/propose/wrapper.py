@@ -174,7 +174,7 @@ except _StepLimit:
 
 def write_wrapper(path: Path) -> str | None:
     """Write the wrapper atomically; returns an error message instead of raising."""
-    from ..contract import write_atomic
+    from ..infra.files import write_atomic
     from .benchmark import is_our_wrapper
 
     try:

@@ -1,0 +1,1 @@
+"""The contract: rendered from the session, checked against the downstream rules, written safely."""
