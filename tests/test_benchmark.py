@@ -1035,3 +1035,20 @@ def test_a_guard_the_off_value_makes_false_runs_not_even_at_the_last_step(tmp_pa
     assert by["eval evaluate_bpb (train.py:16) out of the timed steps"] == \
         "--eval-every=-1 (its help: -1 switches it off)"
     assert by["seeds pinned"] == how
+
+
+def test_a_privileged_launcher_port_from_a_docs_example_is_left_out(tmp_path):
+    """`--master_port 1` (a docstring's example) binds only as root: the run line leaves it to the launcher's
+    own default and says so; a port of 1024 or more is the user's choice and stays."""
+    from wamf_tui.detect.launch import parse_launch
+    from wamf_tui.model import InitState
+    from wamf_tui.propose.benchmark import entry_fixes, run_command
+
+    root, a, _ = changes(tmp_path, {"train.py": HF_JOB})
+    for port, kept in (("--master_port 1", False), ("--master-port=80", False), ("--master_port 29600", True)):
+        launch = parse_launch(f"python -m torch.distributed.run --nproc_per_node 2 {port} train.py --data_path d",
+                              exists={"train.py"}.__contains__)
+        state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="train.py",
+                          launch=launch, analysis=a)
+        assert (port in run_command(state)) is kept
+        assert bool(entry_fixes(state)) is not kept

@@ -739,3 +739,36 @@ def test_a_docs_two_commands_glued_by_stray_backslashes_are_two():
     slurm = "```bash\nsrun --ntasks=8 \\\npython train.py --lr 1\n```\n"
     assert [c.split() for _, c in commands_in("docs/x.md", slurm)] == [
         ["srun", "--ntasks=8", "python", "train.py", "--lr", "1"]]
+
+
+def test_a_docs_command_written_a_flag_a_line_without_backslashes_is_one_command():
+    """A guide that breaks a long command over lines with no backslashes ("write this in a single line"):
+    each line that is only flags goes on the command above it; a comment or a blank line ends it."""
+    from wamf_tui.detect.launch import commands_in
+
+    text = ("```bash\naccelerate launch --num_cpu_threads_per_process 1 train.py \n --model=\"m.safetensors\" \n"
+            " --network_module=networks.lora \n --fp16\n```\n\n```bash\n# --not-a-flag\n--help\n```\n"
+            "```bash\npython eval.py\n\n--not-this\n```\n")
+    assert [c.split() for _, c in commands_in("docs/guide.md", text)] == [
+        ["accelerate", "launch", "--num_cpu_threads_per_process", "1", "train.py", '--model="m.safetensors"',
+         "--network_module=networks.lora", "--fp16"],
+        ["--help"], ["python", "eval.py"], ["--not-this"]]
+    assert [c.split() for _, c in commands_in("train.sh", "python train.py\n--lr 1\n")] == [
+        ["python", "train.py"], ["--lr", "1"]]  # a shell script runs each line: no joining there
+
+
+def test_a_placeholder_quoted_whole_or_not_begun_by_a_latin_letter_is_a_hole():
+    """`--model="<path to the model>"`, `<.ckpt or a folder>`, `<データ>`: values the reader fills in, left out
+    and said; a placeholder inside a longer quoted value (`"a photo of <new1> cat"`) and a redirect stay."""
+    launch = parse_launch('accelerate launch train.py --model="<.ckpt or dir>" --data="<データ>" --out <out dir> '
+                          '--prompt "a photo of <new1> cat" < in.txt')
+    assert launch is not None
+    assert launch.args == ["--prompt", "a photo of <new1> cat"]
+    assert launch.unresolved == ["<.ckpt or dir>", "<データ>", "<out dir>"]
+
+
+def test_a_docs_command_with_its_middle_left_out_is_a_sketch_not_a_command():
+    from wamf_tui.detect.launch import commands_in
+
+    text = "```\naccelerate launch train.py ... --validation_split 0.1\npython train.py --tag a...b\n```\n"
+    assert [c for _, c in commands_in("docs/x.md", text)] == ["python train.py --tag a...b"]

@@ -29,7 +29,7 @@ _ARRAY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)(\+?)=\((.*)$")  # `ARGS=(
 _ARRAY_USE = re.compile(r"\"?\$\{(\w+)\[[@*]\]\}\"?")  # `${ARGS[@]}`, `"${ARGS[@]}"`: its words
 # What a README leaves for its reader to fill: `<your_path>`, `<output dir>`, `[imagenet folder]`, `{step}`,
 # `path/to/images`.
-_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|(?<!\$)\{[A-Za-z_]\w*\}"
+_PLACEHOLDER = re.compile(r"<[^\s<>=()$&|;\d][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|(?<!\$)\{[A-Za-z_]\w*\}"
                           r"|(?<![\w/.~-])/?path/to/[^\s'\"]*")  # `--data_dir path/to/images`
 _ALL_ARGS = re.compile(r"""(["']?)\$\{?[@*]\}?\1""")
 _SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?(?:\$0|\$\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)""")
@@ -81,8 +81,24 @@ def commands_in(name: str, text: str) -> list[tuple[int, str]]:
                 continue
             s = s.lstrip("@-")
         s = s[2:] if s.startswith("$ ") else s
-        kept.append((n, s.lstrip(">").strip()))
-    return _arrays([(n, c) for n, c in _joined(kept) if c and not c.startswith("#")])
+        s = s.lstrip(">").strip()
+        if doc and kept and _FLAG_LINE.match(s) and _runs_on(*kept[-1], n):
+            kept[-1] = (kept[-1][0], kept[-1][1] + " \\")
+        kept.append((n, s))
+    return _arrays([(n, c) for n, c in _joined(kept) if c and not c.startswith("#")
+                    and not (doc and _ELIDED.search(c))])
+
+
+_ELIDED = re.compile(r"(?:^|\s)(?:\.\.\.|…)(?=\s|$)")  # `train.py ... --lr 1`: a sketch, the rest left out
+
+
+_FLAG_LINE = re.compile(r"--?[A-Za-z]")
+
+
+def _runs_on(n: int, previous: str, line: int) -> bool:
+    """Whether a docs line that is only flags goes on the command above it, written a flag a line with no
+    backslashes (a guide that says to join the lines): the line just before, a command, not a comment."""
+    return n == line - 1 and bool(previous) and not previous.startswith("#") and not previous.endswith("\\")
 
 
 def _arrays(commands: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -326,7 +342,9 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     holes: dict[str, str] = {}
 
     def hole(m: re.Match[str]) -> str:  # a placeholder becomes a variable nobody sets: left out, and said
-        if _quoted(command, m.start()):  # `--prompt "a photo of <new1> cat"` is a value, not a hole
+        whole = command[m.start() - 1:m.start()] in ("'", '"') and \
+            command[m.end():m.end() + 1] == command[m.start() - 1]  # `--model="<path to the model>"`: a hole
+        if _quoted(command, m.start()) and not whole:  # `--prompt "a photo of <new1> cat"` is a value
             return m.group(0)
         name = f"WAMF_HOLE_{len(holes)}"
         holes[name] = m.group(0)

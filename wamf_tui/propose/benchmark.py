@@ -692,11 +692,11 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
     """The job's command with the launcher its entry needs: torchrun for rank variables, accelerate
     launch for an Accelerator, `python -m` from the package's folder for relative imports."""
     launch = job_launch(state).model_copy(deep=True)
+    said = _privileged_port(launch)
     a = state.analysis
     if a is None or launch.launcher == "console script":
-        return launch, []
+        return launch, said
     codes = {n.code: n for n in a.needs}
-    said: list[str] = []
     plain = launch.launcher in ("python", "python -m")
     queued = codes.get("submits")
     if queued is not None and queued.runs and plain:  # what the cluster job would run, run here
@@ -727,6 +727,23 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
         launch.launcher = "accelerate launch"
         said.append(f"{Path(a.script).name} {codes['accelerate'].why}: started with accelerate launch")
     return launch, said
+
+
+_PORTS = ("--master_port", "--master-port", "--main_process_port", "--main-process-port")
+
+
+def _privileged_port(launch: LaunchCommand) -> list[str]:
+    """A launcher port below 1024 (`--master_port 1` in a docstring's example) left out: only root may bind
+    it, and the launcher picks a free default of its own."""
+    words = launch.prefix
+    for i, word in enumerate(words):
+        opt, eq, value = word.partition("=")
+        if opt in _PORTS and not eq and i + 1 < len(words):
+            value = words[i + 1]
+        if opt in _PORTS and value.isdigit() and int(value) < 1024:
+            launch.prefix = _without(words, {opt})
+            return [f"{opt} {value} left out: a port below 1024 is privileged; the launcher picks its own"]
+    return []
 
 
 def _without(args: list[str], options: set[str]) -> list[str]:
