@@ -43,3 +43,15 @@ def test_another_activated_environment_is_the_jobs(tmp_path):
     other = venv(tmp_path / "other")
     env = detect_environment(tmp_path / "job", environ={"VIRTUAL_ENV": str(other), "PATH": ""})
     assert env.activate == f"source {other}/bin/activate"
+
+
+def test_torch_a_pth_file_adds_counts_as_the_environments(tmp_path, monkeypatch):
+    """A venv made on another's packages (a `.pth` naming their folder, as the demo's test builds one):
+    the interpreter imports torch from there, so the environment holds torch and stays the job's."""
+    shared = tmp_path / "shared-site"
+    (shared / "torch-2.13.0.dist-info").mkdir(parents=True)
+    own = venv(tmp_path / "work")
+    (own / "lib" / "python3.11" / "site-packages" / "deps.pth").write_text(f"import os\n{shared}\nrelative/x\n")
+    monkeypatch.setattr(sys, "prefix", str(own))
+    env = detect_environment(tmp_path / "job", environ={"VIRTUAL_ENV": str(own), "PATH": ""})
+    assert (env.activate, env.torch) == (f"source {own}/bin/activate", "2.13.0")

@@ -275,7 +275,27 @@ def _lib_dirs(prefix: Path) -> list[Path]:
 
 
 def _site_dirs(prefix: Path, cfg: Mapping[str, str], kind: str, version: str | None) -> Iterator[Path]:
-    """The folders the interpreter would import from, in its order, as far as files tell."""
+    """The folders the interpreter would import from, in its order, as far as files tell: each site folder,
+    then the folders its `.pth` files add (as `site` adds them, without running their `import` lines)."""
+    for site in _sites(prefix, cfg, kind, version):
+        yield site
+        yield from _pth_dirs(site)
+
+
+def _pth_dirs(site: Path) -> Iterator[Path]:
+    """The absolute folders a site folder's `.pth` files name (a venv made on another's packages)."""
+    try:
+        names = sorted(n for n in os.listdir(site) if n.endswith(".pth"))[:50]
+    except OSError:
+        return
+    for name in names:
+        for line in (_read_small(site / name) or "").splitlines()[:50]:
+            path = Path(line.strip())
+            if path.is_absolute() and not line.startswith(("import ", "import\t")) and path.is_dir():
+                yield path
+
+
+def _sites(prefix: Path, cfg: Mapping[str, str], kind: str, version: str | None) -> Iterator[Path]:
     minor = ".".join((version or "").split(".")[:2])
     libs = [prefix / "lib" / f"python{minor}"] if minor else _lib_dirs(prefix)
     for lib in libs:
