@@ -268,13 +268,15 @@ class StepControl(BaseModel):
 class Need(BaseModel):
     """Something the entry needs from its command (see `read.needs`)."""
 
-    code: Literal["ranks", "accelerate", "package", "no_main", "submits"]
+    code: Literal["ranks", "accelerate", "package", "no_main", "submits", "trains_with"]
     file: RepoText
     line: int
     why: RepoText
     runs: RepoText | None = None  # submits: the module that trains (`pkg.train`), run here instead
     runs_from: RepoText = ""  # the folder to run that module from
     drop: list[RepoText] = []  # submits: the submitter's own options (`--nodes`), not the job's
+    words: list[RepoText] = []  # trains_with: what the command gives to train (`--train`, `--do_train True`)
+    spellings: list[RepoText] = []  # trains_with: the switch's names, any of which the command may give
 
 
 class ProcessSignal(BaseModel):

@@ -697,6 +697,10 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
     if a is None or launch.launcher == "console script":
         return launch, said
     codes = {n.code: n for n in a.needs}
+    for need in a.needs:
+        if need.code == "trains_with" and not any(flag_name(w) in need.spellings for w in launch.args):
+            launch.args = [*launch.args, *need.words]
+            said.append(f"{Path(a.script).name} {need.why} ({need.file}:{need.line}): {' '.join(need.words)} given")
     plain = launch.launcher in ("python", "python -m")
     queued = codes.get("submits")
     if queued is not None and queued.runs and plain:  # what the cluster job would run, run here

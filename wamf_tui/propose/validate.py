@@ -20,6 +20,7 @@ from ..model import Analysis, LaunchCommand
 from ..read.launch import launch_problems
 from ..read.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, say_missing
 from ..read.subcommands import called, dispatch, reader, refine_console
+from ..read.systems.base import flag_name
 from ..read.systems.registry import system
 from .benchmark import is_our_wrapper, is_wrapper
 
@@ -81,7 +82,7 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
         from ..read.source import analyze_script
 
         analysis = analyze_script(root / launch.path, root, args, called(launch))
-    v.problems += _needs(launch, analysis)
+    v.problems += _needs(launch, analysis, args)
     problems, doubts = launch_problems(launch, analysis)  # the process count and spawning the code enforces
     v.problems += problems
     v.warnings += doubts
@@ -127,7 +128,7 @@ def _past_wrapper(launch: LaunchCommand, consoles: dict[str, str], exists: Calla
     return job, rest
 
 
-def _needs(launch: LaunchCommand, a: Analysis) -> list[str]:
+def _needs(launch: LaunchCommand, a: Analysis, args: Sequence[str]) -> list[str]:
     problems = []
     name = Path(launch.path or "").name
     family = any(launch.launcher.startswith(f) or f" {f}" in launch.launcher for f in TORCHRUN_FAMILY)
@@ -144,6 +145,8 @@ def _needs(launch: LaunchCommand, a: Analysis) -> list[str]:
                                                            "the module it submits") + " with torchrun instead")
         elif need.code == "no_main" and launch.launcher != "console script" and not launch.entry:
             problems.append(f"{name} {need.why}: the command would exit without training")
+        elif need.code == "trains_with" and not any(flag_name(w) in need.spellings for w in args):
+            problems.append(f"{name} {need.why} ({need.file}:{need.line}): the command would train nothing")
     return problems
 
 

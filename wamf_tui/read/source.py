@@ -184,6 +184,7 @@ class _Reader(ast.NodeVisitor):
         # `ArgumentGroupFactory(Config, exclude=[...])`: an argparse group made from a dataclass's fields
         self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
         self.fits: list[int] = []  # `trainer.train()`, `trainer.fit(model)`: a library's whole training loop
+        self.spellings: dict[str, tuple[list[str], bool]] = {}  # a False-default option: its names, bare or not
         self.resumed: list[int] = []  # anchors at a `trainer.train(resume_from_checkpoint=...)`, until a plain one
         self.defaults = defaults if defaults is not None else {}  # class fields' defaults, all modules read
         self.config_classes = classes if classes is not None else ConfigClasses()  # tyro's sections
@@ -710,6 +711,7 @@ class _Reader(ast.NodeVisitor):
         if last == "fit" or last == "train" and name.endswith("trainer.train"):
             self.r.kind = "training"
             self.fits.append(node.lineno)  # the library's loop runs in this call: what follows it runs after
+            self._trains_with(node)
             if last == "train" and self.trainer_built:  # the library runs the loop: read it from its log
                 hook = f"{HF_HOOK}, attached to the Trainer built at {self.trainer_built}"
                 resumes = any(k.arg == "resume_from_checkpoint" for k in node.keywords)
@@ -783,6 +785,9 @@ class _Reader(ast.NodeVisitor):
                 flag = kw.get("action") is not None and "store_true" in ast.dump(kw["action"])
                 self._option(max(opts, key=len), "False" if flag else _const(kw.get("default")), node,
                              _const(kw.get("help")))
+                # given alone it is on: a store_true, or `nargs="?"` with a `const` (`-t` is `--train True`)
+                bare = flag or _const(kw.get("nargs")) == "'?'" and "const" in kw
+                self.spellings[max(opts, key=len)] = (opts, bare)
         elif last == "Accelerator":
             for k in node.keywords:
                 if k.arg == "log_with":
@@ -812,6 +817,17 @@ class _Reader(ast.NodeVisitor):
         states = [c for c in self.r.checkpoints if c.file == self.rel and c.name == "save_state"]
         for hook in self.save_hooks if states else ():
             self.sites.setdefault(hook, []).extend(states)
+
+    def _trains_with(self, node: ast.Call) -> None:
+        """The entry trains only under `if opt.train:`, a switch that defaults to off (CompVis's `main.py -t`):
+        the command must give it, or the job sets up and exits having trained nothing."""
+        on = self.guard() if self.rel == self.r.script else None
+        if on is None or not on.startswith("-") or self.r.flags.get(on) != "False" or on not in self.spellings:
+            return
+        names, bare = self.spellings[on]
+        self.r.needs.append(Need(code="trains_with", file=self.rel, line=node.lineno,
+                                 why=f"trains only with {on} given", words=[on] if bare else [on, "True"],
+                                 spellings=names))
 
     def _option(self, opt: str, default: str | None, node: ast.Call, helped: str | None) -> None:
         """One option of the job's parser, whatever declares it: its default, the value its help says
@@ -1348,6 +1364,16 @@ def analyze_script(script: str | Path, repo_root: str | Path | None = None, comm
             gc.enable()
 
 
+def _kept_on(result: Analysis) -> None:
+    """A switch the job trains only with (`if opt.train: trainer.fit(...)`) is never a row's way off: leaving
+    it out would switch the training off with the save after it."""
+    on = {s for n in result.needs if n.code == "trains_with" for s in (*n.spellings, *n.words)}
+    for facts in (result.checkpoints, result.evals, result.trackers, result.uploads, result.output_dirs):
+        for i, f in enumerate(facts):
+            if f.off_switch and f.off_switch.split("=")[0].split(" ")[0] in on:
+                facts[i] = f.model_copy(update={"off_switch": None})
+
+
 def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
              called: tuple[str, str] | None) -> Analysis:
     root = Path(repo_root) if repo_root else find_root(script.parent)
@@ -1547,6 +1573,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     if mentioned is not None:
         drop_unreached(result, modules, roots | mentioned)
     add_needs(result)  # what the reached code asks of the command, beside what the entry's own lines ask
+    _kept_on(result)
     if result.kind == "unknown" and any(a.role == "optimizer_step" for a in result.anchors):
         result.kind = "training"  # its backward sits in a module past the depth read (a pipeline schedule)
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):

@@ -1,0 +1,64 @@
+"""An entry that trains only under a switch that defaults to off (`if opt.train: trainer.fit(...)`): the run
+line gives the switch, the check refuses a line without it, and no row is switched off by leaving it out."""
+
+from __future__ import annotations
+
+from conftest import make_repo
+
+from wamf_tui.model import InitState
+from wamf_tui.propose.benchmark import propose, run_command
+from wamf_tui.propose.validate import check_run
+from wamf_tui.read.source import analyze_script
+
+MAIN = """\
+import argparse
+import pytorch_lightning as pl
+
+
+def get_parser():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-t", "--train", type=str2bool, const=True, default=False, nargs="?")
+    parser.add_argument("--no-test", action="store_true")
+    return parser
+
+
+if __name__ == "__main__":
+    opt = get_parser().parse_args()
+    trainer = pl.Trainer(max_steps=1000)
+    if opt.train:
+        try:
+            trainer.fit(model, data)
+        except Exception:
+            trainer.save_checkpoint("last.ckpt")
+            raise
+    if not opt.no_test:
+        trainer.test(model, data)
+"""
+
+
+def state_of(root, a) -> InitState:
+    state = InitState(repo_path=str(root), contract_path=str(root / "c.md"), script="main.py", analysis=a)
+    return state.model_copy(update={"changes": propose(a, 30, "speed", [])})
+
+
+def test_the_switch_training_runs_under_is_given_and_checked(tmp_path):
+    root = make_repo(tmp_path / "job", {"main.py": MAIN})
+    a = analyze_script(root / "main.py", root, [])
+    need = next(n for n in a.needs if n.code == "trains_with")
+    assert (need.words, need.spellings, need.line) == (["--train"], ["-t", "--train"], 17)
+    assert "--train" in run_command(state_of(root, a)).split()
+    assert not any(c.off_switch for c in a.checkpoints)  # leaving --train out is no way to skip the save
+    assert check_run("python main.py --no-test", root, a).problems == [
+        "main.py trains only with --train given (main.py:17): the command would train nothing"]
+    assert check_run("python main.py -t --no-test", root, a).problems == []
+
+
+def test_a_switch_that_takes_a_value_is_given_one_and_a_default_on_switch_is_no_need(tmp_path):
+    typed = MAIN.replace('type=str2bool, const=True, default=False, nargs="?"', "type=bool, default=False")
+    root = make_repo(tmp_path / "job", {"main.py": typed})
+    a = analyze_script(root / "main.py", root, [])
+    assert [n.words for n in a.needs if n.code == "trains_with"] == [["--train", "True"]]
+    assert "--train True" in run_command(state_of(root, a))
+    on = MAIN.replace("default=False", "default=True")
+    root = make_repo(tmp_path / "on", {"main.py": on})
+    assert not [n for n in analyze_script(root / "main.py", root, []).needs if n.code == "trains_with"]
