@@ -443,6 +443,16 @@ def test_a_scripts_own_docstring_says_how_it_runs_when_no_doc_does(tmp_path):
     assert launch.source == "train.py:6" and "launched in train.py:6" in scan.candidates[0].reasons
 
 
+def test_the_readmes_command_beats_a_docstrings_example_even_with_a_launcher(tmp_path):
+    """yolov5: the README trains COCO from scratch with python; train.py's docstring shows a torch.distributed.run
+    line on a 128-image sample. The README gives the job as its authors run it: it is the one proposed."""
+    doc = ('"""Train.\n\n    $ python -m torch.distributed.run --nproc_per_node 4 train.py --data small.yaml\n"""\n')
+    root = make_repo(tmp_path / "r", {"README.md": "```bash\npython train.py --data coco.yaml\n```\n",
+                                      "train.py": doc + ARGPARSE.format(args="p.add_argument('--data')\n") + TRAIN})
+    top = scan_scripts(root).candidates[0]
+    assert top.launch is not None and top.launch.command == "python train.py --data coco.yaml"
+
+
 def test_a_readme_template_and_a_cpu_example_are_not_the_proposed_command(tmp_path):
     """The docs' `experiment=experiment_name.yaml` is a template to fill in and `trainer=cpu` the CPU example:
     the command shown is the first concrete GPU one, whatever order the README gives them in."""

@@ -280,14 +280,15 @@ EVAL_ONLY = re.compile(r"^--?(eval|evaluate|eval[-_]only|test|test[-_]only|throu
 def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
     """The launch to show for a script: the user's queued job, then one with nothing left unresolved, then
     one with no value the docs left as a template (`experiment=experiment_name.yaml`), then one that does
-    not ask for the CPU (the README's `trainer=cpu` example is not the GPU job), then a real launcher."""
+    not ask for the CPU (the README's `trainer=cpu` example is not the GPU job), then one not from a docs page
+    nor a script's docstring, then a real launcher."""
     def rank(x: LaunchCommand) -> tuple[bool, ...]:
         values = [w.split("=", 1)[-1] for w in x.args]
         synopsis = any(w.startswith("[") or w.endswith("]") and "[" not in w for w in x.args)  # `[--tag <t>]`
         return (_queued(x), not _evaluates_only(x), not synopsis, not x.unresolved,
                 not any(TEMPLATE.search(v) for v in values),
                 not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),
-                not _docs_page(x), x.launcher not in ("python", "python -m"))
+                not _docs_page(x), not _docstring(x), x.launcher not in ("python", "python -m"))
 
     return rank(new) > rank(old)
 
@@ -308,6 +309,12 @@ def _docs_page(launch: LaunchCommand) -> bool:
     script gives the whole job."""
     name = Path(launch.source.rsplit(":", 1)[0]).name.lower()
     return name.endswith(DOCS) and not name.startswith("readme")
+
+
+def _docstring(launch: LaunchCommand) -> bool:
+    """A command from a script's own docstring: a usage example (yolov5's multi-GPU line trains a 128-image
+    sample), where the README gives the job as its authors run it."""
+    return launch.source.rsplit(":", 1)[0].endswith(".py")
 
 
 def _queued(launch: LaunchCommand) -> bool:
