@@ -78,6 +78,9 @@ STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_s
 # from, and a named one (`logits_save_dir`, `initial_checkpoint_dir`) one artifact, given only to write it
 OUT_NAMES = re.compile(r"^(out|output|save|root)_?(dir|path|root)?$|^(ckpt|checkpoint|log|logging|logs)_?"
                        r"(dir|path|root)$|^outf$")
+# an option's help that says the job writes there (`save to project/name`, `output directory`)
+SAVES_TO = re.compile(r"\b(save[sd]?|writes?|stores?)\b[^.;]{0,20}?\b(to|in|into)\b|\boutput (dir|directory|folder)\b",
+                      re.I)
 HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last two extend the first
 # Libraries that make a function's parameters its flags: the call's last name -> the config system
 # (its first word is the module that must be imported for the call to be that library's).
@@ -841,8 +844,8 @@ class _Reader(ast.NodeVisitor):
         dest = opt.lstrip("-").replace("-", "_")
         if STEP_NAMES.match(dest):
             self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno, default=default))
-        if OUT_NAMES.search(dest):
-            self.fact("output_dirs", opt, node, opt)
+        if OUT_NAMES.search(dest) or SAVES_TO.search(helped or "") and "/" in (default or ""):
+            self.fact("output_dirs", opt, node, opt)  # `--project`, default `ROOT / 'runs/train'`: "save to"
 
     def _accelerate_trackers(self, value: ast.expr, node: ast.Call) -> None:
         """`Accelerator(log_with="wandb")` or `log_with=args.report_to`: the trackers accelerate starts. It takes
