@@ -375,3 +375,35 @@ def test_the_batch_is_where_the_input_is_taken_from_the_loaders_batch(tmp_path):
             "        loss.backward()\n        opt.step()\n\nif __name__ == '__main__':\n    train(1, 2, [], 3)\n")
     got = rows(tmp_path, {"train.py": body})
     assert got["batch"].where == at(body, "latents = vae.encode(batch['pixel_values'])")
+
+
+GAN = """\
+import torch
+
+
+def train_loop(state, batch, accel):
+    batch = prepare(batch, accel.device)
+    with torch.no_grad():
+        signal = state.transform(batch["signal"].clone())
+    out = state.generator(signal.audio_data, signal.sample_rate)
+    recons = AudioSignal(out["audio"], signal.sample_rate)
+    output = {}
+    output["adv/disc_loss"] = state.gan_loss.discriminator_loss(recons, signal)
+    state.optimizer_d.zero_grad()
+    accel.backward(output["adv/disc_loss"])
+    state.optimizer_d.step()
+
+
+for batch in loader:
+    train_loop(state, batch, accel)
+"""
+
+
+def test_a_loss_stored_into_a_dict_is_followed_to_the_model_that_made_its_input(tmp_path):
+    """descript-audio-codec: `output[key] = gan_loss.discriminator_loss(recons, signal)` is a loss over the
+    generator's output (a loss call is no model, whatever its name holds); `recons` wraps `out["audio"]`, made by
+    `state.generator(...)`; the batch is what the generator reads (`signal.audio_data`), made above."""
+    got = rows(tmp_path, {"train.py": GAN})
+    assert got["model outputs"].where == at(GAN, "out = state.generator(")
+    assert got["batch"].where == at(GAN, "signal = state.transform(")
+    assert got["loss"].where == at(GAN, 'accel.backward(output["adv/disc_loss"])')

@@ -296,9 +296,12 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
         node, call = forward
         add("forward", node, ast.unparse(node))
         batch = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg is None), None)
-        if isinstance(batch, ast.Name):
-            where = _loader_loop(batch.id, node.lineno, assigns, loops) or _assigned(batch.id, node.lineno, assigns)
-            add("batch", where if where is not None else node, batch.id)
+        base = batch
+        while isinstance(base, ast.Attribute | ast.Subscript):  # `signal.audio_data`, `batch["input_ids"]`
+            base = base.value
+        if isinstance(base, ast.Name) and batch is not None:
+            where = _loader_loop(base.id, node.lineno, assigns, loops) or _assigned(base.id, node.lineno, assigns)
+            add("batch", where if where is not None else node, ast.unparse(batch))
         elif batch is not None:
             add("batch", node, ast.unparse(batch))
     after = [c for c in calls if c.lineno >= backward.lineno]
@@ -337,8 +340,11 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
             base = base.value
         if isinstance(base, ast.Name):
             node = _assigned(base.id, line, assigns)
-            if node is not None and isinstance(_value(node), ast.Call):
-                return node, _value(node)  # type: ignore[return-value]
+            call = _value(node) if node is not None else None
+            if node is not None and isinstance(call, ast.Call):
+                if not _looks_like_model(call) and _stores_into(node):  # out["d_loss"] = gan_loss.d_loss(fake, real)
+                    return _forward(node, loss, node.lineno, assigns)
+                return node, call
         return None
     if not isinstance(value, ast.Call):  # model(x).sum() * scale: the model call inside
         inner = next((c for c in ast.walk(value) if isinstance(c, ast.Call) and _looks_like_model(c)), None) \
@@ -361,6 +367,8 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
                     break
                 node = _assigned(inner.id, node.lineno, assigns)
                 call = _call_of(_value(node)) if node is not None else None
+            if call is not None and not _looks_like_model(call):  # recons = Signal(out["audio"]): out = model(x)
+                call, node = _made_by_model(call, node, assigns) or (call, node)
             if call is not None:
                 made.append((node, call))  # type: ignore[arg-type]
     if made:  # the model's output over the target's: `mse_loss(model_pred, target)`
@@ -370,6 +378,11 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
     return None
 
 
+def _stores_into(node: ast.AST) -> bool:
+    """`output["loss"] = ...`: a statement that fills a key or attribute of a container, not one that makes it."""
+    return isinstance(node, ast.Assign) and all(isinstance(t, ast.Subscript | ast.Attribute) for t in node.targets)
+
+
 def _call_of(value: ast.AST | None) -> ast.Call | None:
     """The call a value comes from: `unet(x)[0]`, `model(x).logits` and `model(x)` all come from a call."""
     while isinstance(value, ast.Subscript | ast.Attribute):
@@ -377,6 +390,24 @@ def _call_of(value: ast.AST | None) -> ast.Call | None:
     return value if isinstance(value, ast.Call) else None
 
 
+def _made_by_model(call: ast.Call, node: ast.AST | None, assigns: list[ast.AST]) -> tuple[ast.Call, ast.AST] | None:
+    """The model call one step above a wrapping of its output (`recons = AudioSignal(out["audio"], sr)` after
+    `out = generator(x)`), or None."""
+    for arg in call.args:
+        base = arg
+        while isinstance(base, ast.Attribute | ast.Subscript):
+            base = base.value
+        if isinstance(base, ast.Name) and node is not None:
+            above = _assigned(base.id, node.lineno, assigns)
+            made = _call_of(_value(above)) if above is not None else None
+            if made is not None and above is not None and _looks_like_model(made):
+                return made, above
+    return None
+
+
 def _looks_like_model(call: ast.Call) -> bool:
     name = name_of(call.func).lower()
-    return bool(re.search(r"model|net|module|forward|engine|transformer|gpt|llm", name)) or name in ("self",)
+    if re.search(r"loss|criterion", name.rsplit(".", 1)[-1]):
+        return False  # `gan_loss.discriminator_loss(fake, real)`: a loss over the model's output
+    return bool(re.search(r"model|net|module|forward|engine|transformer|gpt|llm|unet|vae|generator|discriminator"
+                          r"|encoder|decoder|backbone|denoiser|policy", name)) or name in ("self",)
