@@ -320,15 +320,15 @@ main(cfg)
 
 
 def test_past_its_bounds_the_walk_gives_up_and_keeps_every_save(tmp_path, monkeypatch):
-    from wamf_tui.read import source
+    from wamf_tui.read import crawl
 
     root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "from pkg import deep\n", "pkg/util.py": UTIL,
                             "pkg/deep.py": "from pkg import deeper\n", "pkg/deeper.py": "x = 1\n"})
     assert saves(root) == ["pkg/util.py:4"]
-    monkeypatch.setattr(source, "REACH_ENTRIES", 2)
+    monkeypatch.setattr(crawl, "REACH_ENTRIES", 2)
     assert saves(root) == ["pkg/util.py:10", "pkg/util.py:14", "pkg/util.py:4", "pkg/util.py:7"]
-    monkeypatch.setattr(source, "REACH_ENTRIES", 10_000)
-    monkeypatch.setattr(source, "REACH_BYTES", 5)
+    monkeypatch.setattr(crawl, "REACH_ENTRIES", 10_000)
+    monkeypatch.setattr(crawl, "REACH_BYTES", 5)
     assert len(saves(root)) == 4
 
 

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import ast
 import gc
-import io
-import os
 import re
 import time
-import tokenize
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -26,6 +23,16 @@ from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepCon
 from .branches import dead_lines
 from .config_file import interval_set, leaves_off, named_files
 from .constants import fixed_constants
+from .crawl import (
+    MAX_BYTES,
+    as_module,
+    class_finder,
+    imported_modules,
+    mentioned_names,
+    module_path,
+    read_source,
+    rel_path,
+)
 from .deepspeed_config import named_configs, read_config
 from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags, table
 from .hydra_config import add_switches, compose
@@ -40,7 +47,6 @@ from .tyro_config import FOLDER, ConfigClasses, nested_output, nested_seed, nest
 from .values import resolved, settings_objects
 from .writes import folder_flags
 
-MAX_BYTES = 2 * 1024 * 1024
 # Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
 HF_HOOK = "TrainerCallback.on_log (logging_steps=1: loss and grad_norm every step)"
 PL_HOOK = "on_before_optimizer_step hook (grad norm before each step)"
@@ -50,10 +56,6 @@ UNSET = ("None", "False", "''", '""')  # defaults a flag left out keeps false
 # Config systems whose flags the code may not show in full (classes built in other packages, flags made
 # when the job runs): there a step flag the documented command gives is taken at its word.
 FLAGS_UNREAD = ("tyro", "jsonargparse", "omegaconf", "unknown")
-REACH_BYTES = 64 * 1024 * 1024  # code read as text past FOLLOW_DEPTH (what it calls) before no fact is dropped
-REACH_ENTRIES = 50_000  # files and folders walked there before the same
-_DEFINED = re.compile(rb"\b(?:def|class)\s+\w+")
-_WORD = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else 32 for c in range(256))  # rest: space
 
 TRACKERS = {  # call suffix -> (name, environment switch)
     "wandb.init": ("wandb", "WANDB_MODE=disabled"),
@@ -466,12 +468,12 @@ class _Reader(ast.NodeVisitor):
         return False
 
     def visit_Import(self, node: ast.Import) -> None:
-        self.imports += _imported(node, self.rel)
+        self.imports += imported_modules(node, self.rel)
         self.aliases.update((a.asname, a.name) for a in node.names if a.asname)
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self.imports += _imported(node, self.rel)
+        self.imports += imported_modules(node, self.rel)
         if node.module and "hydra" in node.module:
             self.r.config_system = "hydra"
         elif node.module and "omegaconf" in node.module and self.r.config_system not in ("hydra", "argparse"):
@@ -970,13 +972,13 @@ def _hydra_defaults(result: Analysis, conf: Path, root: Path, entry: bool) -> No
     try:
         values = _yaml_scalars(read_regular(conf, MAX_BYTES).decode("utf-8", errors="replace"))
     except OSError:
-        result.notes.append(f"Hydra config {_rel(conf, root)} not readable; defaults unknown")
+        result.notes.append(f"Hydra config {rel_path(conf, root)} not readable; defaults unknown")
         return
     for c in result.step_controls:
         if c.default is None and c.name in values:
             c.default = values[c.name]
     if entry:
-        result.required += [Required(name=k, kind="hydra", file=_rel(conf, root), line=1)
+        result.required += [Required(name=k, kind="hydra", file=rel_path(conf, root), line=1)
                             for k, v in values.items() if v == "???"]
 
 
@@ -1013,56 +1015,8 @@ def _command_step_flag(command: Sequence[str]) -> StepControl | None:
     return None
 
 
-def _imported(node: ast.Import | ast.ImportFrom, rel: str) -> list[str]:
-    """The modules an import names, a relative one made absolute from the importing file `rel`; for
-    `from m import x`, `m.x` too (x may be a module)."""
-    if isinstance(node, ast.Import):
-        return [a.name for a in node.names]
-    if node.level:
-        parts = Path(rel).parent.parts
-        base = ".".join(parts[: len(parts) - node.level + 1])
-        mod = ".".join(x for x in (base, node.module or "") if x)
-    elif node.module:
-        mod = node.module
-    else:
-        return []
-    return [mod] + [f"{mod}.{a.name}" for a in node.names]
 
 
-def _mentioned(paths: list[Path], done: set[Path], root: Path) -> set[str] | None:
-    """Every name in the repo code the job imports past FOLLOW_DEPTH, read as text, not parsed: the whole
-    package each such module sits in (a module outside a package: its folder), since it imports further.
-    A function named there may be called from there. None when that is more than REACH_BYTES, or the
-    folders hold more than REACH_ENTRIES files (a walk that would not end soon)."""
-    folders: dict[Path, bool] = {}  # folder -> whether its subfolders count
-    for p in paths:
-        top, deep = p.parent, (p.parent / "__init__.py").is_file()
-        while deep and (top.parent / "__init__.py").is_file() and root in top.parent.parents:
-            top = top.parent
-        folders[top] = folders.get(top, False) or deep
-    words: set[bytes] = set()
-    left, entries = REACH_BYTES, REACH_ENTRIES
-    for folder, deep in folders.items():
-        for here, subdirs, files in os.walk(folder):
-            if not deep:
-                subdirs.clear()
-            entries -= len(files) + len(subdirs)
-            if entries < 0:
-                return None
-            for f in files:
-                path = Path(here, f)
-                if not f.endswith(".py") or path.resolve() in done:
-                    continue
-                try:
-                    data = read_regular(path, left + 1)
-                except OSError:
-                    continue
-                left -= len(data)
-                if left < 0:
-                    return None
-                # a name only defined there (`def main():`, its own CLI) is not called from there
-                words.update(_DEFINED.sub(b" ", data).translate(_WORD).split())  # translate: 4x a regex findall
-    return {w.decode() for w in words}
 
 
 _FUNCTION_NAME = re.compile(r"(func|fn|function|fns)(_|$)", re.I)  # `loss_func_kd = build(...)`: a function
@@ -1123,7 +1077,7 @@ def _loop_of_the_optimizer_step(result: Analysis, root: Path, steps: list[Anchor
     module (`self.optimizer.step()` in `training_step`, called from `train`'s loop), found there the same
     way, and that step is the job's."""
     for a in steps:
-        text, _ = _read(root / a.file)
+        text, _ = read_source(root / a.file)
         try:
             tree = ast.parse(text or "")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -1227,117 +1181,14 @@ def _interval(test: ast.expr) -> list[tuple[ast.expr, ast.expr]]:
             and isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value == 0]
 
 
-def _read(path: Path) -> tuple[str | None, str | None]:
-    """(text, why it is partial)."""
-    try:
-        size = path.stat().st_size
-        data = read_regular(path, MAX_BYTES)
-    except OSError as e:
-        return None, f"could not read {path.name}: {e.strerror or e}"
-    if not data.strip():
-        return "", "the file is empty"
-    if b"\0" in data[:8192]:
-        return None, "the file is binary, not Python source"
-    why = f"the file is {size // 1024} KiB; only the first {MAX_BYTES // 1024} KiB were scanned" \
-        if size > MAX_BYTES else None
-    try:  # as Python reads it: a BOM, or a coding line (`# -*- coding: latin-1 -*-`)
-        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-    except SyntaxError:  # an unknown or inconsistent coding line
-        encoding = "utf-8"
-    try:
-        return data.decode(encoding), why
-    except (UnicodeDecodeError, LookupError):
-        return data.decode("utf-8", errors="replace"), "the file is not UTF-8; scanned as text"
 
 
-def _as_module(path: Path, root: Path) -> tuple[str | None, str]:
-    """(`pkg.sub.train`, the folder to run it from) for a script inside a package, else (None, "")."""
-    path, root = path.resolve(), root.resolve()
-    parts = [path.stem]
-    folder = path.parent
-    while (folder / "__init__.py").is_file() and folder != root and root in folder.parents:
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    if len(parts) == 1:
-        return None, ""
-    return ".".join(parts), _rel(folder, root) if folder != root else ""
 
 
-def _class_finder(tree: ast.Module, path: Path, root: Path) -> Callable[[str], ast.ClassDef | None]:
-    """A class this file defines or imports by name (`from pkg.args import TrainArgs`, `from .args import X`,
-    through a package's `__init__` that imports it from its module), read from its module's source when asked
-    for, with the fields of its bases in the repo after its own (a dataclass inherits them, and a factory
-    makes options of them too); None when it is not the repo's."""
-    parsed: dict[Path, ast.Module] = {path: tree}
-    names: dict[Path, dict[str, tuple[Path | None, str]]] = {}
-
-    def module(file: Path) -> ast.Module:
-        if file not in parsed:
-            text, _ = _read(file)
-            try:
-                parsed[file] = ast.parse(text or "")
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                parsed[file] = ast.Module(body=[], type_ignores=[])
-        return parsed[file]
-
-    def imported(file: Path) -> dict[str, tuple[Path | None, str]]:
-        """What each name a file imports is (at the top, or inside the function that builds the parser)."""
-        if file not in names:
-            names[file] = {}
-            for node in ast.walk(parsed[file]):
-                if isinstance(node, ast.ImportFrom):
-                    if node.level:
-                        base = file.parents[node.level - 1] if node.level <= len(file.parents) else None
-                        target = base / ((node.module or "__init__").replace(".", "/") + ".py") if base else None
-                    else:
-                        target = _module_path(root, node.module or "")
-                    names[file].update({a.asname or a.name: (target, a.name) for a in node.names})
-        return names[file]
-
-    def locate(name: str, file: Path | None) -> tuple[ast.ClassDef, Path] | None:
-        for _ in range(4):  # a package's `__init__` that imports it from its module: followed there
-            if file is None or not file.is_file():
-                return None
-            found = next((n for n in module(file).body if isinstance(n, ast.ClassDef) and n.name == name), None)
-            if found is not None:
-                return found, file
-            file, name = imported(file).get(name, (None, ""))
-        return None
-
-    def find(name: str) -> ast.ClassDef | None:
-        found = locate(name, path)
-        if found is None:
-            return None
-        body: list[ast.stmt] = []
-        todo, seen = [found], 0
-        while todo and seen < 6:  # the class, then its bases in the repo, each found from its own module
-            cls, file = todo.pop(0)
-            seen += 1
-            body += cls.body
-            todo += [b for base in cls.bases if (b := locate(name_of(base).split(".")[-1], file)) is not None]
-        return ast.ClassDef(name=found[0].name, bases=[], keywords=[], body=body, decorator_list=[])
-
-    return find
 
 
-def _module_path(root: Path, module: str, beside: Path | None = None) -> Path | None:
-    """The repo file an import names: beside the script first (`python dir/train.py` puts `dir` first on
-    sys.path, so `from trainer import Trainer` is `dir/trainer.py`), then from the root and `src/`."""
-    parts = module.split(".")
-    for base in (*([beside] if beside is not None and beside != root else []), root, root / "src"):
-        for n in range(len(parts), 0, -1):
-            cand = base.joinpath(*parts[:n])
-            for p in (cand.with_suffix(".py"), cand / "__init__.py"):
-                if p.is_file():
-                    return p
-    return None
 
 
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
 
 
 READ_BUDGET_S = 60.0  # the whole reading, the CLI's too; the app's child is stopped at 120 s
@@ -1380,7 +1231,7 @@ def _kept_on(result: Analysis) -> None:
 def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
              called: tuple[str, str] | None) -> Analysis:
     root = Path(repo_root) if repo_root else find_root(script.parent)
-    result = Analysis(script=_rel(script, root))
+    result = Analysis(script=rel_path(script, root))
     queue = [(script, 0)]
     done: set[Path] = set()
     step = None  # the training step: in the entry, else in the first module it reaches that has one
@@ -1402,17 +1253,17 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     deadline = time.monotonic() + READ_BUDGET_S
     while queue:
         if done and time.monotonic() > deadline:  # the entry is always read
-            _out_of_time(result, [_rel(p, root) for p, _ in queue if p.resolve() not in done])
+            _out_of_time(result, [rel_path(p, root) for p, _ in queue if p.resolve() not in done])
             whole = False
             break
         path, depth = queue.pop(0)
         if path.resolve() in done:
             continue
         done.add(path.resolve())
-        rel = _rel(path, root)
+        rel = rel_path(path, root)
         result.files.append(rel)
         result.digests[rel] = digest(path)
-        text, why = _read(path)
+        text, why = read_source(path)
         if why:
             result.notes.append(f"{rel}: {why}")
         if text is None or text == "":
@@ -1441,7 +1292,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             reader.hydra_main(tree)
             reader.visit(tree)
             if reader.factories:
-                factory_flags(reader.factories, _class_finder(tree, path, root), rel, result)
+                factory_flags(reader.factories, class_finder(tree, path, root), rel, result)
             options[rel] = reader.options + len(reader.factories)
             reader.hooks_run_in_save_state()
             helpers.append((modules[-1], reader.sites))
@@ -1475,19 +1326,19 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
         if depth == 0:
             entry = (tree, rel)
-            result.module, result.module_root = _as_module(path, root)
+            result.module, result.module_root = as_module(path, root)
             read_needs(tree, rel, result)
             result.required += argv_required(tree, rel, text)
             if reader.cli_function is None and called and result.config_system == "unknown":
                 line = next((n.lineno for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == called[1]), 0)
                 result.config_system, reader.cli_function, dispatched = called[0], (called[1], line), called[0]
             if reader.cli_function is not None:
-                signature_flags(tree, *reader.cli_function, rel, result, _class_finder(tree, path, root))
+                signature_flags(tree, *reader.cli_function, rel, result, class_finder(tree, path, root))
             if reader.lightning_cli:
                 lightning_cli(rel, reader.lightning_cli, result)
         if reader.hydra_file is not None and depth == 0:
             conf = path.parent / reader.hydra_file
-            result.hydra = compose(conf.parent, conf.stem, reader.hydra_version, _rel(conf, root), command)
+            result.hydra = compose(conf.parent, conf.stem, reader.hydra_version, rel_path(conf, root), command)
             if result.hydra.note:
                 result.notes.append(result.hydra.note)
             if result.hydra.composed:
@@ -1499,7 +1350,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         targets = _hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
         roots.update(t.rsplit(".", 1)[-1] for t in targets)
         for mod in [*reader.imports, *dict.fromkeys(t.rsplit(".", 1)[0] for t in targets)]:
-            p = _module_path(root, mod, script.parent)
+            p = module_path(root, mod, script.parent)
             if p is None or p.resolve() in done:
                 continue
             if depth < FOLLOW_DEPTH:
@@ -1510,7 +1361,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         add_switches(result, result.hydra, *hydra_line)
     if submitter is not None and step is not None:
         if mains:
-            submitter.runs, submitter.runs_from = _as_module(mains[0], root)
+            submitter.runs, submitter.runs_from = as_module(mains[0], root)
         result.needs.append(submitter)
     if step is not None:  # data flow beats names: an eval function computes `loss = ...` too
         result.kind = "training"
@@ -1565,14 +1416,14 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     # profiler's `--output`) is not the job's
     own = {result.script, max(options, key=options.__getitem__, default="")}
     if submitter is not None and mains:
-        own.add(_rel(mains[0], root))
+        own.add(rel_path(mains[0], root))
     # a library's own parse_known_args says nothing of the job's parser; a helper that adds computed flags
     # to it (`add_dict_to_argparser(parser, defaults)`) or copies another's does, wherever it is
     result.parser_open = result.parser_open or next((why for rel, why in opened.items() if rel in own), None) \
         or next((why for why in opened.values() if "parse_known_args" not in why), None)
     result.output_dirs = [o for o in result.output_dirs if not (o.off_switch or "").startswith("--")
                           or o.file in own or not options.get(o.file)]
-    mentioned = _mentioned(beyond, done, root) if whole else None
+    mentioned = mentioned_names(beyond, done, root) if whole else None
     if mentioned is not None:
         drop_unreached(result, modules, roots | mentioned)
     add_needs(result)  # what the reached code asks of the command, beside what the entry's own lines ask
@@ -1582,7 +1433,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
         result.kind = "inference"
     if entry is not None:  # a system that sits on the parser found (yacs opts on argparse) takes it over
-        refine(*entry, root, result, lambda m: _module_path(root, m, script.parent), command)
+        refine(*entry, root, result, lambda m: module_path(root, m, script.parent), command)
     given = _command_step_flag(command)
     if given and not any(c.name.startswith("-") for c in result.step_controls) and (
             result.config_system in FLAGS_UNREAD or result.parser_open):
