@@ -35,6 +35,24 @@ from .crawl import (
 )
 from .deepspeed_config import named_configs, read_config
 from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags, table
+from .guards import (
+    UNSET,
+    above_zero,
+    asserted_unset,
+    conjuncts,
+    counts_up,
+    dead_by_values,
+    field_default,
+    interval_terms,
+    loop_of_the_optimizer_step,
+    needs_set,
+    optimizer_steps,
+    setting_name,
+    starts_ahead,
+    step_by_values,
+    tests_setting,
+    unset_now_known,
+)
 from .hydra_config import add_switches, compose
 from .inputs import paths_needed, required_by_use
 from .launch import add_needs, process_signals
@@ -51,8 +69,6 @@ from .writes import folder_flags
 HF_HOOK = "TrainerCallback.on_log (logging_steps=1: loss and grad_norm every step)"
 PL_HOOK = "on_before_optimizer_step hook (grad norm before each step)"
 FOLLOW_DEPTH = 2
-SETTINGS = ("args", "opt", "opts", "self.args", "FLAGS", "flags.FLAGS")  # objects a parser's values are read from
-UNSET = ("None", "False", "''", '""')  # defaults a flag left out keeps false
 # Config systems whose flags the code may not show in full (classes built in other packages, flags made
 # when the job runs): there a step flag the documented command gives is taken at its word.
 FLAGS_UNREAD = ("tyro", "jsonargparse", "omegaconf", "unknown")
@@ -237,7 +253,7 @@ class _Reader(ast.NodeVisitor):
         gives way to the next the same function has on its default path (`loss = torch.sum(losses)`)."""
         if self.quiet and role == "loss":
             return  # never a loss in an eval function, a no_grad block or a constructor
-        optional = any(_tests_setting(g) for g in self.guards)
+        optional = any(tests_setting(g) for g in self.guards)
         if once and role in self.roles:
             # a loss under `if args.kd_dir is not None:` (a feature a setting turns on) gives way to one the
             # same function computes on its default path (its `else:`)
@@ -259,7 +275,7 @@ class _Reader(ast.NodeVisitor):
         """`name` at `node`, with the conditions it runs under here and the setting that switches it off."""
         guard = ast.unparse(self.guards[-1])[:120] if self.guards else None
         interval = None if off else self.interval_off()
-        outer = interval[0] if interval else next((g for g in reversed(self.guards) if _interval(g)), None)
+        outer = interval[0] if interval else next((g for g in reversed(self.guards) if interval_terms(g)), None)
         if outer is not None and outer is not self.guards[-1]:  # the interval's `if` around it, then its own
             guard = f"{ast.unparse(outer)} ... {guard}"[:160]
         return Fact.model_construct(
@@ -272,8 +288,8 @@ class _Reader(ast.NodeVisitor):
         ...:`, `args.resume is not None`), whose default is None or False: left out of the run line, the
         statement never runs. Only a conjunct of an `and` chain, never `not x` or `x or y`."""
         for g in self.guards:
-            for c in _conjuncts(g):
-                name = _needs_set(c)
+            for c in conjuncts(g):
+                name = needs_set(c)
                 flag = self.flag_for(name) if name else ""
                 if flag.startswith("-") and flag in self.r.flags and (self.r.flags[flag] or "None") in UNSET:
                     return flag
@@ -283,7 +299,7 @@ class _Reader(ast.NodeVisitor):
         """A condition around the statement that the code fixes false (`if args.save_checkpoint:` with the
         field's default False and nothing setting it): it never runs."""
         for g in self.guards:
-            for c in _conjuncts(g):
+            for c in conjuncts(g):
                 key = self.fixed(c)
                 if key and not self.consts[key]:
                     return f"{key} is {self.consts[key]!r} in the code"
@@ -317,9 +333,9 @@ class _Reader(ast.NodeVisitor):
     def past_step_0(self) -> Iterator[tuple[ast.expr, ast.expr]]:
         """(the `if`, `n`) of each enclosing `x % n == 0`, innermost first, that is false at step 0: `x` was
         counted up before the test, or an enclosing `x > 0` holds."""
-        above = {x for g in self.guards for t in _conjuncts(g) if (x := _above_zero(t)) and x in self.loop_counters()}
+        above = {x for g in self.guards for t in conjuncts(g) if (x := above_zero(t)) and x in self.loop_counters()}
         for test, counted in zip(reversed(self.guards), reversed(self.counted), strict=True):
-            for x, n in _interval(test):
+            for x, n in interval_terms(test):
                 if counted or ast.unparse(x) in above:
                     yield test, n
 
@@ -333,7 +349,7 @@ class _Reader(ast.NodeVisitor):
             return f"{key}=false"
         first = None  # a name that is no setting (a step counter, a local): only when nothing better is found
         for test in reversed(self.guards):
-            for part in _conjuncts(test):
+            for part in conjuncts(test):
                 negated = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not) else None
                 needed = negated is None and not (isinstance(part, ast.BoolOp) and isinstance(part.op, ast.Or))
                 for n in ast.walk(part):
@@ -393,11 +409,11 @@ class _Reader(ast.NodeVisitor):
         the two settings exclude each other, so a step flag added to a command that gives the other fails."""
         tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
             else [node.test]
-        name = _setting(tests[0].left if isinstance(tests[0], ast.Compare) else tests[0])
+        name = setting_name(tests[0].left if isinstance(tests[0], ast.Compare) else tests[0])
         if name is None:
             return
         for stmt in node.body:
-            other = _asserted_unset(stmt.test) if isinstance(stmt, ast.Assert) else None
+            other = asserted_unset(stmt.test) if isinstance(stmt, ast.Assert) else None
             if other is not None and other != name and other not in self.r.exclusive.get(name, []):
                 self.r.exclusive.setdefault(name, []).append(other)
 
@@ -423,7 +439,7 @@ class _Reader(ast.NodeVisitor):
         self.block(node.orelse)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        if self.loops and _counts_up(node):
+        if self.loops and counts_up(node):
             self.blocks[-1].add(ast.unparse(node.target))
         self.generic_visit(node)
 
@@ -435,7 +451,7 @@ class _Reader(ast.NodeVisitor):
         loop = self.counters[-1]
         if not isinstance(loop, set):
             loop = self.counters[-1] = {ast.unparse(n.target) for stmt in loop.body for n in ast.walk(stmt)
-                                        if isinstance(n, ast.AugAssign) and _counts_up(n)}
+                                        if isinstance(n, ast.AugAssign) and counts_up(n)}
         return loop
 
     def past_first_step(self, test: ast.expr) -> bool:
@@ -443,15 +459,15 @@ class _Reader(ast.NodeVisitor):
         the test on every path through the loop body that reaches it, or the test reads `(x + 1) % n`."""
         if not self.loops:
             return False
-        start, conditions = self.loops[-1], _conjuncts(test)
-        if any((x := _above_zero(t)) and x in self.loop_counters() for t in conditions):
+        start, conditions = self.loops[-1], conjuncts(test)
+        if any((x := above_zero(t)) and x in self.loop_counters() for t in conditions):
             return True  # `iter_num > 0` on a counter of this loop: false on the first pass
         said = {ast.unparse(t) for t in conditions}  # counted under one of these conditions: counted here
         counted = set().union(*self.blocks[start:]) | {x for given in self.given[start:] for (t, x) in given
                                                        if t in said}
         found = False
-        for x, _ in _interval(test):
-            if not (_ahead(x) or ast.unparse(x) in counted or self.starts_past_zero(x)):
+        for x, _ in interval_terms(test):
+            if not (starts_ahead(x) or ast.unparse(x) in counted or self.starts_past_zero(x)):
                 return False
             found = True
         return found
@@ -464,7 +480,7 @@ class _Reader(ast.NodeVisitor):
             if isinstance(loop, ast.For) and ast.unparse(loop.target) == said and isinstance(loop.iter, ast.Call) \
                     and _dotted(loop.iter.func) == "range" and len(loop.iter.args) >= 2:
                 start = loop.iter.args[0]
-                return _ahead(start) or ast.unparse(start) in self.ahead
+                return starts_ahead(start) or ast.unparse(start) in self.ahead
         return False
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -538,7 +554,7 @@ class _Reader(ast.NodeVisitor):
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 fields[stmt.target.id] = _dotted(stmt.annotation)
                 if stmt.value is not None:
-                    self.defaults.setdefault(stmt.target.id, _field_default(stmt.value))
+                    self.defaults.setdefault(stmt.target.id, field_default(stmt.value))
                 if FOLDER.search(stmt.target.id) and isinstance(stmt.value, ast.Constant) and isinstance(
                         stmt.value.value, str) and stmt.value.value and not stmt.value.value.startswith(("/", "~")):
                     self.config_classes.folders.append((".".join(c for c, _ in self.classes), stmt.target.id,
@@ -600,7 +616,7 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         targets = node.targets
-        if len(targets) == 1 and _ahead(node.value):
+        if len(targets) == 1 and starts_ahead(node.value):
             self.ahead.add(ast.unparse(targets[0]))
         names = [n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple | ast.List) else (t,))
                  if isinstance(n, ast.Name)]
@@ -1022,163 +1038,38 @@ def _command_step_flag(command: Sequence[str]) -> StepControl | None:
 _FUNCTION_NAME = re.compile(r"(func|fn|function|fns)(_|$)", re.I)  # `loss_func_kd = build(...)`: a function
 
 
-def _tests_setting(test: ast.expr) -> bool:
-    """Whether a condition reads a setting (`args.kd_dir is not None`, `getattr(args, "modelopt", False)`,
-    `cfg.use_ema`): the branch is a feature the job's configuration turns on."""
-    for n in ast.walk(test):
-        if isinstance(n, ast.Attribute) and _dotted(n.value) in (*SETTINGS, "cfg", "config", "self.config"):
-            return True
-        if isinstance(n, ast.Call) and _dotted(n.func) == "getattr" and n.args and _dotted(n.args[0]) in SETTINGS:
-            return True
-    return False
 
 
-def _setting(node: ast.expr) -> str | None:
-    """`args.train_iters` -> `train_iters`: a setting the parser gives; None for anything else."""
-    owner, _, name = _dotted(node).rpartition(".")
-    return name if owner in SETTINGS and name else None
 
 
-def _step_by_values(result: Analysis, tree: ast.Module, rel: str, dead: dict[int, str]) -> None:
-    """The entry's step anchors where the job's values skip their lines (`if args.use_optimizer:` off, the
-    batch remade under `if args.dream_training:` off): the step is read again past those branches, and its
-    anchors there replace them (a hand-written update, `p.data.add_(p.grad, ...)`, for a skipped optimizer)."""
-    if not any(a.file == rel and a.line in dead for a in result.anchors if a.role in ROLES):
-        return
-    again = {a.role: a for a in find_step(tree, rel, dead) or []}
-    kept = [a for a in result.anchors
-            if not (a.file == rel and a.role in ROLES and (a.line in dead or a.role in again))]
-    result.anchors = kept + [a for role, a in again.items() if role in ROLES or role == "manual_update"]
 
 
-def _dead_by_values(result: Analysis, rel: str, dead: dict[int, str]) -> None:
-    """Mark the entry's saves, evals, uploads and trackers that sit in a branch the job's resolved values
-    (defaults, then the command) never take: `if isinstance(steps, int):` with `--checkpointing_steps`
-    left at None."""
-    for kind in ("checkpoints", "evals", "uploads", "trackers"):
-        for f in getattr(result, kind):
-            if f.file == rel and not f.dead and f.unset is None and f.line in dead:  # `unset`: said as left out
-                f.dead = f"{dead[f.line]} is false with the job's values"
 
 
-def _asserted_unset(test: ast.expr) -> str | None:
-    """The setting an assert says is unset: `args.x is None`, `args.x == 0`, `not args.x`."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _setting(test.operand)
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is | ast.Eq) \
-            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value in (None, 0):
-        return _setting(test.left)
-    return None
 
 
-def _loop_of_the_optimizer_step(result: Analysis, root: Path, steps: list[Anchor]) -> None:
-    """A backward in a helper with no loop of its module around it (a gradient accumulator's, called from a
-    pipeline engine): the training loop is the one around the optimizer step the job takes in another
-    module (`self.optimizer.step()` in `training_step`, called from `train`'s loop), found there the same
-    way, and that step is the job's."""
-    for a in steps:
-        text, _ = read_source(root / a.file)
-        try:
-            tree = ast.parse(text or "")
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        spans = loop_of(tree, a.line, stepped=_optimizer_steps(text or ""), text=text or "")
-        if spans:
-            result.train_loop = Span(file=a.file, start=spans[0][0], end=spans[0][1])
-            result.train_scope = Span(file=a.file, start=spans[1][0], end=spans[1][1])
-            result.anchors.append(a)
-            return
 
 
-_SETTING_READ = re.compile(r"\b(?:args|opts?|FLAGS)\.(\w+)")
 
 
-def _unset_now_known(result: Analysis) -> None:
-    """A guard's flag that only a module read later declares (Megatron's `--tensorboard-dir`, made from a
-    dataclass in `arguments.py`, read after the `if args.tensorboard_dir:` in `global_vars.py`): the flag
-    that conjunct needs set, as `unset_flag` finds it where the flag was known first."""
-    dests = {opt.lstrip("-").replace("-", "_"): opt for opt in result.flags
-             if opt.startswith("-") and (result.flags[opt] or "None") in UNSET}
-    for kind in ("checkpoints", "evals", "uploads", "trackers"):
-        for f in getattr(result, kind):
-            if f.unset is not None or not f.guard or not any(n in dests for n in _SETTING_READ.findall(f.guard)):
-                continue  # parsed only where a setting left out would switch it off
-            try:
-                test = ast.parse(f.guard, mode="eval").body
-            except SyntaxError:  # cut short, or `a ... b`
-                continue
-            flag = next((dests[n] for c in _conjuncts(test) if (n := _needs_set(c)) in dests), None)
-            if flag:
-                f.unset = flag
 
 
-def _needs_set(conjunct: ast.expr) -> str | None:
-    """The setting a conjunct needs set (`args.save_dir`, `args.resume is not None`), else None."""
-    c = conjunct
-    if isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.IsNot) \
-            and isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value is None:
-        c = c.left
-    return c.attr if isinstance(c, ast.Attribute) and _dotted(c.value) in SETTINGS else None
 
 
-def _conjuncts(test: ast.expr) -> list[ast.expr]:
-    """The parts of `a and b and c`, all of which hold when it does."""
-    return test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
 
 
-_OPT_STEP = re.compile(r"\b[\w.]*opt\w*\.step\(", re.I)
 
 
-def _optimizer_steps(text: str) -> tuple[int, ...]:
-    """The lines of the module's `opt.step()` / `self.optimizer.step()` calls, read from its text (a walk
-    of a large module's tree costs more than the rest of this)."""
-    lines, line, at = [], 1, 0
-    for m in _OPT_STEP.finditer(text):
-        line += text.count("\n", at, m.start())
-        at = m.start()
-        lines.append(line)
-    return tuple(lines)
 
 
-def _field_default(value: ast.expr) -> object:
-    """A class field's default: `x: bool = True`, `field(default=None)`, `Field(None, ...)`; True (something)
-    for anything the reading cannot tell, so a key left out is never said to be unset."""
-    if isinstance(value, ast.Call):
-        given = next((k.value for k in value.keywords if k.arg == "default"), None)
-        if given is None and value.args and _dotted(value.func).split(".")[-1] == "Field":
-            given = value.args[0]
-        value = given if given is not None else value
-    return value.value if isinstance(value, ast.Constant) else True
 
 
-def _ahead(x: ast.expr) -> bool:
-    """A value past 0 by its form: a positive whole number, or `something + n`."""
-    if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Add):
-        x = x.right
-    return isinstance(x, ast.Constant) and type(x.value) is int and x.value > 0
 
 
-def _counts_up(node: ast.AugAssign) -> bool:
-    """`x += 1` (any positive integer)."""
-    return isinstance(node.op, ast.Add) and isinstance(node.value, ast.Constant) \
-        and isinstance(node.value.value, int) and node.value.value > 0
 
 
-def _above_zero(test: ast.expr) -> str | None:
-    """The `x` of `x > 0`, `x != 0` or `x >= 1`: false on a loop's first pass when the loop counts `x` up from 0."""
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) and (
-            isinstance(test.ops[0], (ast.Gt, ast.NotEq)) and test.comparators[0].value == 0
-            or isinstance(test.ops[0], ast.GtE) and test.comparators[0].value == 1):
-        return ast.unparse(test.left)
-    return None
 
 
-def _interval(test: ast.expr) -> list[tuple[ast.expr, ast.expr]]:
-    """The `x` and `n` of each `x % n == 0` in a condition: an interval a setting may switch off."""
-    return [(n.left.left, n.left.right) for n in ast.walk(test)
-            if isinstance(n, ast.Compare) and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Mod)
-            and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq)
-            and isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value == 0]
 
 
 
@@ -1307,7 +1198,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if step is None and "backward" in text:
             step = find_step(tree, rel)
             backward = next((x.line for x in step or [] if x.role == "backward"), None)
-            spans = loop_of(tree, backward, stepped=_optimizer_steps(text), text=text) if backward else None
+            spans = loop_of(tree, backward, stepped=optimizer_steps(text), text=text) if backward else None
             if spans:
                 result.train_loop = Span(file=rel, start=spans[0][0], end=spans[0][1])
                 result.train_scope = Span(file=rel, start=spans[1][0], end=spans[1][1])
@@ -1373,11 +1264,11 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.anchors = [a for a in result.anchors if a.role not in ROLES or a.role not in found
                           and a.file == backward] + step
         if result.train_loop is None and "optimizer_step" not in found:
-            _loop_of_the_optimizer_step(result, root, elsewhere)
+            loop_of_the_optimizer_step(result, root, elsewhere)
     if entry is not None:  # with every flag now known: what the code cannot run without
         named = {r.name for r in result.required}
         result.required += [r for r in required_by_use(*entry, result.flags) if r.name not in named]
-    _unset_now_known(result)
+    unset_now_known(result)
     for module, sites in helpers:
         lift_to_callers(result, module, sites)
     if result.config_system == "tyro":  # at the call that starts a tracker (`if config.enable_tensorboard:`)
@@ -1390,8 +1281,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     # own parser's, read from its code (a library's table, HF TrainingArguments', varies with its version)
     if entry is not None and result.config_system == "argparse":
         dead = dead_lines(entry[0], resolved(result.flags, command, settings_objects(entry[0])))
-        _dead_by_values(result, entry[1], dead)
-        _step_by_values(result, *entry, dead)
+        dead_by_values(result, entry[1], dead)
+        step_by_values(result, *entry, dead)
         named = {r.name for r in result.required}
         result.required += [r for r in paths_needed(*entry, result.flags, dead) if r.name not in named]
         for f in result.checkpoints:  # where a save writes, by the flag that names its folder
