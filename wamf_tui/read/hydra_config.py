@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..infra.files import read_regular
-from ..model import Analysis, Fact, HydraTree, StepControl
+from ..model import Analysis, Fact, HydraTree, Required, StepControl
+from .crawl import rel_path
 from .hydra_overrides import is_override, key_of, known
 
 MAX_FILES = 500  # YAML files looked at before composing
@@ -233,3 +234,58 @@ def cpu_trainers(a: Analysis, args: list[str] | tuple[str, ...]) -> list[str]:
     return [k[: -len("._target_")] for k, v in tree.keys.items() if k.endswith("._target_") and TRAINER.match(v)
             and tree.keys.get(k.replace("._target_", ".accelerator")) == "cpu"
             and not given & {k.split(".")[0], k.replace("._target_", ".accelerator")}]
+
+
+def yaml_scalars(text: str) -> dict[str, str]:
+    """`a.b -> value` for the plain `key: value` lines of a YAML file, nesting by indentation.
+    Enough for a Hydra config's defaults; no YAML library needed (lists and anchors are skipped)."""
+    out: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for raw in text.splitlines():
+        line = raw.split(" #")[0].rstrip()
+        m = re.match(r"^(\s*)([A-Za-z_][\w.-]*)\s*:\s*(.*)$", line)
+        if not m or line.lstrip().startswith(("#", "-")):
+            continue
+        indent, key, value = len(m.group(1)), m.group(2), m.group(3).strip()
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        dotted = ".".join([k for _, k in stack] + [key])
+        if value:
+            out[dotted] = value.strip("'\"")
+        else:
+            stack.append((indent, key))
+    return out
+
+
+def hydra_defaults(result: Analysis, conf: Path, root: Path, entry: bool) -> None:
+    """Fill in step-control defaults from the app's primary Hydra config, and its `???` (required) keys."""
+    try:
+        values = yaml_scalars(read_regular(conf, MAX_BYTES).decode("utf-8", errors="replace"))
+    except OSError:
+        result.notes.append(f"Hydra config {rel_path(conf, root)} not readable; defaults unknown")
+        return
+    for c in result.step_controls:
+        if c.default is None and c.name in values:
+            c.default = values[c.name]
+    if entry:
+        result.required += [Required(name=k, kind="hydra", file=rel_path(conf, root), line=1)
+                            for k, v in values.items() if v == "???"]
+
+
+def hydra_targets(conf: Path, limit: int = 200) -> list[str]:
+    """What a Hydra app's configs instantiate (`_target_: src.models.lit.LitModule`): a Lightning module or
+    a trainer reached only through the config, never through an import or a name in code."""
+    found: list[str] = []
+    try:
+        files = sorted(conf.parent.rglob("*.yaml"))[:limit]
+    except OSError:
+        return found
+    for f in files:
+        try:
+            text = read_regular(f, MAX_BYTES).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        for m in re.finditer(r"^[ \t]*_target_:\s*['\"]?([A-Za-z_][\w.]*)", text, re.M):
+            if m.group(1) not in found:
+                found.append(m.group(1))
+    return found

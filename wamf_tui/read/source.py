@@ -17,14 +17,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..infra.checkout import find_root
-from ..infra.files import digest, read_regular
+from ..infra.files import digest
 from ..infra.visible import gated
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from .branches import dead_lines
 from .config_file import interval_set, leaves_off, named_files
 from .constants import fixed_constants
 from .crawl import (
-    MAX_BYTES,
     as_module,
     class_finder,
     imported_modules,
@@ -53,7 +52,7 @@ from .guards import (
     tests_setting,
     unset_now_known,
 )
-from .hydra_config import add_switches, compose
+from .hydra_config import add_switches, compose, hydra_defaults, hydra_targets
 from .inputs import paths_needed, required_by_use
 from .launch import add_needs, process_signals
 from .needs import argparse_required, argv_required, dataclass_required, own_options, read_needs, submits
@@ -962,59 +961,10 @@ def _text_scan(result: Analysis, text: str, rel: str) -> None:
         result.kind = "training"
 
 
-def _yaml_scalars(text: str) -> dict[str, str]:
-    """`a.b -> value` for the plain `key: value` lines of a YAML file, nesting by indentation.
-    Enough for a Hydra config's defaults; no YAML library needed (lists and anchors are skipped)."""
-    out: dict[str, str] = {}
-    stack: list[tuple[int, str]] = []
-    for raw in text.splitlines():
-        line = raw.split(" #")[0].rstrip()
-        m = re.match(r"^(\s*)([A-Za-z_][\w.-]*)\s*:\s*(.*)$", line)
-        if not m or line.lstrip().startswith(("#", "-")):
-            continue
-        indent, key, value = len(m.group(1)), m.group(2), m.group(3).strip()
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        dotted = ".".join([k for _, k in stack] + [key])
-        if value:
-            out[dotted] = value.strip("'\"")
-        else:
-            stack.append((indent, key))
-    return out
 
 
-def _hydra_defaults(result: Analysis, conf: Path, root: Path, entry: bool) -> None:
-    """Fill in step-control defaults from the app's primary Hydra config, and its `???` (required) keys."""
-    try:
-        values = _yaml_scalars(read_regular(conf, MAX_BYTES).decode("utf-8", errors="replace"))
-    except OSError:
-        result.notes.append(f"Hydra config {rel_path(conf, root)} not readable; defaults unknown")
-        return
-    for c in result.step_controls:
-        if c.default is None and c.name in values:
-            c.default = values[c.name]
-    if entry:
-        result.required += [Required(name=k, kind="hydra", file=rel_path(conf, root), line=1)
-                            for k, v in values.items() if v == "???"]
 
 
-def _hydra_targets(conf: Path, limit: int = 200) -> list[str]:
-    """What a Hydra app's configs instantiate (`_target_: src.models.lit.LitModule`): a Lightning module or
-    a trainer reached only through the config, never through an import or a name in code."""
-    found: list[str] = []
-    try:
-        files = sorted(conf.parent.rglob("*.yaml"))[:limit]
-    except OSError:
-        return found
-    for f in files:
-        try:
-            text = read_regular(f, MAX_BYTES).decode("utf-8", errors="replace")
-        except OSError:
-            continue
-        for m in re.finditer(r"^[ \t]*_target_:\s*['\"]?([A-Za-z_][\w.]*)", text, re.M):
-            if m.group(1) not in found:
-                found.append(m.group(1))
-    return found
 
 
 def _command_step_flag(command: Sequence[str]) -> StepControl | None:
@@ -1237,8 +1187,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                                     for k, v in result.hydra.keys.items() if v == "???"]
                 hydra_line = (rel, reader.hydra_line)
             else:
-                _hydra_defaults(result, conf, root, True)
-        targets = _hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
+                hydra_defaults(result, conf, root, True)
+        targets = hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
         roots.update(t.rsplit(".", 1)[-1] for t in targets)
         for mod in [*reader.imports, *dict.fromkeys(t.rsplit(".", 1)[0] for t in targets)]:
             p = module_path(root, mod, script.parent)
