@@ -33,7 +33,7 @@ from .crawl import (
     rel_path,
 )
 from .deepspeed_config import named_configs, read_config
-from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags, table
+from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags
 from .guards import (
     UNSET,
     above_zero,
@@ -55,10 +55,21 @@ from .guards import (
 from .hydra_config import add_switches, compose, hydra_defaults, hydra_targets
 from .inputs import paths_needed, required_by_use
 from .launch import add_needs, process_signals
-from .needs import argparse_required, argv_required, dataclass_required, own_options, read_needs, submits
+from .needs import argv_required, dataclass_required, own_options, read_needs, submits
+from .options import (
+    ABSL_DEFINES,
+    HF_PARSERS,
+    OUT_NAMES,
+    REQUIRED_FLAGS,
+    SIGNATURE_CLIS,
+    STEP_NAMES,
+    OptionsReader,
+    dotted_name,
+    literal_text,
+)
 from .precision import precision_signals
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
-from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of, name_of
+from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of
 from .systems.registry import refine
 from .tyro_config import FOLDER, ConfigClasses, nested_output, nested_seed, nested_step, nested_switches
 from .values import resolved, settings_objects
@@ -88,26 +99,9 @@ UPLOADS = ("push_to_hub", "upload_file", "upload_folder", "upload_fileobj", "cre
 SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "set_seed", "set_random_seed",
          "seed_everything", "manual_seed_all")
 EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|val_step|test)(_|$)", re.I)
-STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
-                        r"num_train_steps|max_iterations|num_iters|total_iters|train_iters|"
-                        r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
-# the job's output folder: a bare `ckpt`, `checkpoint` or `logging` is rather a switch or an input to resume
-# from, and a named one (`logits_save_dir`, `initial_checkpoint_dir`) one artifact, given only to write it
-OUT_NAMES = re.compile(r"^(out|output|save|root)_?(dir|path|root)?$|^(ckpt|checkpoint|log|logging|logs)_?"
-                       r"(dir|path|root)$|^outf$")
-# an option's help that says the job writes there (`save to project/name`, `output directory`)
-SAVES_TO = re.compile(r"\b(save[sd]?|writes?|stores?)\b[^.;]{0,20}?\b(to|in|into)\b|\boutput (dir|directory|folder)\b",
-                      re.I)
-HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last two extend the first
 # Libraries that make a function's parameters its flags: the call's last name -> the config system
 # (its first word is the module that must be imported for the call to be that library's).
 SAVE_HOOKS = frozenset({"register_save_state_pre_hook"})  # accelerate runs the function inside save_state()
-REQUIRED_FLAGS = ("mark_flag_as_required", "mark_flags_as_required")  # absl's
-SIGNATURE_CLIS = {"CLI": "jsonargparse", "Fire": "fire", "run": "typer", "cli": "tyro"}
-# The last name part of every call visit_Call acts on; any other call is only walked into.
-# absl's flag definitions: DEFINE_x(name, default, help); booleans are switched off with `--noname`
-ABSL_DEFINES = ("DEFINE_integer", "DEFINE_string", "DEFINE_float", "DEFINE_bool", "DEFINE_boolean", "DEFINE_enum",
-                "DEFINE_list", "DEFINE_multi_string", "DEFINE_multi_integer")
 CALLS = frozenset(
     {k.split(".")[-1] for k in (*TRACKERS, *CHECKPOINTS, *UPLOADS, *SEEDS)} | {
         "ArgumentParser", *HF_PARSERS, *SIGNATURE_CLIS, "LightningCLI", "Typer", "exec", "add_argument",
@@ -128,15 +122,6 @@ SEEDS_BY_LAST = {s.split(".")[-1] for s in SEEDS}
 # Nodes with nothing below them the reader looks at: not walked into.
 _LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 CONSTANT_FLAGS = ("wandb_log", "seed", "eval_interval", "eval_iters", "always_save_checkpoint")  # configurator
-HF_KEYS = {
-    "report_to": "trackers", "save_strategy": "checkpoints", "eval_strategy": "evals",
-    "evaluation_strategy": "evals", "push_to_hub": "uploads", "seed": "seeds", "output_dir": "output_dirs",
-    "logging_dir": "output_dirs",
-}
-PL_KEYS = {
-    "logger": "trackers", "enable_checkpointing": "checkpoints", "limit_val_batches": "evals",
-    "default_root_dir": "output_dirs", "check_val_every_n_epoch": "evals",
-}
 
 
 @lru_cache(maxsize=4096)
@@ -145,25 +130,13 @@ def _acts_on(last: str) -> bool:
     return last in CALLS or last.endswith(("compile", "Trainer")) or EVAL_CALLS.search(last) is not None
 
 
-def _dotted(node: ast.AST) -> str:
-    return name_of(node, calls=True)
 
 
-def _str(node: ast.AST | None) -> str | None:
-    """A string literal's text (a flag's name), None for anything else."""
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _const(node: ast.AST | None) -> str | None:
-    if node is None:
-        return None
-    try:
-        return repr(ast.literal_eval(node))
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return ast.unparse(node)[:60] if hasattr(ast, "unparse") else None
 
 
-class _Reader(ast.NodeVisitor):
+class _Reader(OptionsReader, ast.NodeVisitor):
     def __init__(self, result: Analysis, rel: str, defaults: dict[str, object] | None = None,
                  classes: ConfigClasses | None = None) -> None:
         self.r = result
@@ -307,7 +280,7 @@ class _Reader(ast.NodeVisitor):
     def fixed(self, node: ast.expr) -> str:
         """`node`'s name when the code fixes its value (an exec-style configurator makes every module
         global a setting: only a config object's fields count there), else ""."""
-        key = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+        key = dotted_name(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
         return key if key in self.consts and ("." in key or self.r.config_system != "configurator") else ""
 
     def fixed_interval(self) -> int | None:
@@ -353,7 +326,7 @@ class _Reader(ast.NodeVisitor):
                 needed = negated is None and not (isinstance(part, ast.BoolOp) and isinstance(part.op, ast.Or))
                 for n in ast.walk(part):
                     name = None
-                    if isinstance(n, ast.Attribute) and _dotted(n.value) in (
+                    if isinstance(n, ast.Attribute) and dotted_name(n.value) in (
                             "args", "cfg", "config", "opt", "opts", "self.args", "hparams", "training_args",
                             "FLAGS", "flags.FLAGS"):  # absl's flag values
                         name = n.attr
@@ -477,7 +450,7 @@ class _Reader(ast.NodeVisitor):
         said = ast.unparse(x)
         for loop in self.counters:
             if isinstance(loop, ast.For) and ast.unparse(loop.target) == said and isinstance(loop.iter, ast.Call) \
-                    and _dotted(loop.iter.func) == "range" and len(loop.iter.args) >= 2:
+                    and dotted_name(loop.iter.func) == "range" and len(loop.iter.args) >= 2:
                 start = loop.iter.args[0]
                 return starts_ahead(start) or ast.unparse(start) in self.ahead
         return False
@@ -499,11 +472,12 @@ class _Reader(ast.NodeVisitor):
         """A `@hydra.main` function, found before the visit: functions above it read its config too."""
         for node in tree.body:
             for d in node.decorator_list if isinstance(node, ast.FunctionDef) else []:
-                if not _dotted(d.func if isinstance(d, ast.Call) else d).endswith("hydra.main"):
+                if not dotted_name(d.func if isinstance(d, ast.Call) else d).endswith("hydra.main"):
                     continue
                 self.r.config_system = "hydra"
                 self.hydra_cfg = node.args.args[0].arg if node.args.args else None
-                kw = {k.arg: (_const(k.value) or "None").strip("'\"") for k in getattr(d, "keywords", []) if k.arg}
+                kw = {k.arg: (literal_text(k.value) or "None").strip("'\"")
+                      for k in getattr(d, "keywords", []) if k.arg}
                 path, conf = kw.get("config_path", "None"), kw.get("config_name", "None").removesuffix(".yaml")
                 self.hydra_file = Path("." if path == "None" else path) / f"{conf}.yaml" if conf != "None" else None
                 self.hydra_version = kw.get("version_base", "")  # "" when not given: Hydra's 1.1 behaviour
@@ -511,7 +485,7 @@ class _Reader(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         for d in node.decorator_list:
-            name = _dotted(d.func if isinstance(d, ast.Call) else d)
+            name = dotted_name(d.func if isinstance(d, ast.Call) else d)
             if name.endswith("hydra.main"):
                 continue
             elif name.startswith(("click.", "typer")) or name.endswith(".command"):
@@ -532,7 +506,7 @@ class _Reader(ast.NodeVisitor):
             if child is not None and not isinstance(child, _LEAVES):
                 visit(child)
         quiet = bool(QUIET_FUNCTIONS.search(node.name)) or any(
-            "no_grad" in _dotted(d) or "inference_mode" in _dotted(d) for d in node.decorator_list)
+            "no_grad" in dotted_name(d) or "inference_mode" in dotted_name(d) for d in node.decorator_list)
         self.quiet += quiet
         self.depth += 1
         # its body runs when called
@@ -547,11 +521,11 @@ class _Reader(ast.NodeVisitor):
         self.quiet -= quiet
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.classes.append((node.name, [_dotted(b) for b in node.bases]))
+        self.classes.append((node.name, [dotted_name(b) for b in node.bases]))
         fields = {}
         for stmt in node.body:  # a config class's field defaults: a key a YAML file leaves out takes its default
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                fields[stmt.target.id] = _dotted(stmt.annotation)
+                fields[stmt.target.id] = dotted_name(stmt.annotation)
                 if stmt.value is not None:
                     self.defaults.setdefault(stmt.target.id, field_default(stmt.value))
                 if FOLDER.search(stmt.target.id) and isinstance(stmt.value, ast.Constant) and isinstance(
@@ -561,7 +535,8 @@ class _Reader(ast.NodeVisitor):
         if fields:  # tyro makes `--section.name` of each field, `--section.no-name` of each bool
             qualified = ".".join(c for c, _ in self.classes)
             self.config_classes.fields.setdefault(qualified, {}).update(fields)
-            seed = next((s for s in node.body if isinstance(s, ast.AnnAssign) and _dotted(s.target) == "seed"), None)
+            seed = next((s for s in node.body if isinstance(s, ast.AnnAssign) and dotted_name(s.target) == "seed"),
+                        None)
             if seed is not None:
                 self.config_classes.where.setdefault(qualified, (self.rel, seed.lineno))
         self.generic_visit(node)
@@ -571,13 +546,13 @@ class _Reader(ast.NodeVisitor):
         """`self.step < self.config.training.steps`: a bound a tyro job's step flag may name."""
         for side in (node.left, *node.comparators):
             if isinstance(side, ast.Attribute) and STEP_NAMES.match(side.attr) and "epoch" not in side.attr:
-                chain = _dotted(side)
+                chain = dotted_name(side)
                 if chain.count(".") >= 2:
                     self.config_classes.bounds.setdefault(chain, (self.rel, node.lineno))
         self.generic_visit(node)
 
     def visit_With(self, node: ast.With) -> None:
-        quiet = any("no_grad" in _dotted(i.context_expr) or "inference_mode" in _dotted(i.context_expr)
+        quiet = any("no_grad" in dotted_name(i.context_expr) or "inference_mode" in dotted_name(i.context_expr)
                     for i in node.items)
         self.quiet += quiet
         self.generic_visit(node)
@@ -604,11 +579,11 @@ class _Reader(ast.NodeVisitor):
             return None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
                 and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-            base = self.hydra_key(node.func.value) if _dotted(node.func.value) != self.hydra_cfg else ""
+            base = self.hydra_key(node.func.value) if dotted_name(node.func.value) != self.hydra_cfg else ""
             return f"{base}.{node.args[0].value}".lstrip(".") if base is not None else None
         if not isinstance(node, ast.Attribute):
             return None
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         if dotted.startswith(self.hydra_cfg + ".") and "(" not in dotted:
             return dotted[len(self.hydra_cfg) + 1:]
         return None
@@ -619,7 +594,7 @@ class _Reader(ast.NodeVisitor):
             self.ahead.add(ast.unparse(targets[0]))
         names = [n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple | ast.List) else (t,))
                  if isinstance(n, ast.Name)]
-        callee = _dotted(node.value.func) if isinstance(node.value, ast.Call) else ""
+        callee = dotted_name(node.value.func) if isinstance(node.value, ast.Call) else ""
         constructor = callee.split(".")[-1][:1].isupper()  # loss_fn = nn.MSELoss() builds, does not compute
         if any("loss" in n.lower() and not _FUNCTION_NAME.search(n) for n in names) \
                 and isinstance(node.value, ast.Call | ast.BinOp) and not constructor:
@@ -627,7 +602,7 @@ class _Reader(ast.NodeVisitor):
                 self.anchor("forward", node)  # `model(x)`, `self.model.forward(x)`; not `loss_func_modelopt(...)`
             self.anchor("loss", node, tentative="loss" not in names)  # `losses = ...`, reduced below
         elif isinstance(node.value, ast.Call):
-            callee = _dotted(node.value.func).lower()
+            callee = dotted_name(node.value.func).lower()
             if callee.split(".")[-1] in ("model", "net", "module", "forward"):  # not get_model(): a constructor
                 self.anchor("forward", node)
         if not self.depth and self.rel == self.r.script and not self.configured:
@@ -640,17 +615,17 @@ class _Reader(ast.NodeVisitor):
             if isinstance(t, ast.Name) and not self.guards:
                 if STEP_NAMES.match(t.id):
                     self.r.step_controls.append(StepControl(name=t.id, file=self.rel, line=node.lineno,
-                                                            default=_const(node.value)))
+                                                            default=literal_text(node.value)))
                 if OUT_NAMES.search(t.id) and isinstance(node.value, ast.Constant) and isinstance(
                         node.value.value, str):
                     self.fact("output_dirs", t.id, node, f"--{t.id}=..." if self.r.config_system == "configurator"
                               else None)
                 if t.id in CONSTANT_FLAGS and isinstance(node.value, ast.Constant):
-                    self.r.flags.setdefault(t.id, _const(node.value))
+                    self.r.flags.setdefault(t.id, literal_text(node.value))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = _dotted(node.func)
+        name = dotted_name(node.func)
         head, dot, rest = name.partition(".")
         if dot and head in self.aliases:  # `import torch as th`: `th.save` is `torch.save`
             name = f"{self.aliases[head]}.{rest}"
@@ -718,7 +693,7 @@ class _Reader(ast.NodeVisitor):
             self.fact("evals", last, node)
         if last == "makedirs" and node.args:
             arg = node.args[0]
-            label = _dotted(arg) or (_const(arg) or "")
+            label = dotted_name(arg) or (literal_text(arg) or "")
             # the folder's own flag; never the `if` around the call (`if master_process:` is no folder)
             flag = self.flag_for(arg.attr) if isinstance(arg, ast.Attribute) else self.flag_for(arg.id) \
                 if isinstance(arg, ast.Name) else None
@@ -755,81 +730,6 @@ class _Reader(ast.NodeVisitor):
                     and len(self.r.logged) < 20 and re.fullmatch(r"[\w/. -]{1,40}", k.value):
                 self.r.logged.append(k.value)
 
-    def _config(self, node: ast.Call, name: str, last: str) -> None:
-        if last == "ArgumentParser" and self.r.config_system == "unknown":
-            self.r.config_system = "argparse"
-        if last == "ArgumentParser" and any(k.arg == "parents" for k in node.keywords):
-            self.r.parser_open = self.r.parser_open or "builds its parser on parent parsers"
-        elif last == "parse_known_args" and not any(  # `if ignore_unknown_args:`, a parameter off by default
-                isinstance(g, ast.Name) and g.id in self.off_by_default for g in self.guards):
-            self.r.parser_open = self.r.parser_open or "reads its flags with parse_known_args (unknown flags pass)"
-        elif last == "_add_action":  # `tune run` copies torchrun's actions into its own parser
-            self.r.parser_open = self.r.parser_open or "copies options from another parser when it runs"
-        elif last in HF_PARSERS:
-            self.r.config_system = "hf"
-            if last != "HfArgumentParser":  # TRL's and the alignment handbook's take a YAML file as well
-                self.r.flags.setdefault("--config", None)
-            self.hf_line = self.hf_line or node.lineno
-            self.hf_classes.update(n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name))
-        elif last in SIGNATURE_CLIS and self._signature_cli(node, name, last):
-            pass
-        elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower() \
-                and not (last == "CLI" and "jsonargparse" in self.imports):  # a helper wrapping jsonargparse's CLI
-            self.r.config_system = "lightning_cli"
-            self.lightning_cli = self.lightning_cli or node.lineno
-        elif name == "fire.Fire":
-            self.r.config_system = "fire"
-        elif name in ("typer.Typer", "typer.run"):
-            self.r.config_system = "typer"
-        elif name == "exec" and node.args and "configurator" in ast.dump(node.args[0]):
-            self.configured = True  # names assigned below are not settings the configurator can reach
-            self.r.config_system = "configurator"
-        elif last == "ArgumentGroupFactory" and node.args and isinstance(node.args[0], ast.Name):
-            exclude = next((k.value for k in node.keywords if k.arg == "exclude"), None)
-            left = [e.value for e in exclude.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)] \
-                if isinstance(exclude, ast.List | ast.Tuple) else []
-            self.factories.append((node.args[0].id, left, node.lineno))
-        elif last == "add_config_arguments" and "deepspeed" in name:  # `deepspeed.add_config_arguments(parser)`
-            for opt, default in table("deepspeed")["parser_arguments"].items():
-                self._option(opt, default, node, None)
-        elif last == "add_argument":
-            opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-            # the factory's own `add_argument(*arg_names)`: its flags are read from the dataclasses it is given
-            if not opts and node.args and not (self.classes and self.classes[-1][0] == "ArgumentGroupFactory"):
-                self.r.parser_open = self.r.parser_open or "adds flags whose names are computed when it runs"
-            required = argparse_required(node, self.rel) if self.rel == self.r.script else None
-            if required is not None:
-                self.r.required.append(required)
-            if opts:
-                kw = {k.arg: k.value for k in node.keywords if k.arg}
-                flag = kw.get("action") is not None and "store_true" in ast.dump(kw["action"])
-                self._option(max(opts, key=len), "False" if flag else _const(kw.get("default")), node,
-                             _const(kw.get("help")))
-                # given alone it is on: a store_true, or `nargs="?"` with a `const` (`-t` is `--train True`)
-                bare = flag or _const(kw.get("nargs")) == "'?'" and "const" in kw
-                self.spellings[max(opts, key=len)] = (opts, bare)
-        elif last == "Accelerator":
-            for k in node.keywords:
-                if k.arg == "log_with":
-                    self._accelerate_trackers(k.value, node)
-        elif last in ("option", "argument") and name.startswith("click."):
-            self._click(node, last)
-        elif last in ABSL_DEFINES and "flags" in name:
-            self._absl(node, last)
-        elif last in REQUIRED_FLAGS and "flags" in name and node.args and self.rel == self.r.script:
-            listed = node.args[0].elts if isinstance(node.args[0], ast.List | ast.Tuple) else [node.args[0]]
-            self.r.required += [Required(name=f"--{flag}", kind="option", file=self.rel, line=node.lineno)
-                                for flag in map(_str, listed) if flag]  # `mark_flags_as_required([...])` too
-        # HF TrainingArguments and Lightning Trainer keywords: the library runs the loop
-        if last in ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"):
-            self.r.kind = "training"
-            for k in node.keywords:
-                self._library_keyword(k, HF_KEYS, node, hf=True)
-        elif last == "Trainer" and "lightning" in " ".join(self.imports).lower():
-            self.r.kind = "training"
-            for k in node.keywords:
-                self._library_keyword(k, PL_KEYS, node, hf=False)
-
     def hooks_run_in_save_state(self) -> None:
         """A save-state hook (`accelerator.register_save_state_pre_hook(save_model_hook)`) runs inside
         `accelerator.save_state()` and only there: those calls are its calls, so the save in it takes their
@@ -837,105 +737,6 @@ class _Reader(ast.NodeVisitor):
         states = [c for c in self.r.checkpoints if c.file == self.rel and c.name == "save_state"]
         for hook in self.save_hooks if states else ():
             self.sites.setdefault(hook, []).extend(states)
-
-    def _trains_with(self, node: ast.Call) -> None:
-        """The entry trains only under `if opt.train:`, a switch that defaults to off (CompVis's `main.py -t`):
-        the command must give it, or the job sets up and exits having trained nothing."""
-        on = self.guard() if self.rel == self.r.script else None
-        if on is None or not on.startswith("-") or self.r.flags.get(on) != "False" or on not in self.spellings:
-            return
-        names, bare = self.spellings[on]
-        self.r.needs.append(Need(code="trains_with", file=self.rel, line=node.lineno,
-                                 why=f"trains only with {on} given", words=[on] if bare else [on, "True"],
-                                 spellings=names))
-
-    def _option(self, opt: str, default: str | None, node: ast.Call, helped: str | None) -> None:
-        """One option of the job's parser, whatever declares it: its default, the value its help says
-        switches it off (`-1 disables`), and whether it sets the step count or an output folder."""
-        self.r.flags[opt] = default
-        self.options += 1
-        off = re.search(r"(?<![\w.])(-1|0)\b[^.;]{0,20}\b(disables?|turns? (it )?off|means (no|never|off))"
-                        r"|\b(disable[sd]?|off)\b[^.;]{0,20}?(?<![\w.])(-1|0)\b", helped or "", re.I)
-        if off:
-            self.r.off_values[opt] = off.group(1) or off.group(6)
-        dest = opt.lstrip("-").replace("-", "_")
-        if STEP_NAMES.match(dest):
-            self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno, default=default))
-        if OUT_NAMES.search(dest) or SAVES_TO.search(helped or "") and "/" in (default or ""):
-            self.fact("output_dirs", opt, node, opt)  # `--project`, default `ROOT / 'runs/train'`: "save to"
-
-    def _accelerate_trackers(self, value: ast.expr, node: ast.Call) -> None:
-        """`Accelerator(log_with="wandb")` or `log_with=args.report_to`: the trackers accelerate starts. It takes
-        no value that means none (it refuses "none"), so only the tracker's own variable can stop one."""
-        if isinstance(value, ast.Attribute) and _dotted(value.value) in ("args", "cfg", "config", "self.args"):
-            named = (self.r.flags.get(self.flag_for(value.attr)) or "").strip("'\"")
-        else:
-            named = _str(value) or ""
-        for tracker in (t.strip() for t in named.split(",")):
-            if tracker and tracker != "None":
-                self.r.trackers.append(self.made("comet" if tracker == "comet_ml" else tracker, node))
-
-    def _click(self, node: ast.Call, last: str) -> None:
-        """`@click.option("--max-steps", "-n", default=10, is_flag=True)`, `@click.argument("data")`."""
-        self.r.config_system = "click"
-        names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        kw = {k.arg: k.value for k in node.keywords if k.arg}
-        required = kw.get("required")
-        if last == "argument":
-            if names and self.rel == self.r.script and "default" not in kw and not (
-                    isinstance(required, ast.Constant) and required.value is False):
-                self.r.required.append(Required(name=names[0], kind="positional", file=self.rel, line=node.lineno))
-            return
-        opts = [n.split("/")[0] for n in names if n.startswith("-")]  # `--shuffle/--no-shuffle`
-        if not opts:
-            return
-        opt = max(opts, key=len)
-        flag = isinstance(kw.get("is_flag"), ast.Constant) and getattr(kw["is_flag"], "value", False) is True
-        self._option(opt, "False" if flag and "default" not in kw else _const(kw.get("default")), node,
-                     _const(kw.get("help")))
-        if isinstance(required, ast.Constant) and required.value is True and self.rel == self.r.script:
-            self.r.required.append(Required(name=opt, kind="option", file=self.rel, line=node.lineno))
-
-    def _absl(self, node: ast.Call, last: str) -> None:
-        """`flags.DEFINE_integer("max_steps", 1000, "help")`: the option `--max_steps`."""
-        self.r.config_system = "absl"
-        order = ("name", "default", "enum_values", "help") if last == "DEFINE_enum" else ("name", "default", "help")
-        args = {**dict(zip(order, node.args, strict=False)), **{k.arg: k.value for k in node.keywords if k.arg}}
-        flag = _str(args.get("name"))
-        if flag:
-            self._option(f"--{flag}", _const(args.get("default")), node, _const(args.get("help")))
-
-    def _signature_cli(self, node: ast.Call, name: str, last: str) -> bool:
-        """`CLI(main)` (jsonargparse), `fire.Fire(main)`, `typer.run(main)`, `tyro.cli(main)`: the flags are
-        the parameters of a function of this file, read once the whole file is (`signature_flags`)."""
-        system = SIGNATURE_CLIS[last]
-        imported = " ".join(self.imports)
-        if system.split()[0] not in imported or not node.args:
-            return False
-        if system == "tyro" and isinstance(node.args[0], ast.Attribute):  # `tyro.cli(Trainer.Config)`: its
-            self.r.config_system = system  # sections are read from the classes (`tyro_config`)
-            return True
-        if not isinstance(node.args[0], ast.Name):
-            return False
-        self.r.config_system = system
-        self.cli_function = (node.args[0].id, node.lineno)
-        return True
-
-    def _library_keyword(self, k: ast.keyword, table: dict[str, str], node: ast.Call, hf: bool) -> None:
-        if k.arg is None:
-            return
-        if STEP_NAMES.match(k.arg):
-            self.r.step_controls.append(StepControl(name=k.arg, file=self.rel, line=k.value.lineno,
-                                                    default=_const(k.value)))
-        kind = table.get(k.arg)
-        if kind:
-            off = {
-                "report_to": "--report_to none", "save_strategy": "--save_strategy no",
-                "eval_strategy": "--eval_strategy no", "evaluation_strategy": "--eval_strategy no",
-                "push_to_hub": "--push_to_hub False", "seed": "--seed",
-                "output_dir": "--output_dir", "logging_dir": "--logging_dir",
-            }.get(k.arg) if hf else f"{k.arg}=..."
-            getattr(self.r, kind).append(Fact(name=k.arg, file=self.rel, line=k.value.lineno, off_switch=off))
 
 
 _MAIN = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]""", re.M)

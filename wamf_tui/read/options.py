@@ -1,0 +1,257 @@
+"""The parser declarations the reader meets in a module: argparse options (with their defaults, the value
+their help says switches them off, and whether they set the step count or an output folder), click and absl
+options, a function made a CLI (fire, jsonargparse, typer, tyro), accelerate's trackers, and the keywords of an
+HF TrainingArguments or a Lightning Trainer. A mixin of `source._Reader`: it reads and fills `self.r`."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..model import Fact, Need, Required, StepControl
+from .frameworks import table
+from .needs import argparse_required
+from .step import name_of
+
+
+class OptionsReader:
+    """The option-declaring calls of a module; `source._Reader` sets up what these methods read and fill."""
+
+    hf_line: int  # the line of the first HfArgumentParser call
+    lightning_cli: int  # the line of a LightningCLI call
+
+    def _config(self, node: ast.Call, name: str, last: str) -> None:
+        if last == "ArgumentParser" and self.r.config_system == "unknown":
+            self.r.config_system = "argparse"
+        if last == "ArgumentParser" and any(k.arg == "parents" for k in node.keywords):
+            self.r.parser_open = self.r.parser_open or "builds its parser on parent parsers"
+        elif last == "parse_known_args" and not any(  # `if ignore_unknown_args:`, a parameter off by default
+                isinstance(g, ast.Name) and g.id in self.off_by_default for g in self.guards):
+            self.r.parser_open = self.r.parser_open or "reads its flags with parse_known_args (unknown flags pass)"
+        elif last == "_add_action":  # `tune run` copies torchrun's actions into its own parser
+            self.r.parser_open = self.r.parser_open or "copies options from another parser when it runs"
+        elif last in HF_PARSERS:
+            self.r.config_system = "hf"
+            if last != "HfArgumentParser":  # TRL's and the alignment handbook's take a YAML file as well
+                self.r.flags.setdefault("--config", None)
+            self.hf_line = self.hf_line or node.lineno
+            self.hf_classes.update(n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name))
+        elif last in SIGNATURE_CLIS and self._signature_cli(node, name, last):
+            pass
+        elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower() \
+                and not (last == "CLI" and "jsonargparse" in self.imports):  # a helper wrapping jsonargparse's CLI
+            self.r.config_system = "lightning_cli"
+            self.lightning_cli = self.lightning_cli or node.lineno
+        elif name == "fire.Fire":
+            self.r.config_system = "fire"
+        elif name in ("typer.Typer", "typer.run"):
+            self.r.config_system = "typer"
+        elif name == "exec" and node.args and "configurator" in ast.dump(node.args[0]):
+            self.configured = True  # names assigned below are not settings the configurator can reach
+            self.r.config_system = "configurator"
+        elif last == "ArgumentGroupFactory" and node.args and isinstance(node.args[0], ast.Name):
+            exclude = next((k.value for k in node.keywords if k.arg == "exclude"), None)
+            left = [e.value for e in exclude.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)] \
+                if isinstance(exclude, ast.List | ast.Tuple) else []
+            self.factories.append((node.args[0].id, left, node.lineno))
+        elif last == "add_config_arguments" and "deepspeed" in name:  # `deepspeed.add_config_arguments(parser)`
+            for opt, default in table("deepspeed")["parser_arguments"].items():
+                self._option(opt, default, node, None)
+        elif last == "add_argument":
+            opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            # the factory's own `add_argument(*arg_names)`: its flags are read from the dataclasses it is given
+            if not opts and node.args and not (self.classes and self.classes[-1][0] == "ArgumentGroupFactory"):
+                self.r.parser_open = self.r.parser_open or "adds flags whose names are computed when it runs"
+            required = argparse_required(node, self.rel) if self.rel == self.r.script else None
+            if required is not None:
+                self.r.required.append(required)
+            if opts:
+                kw = {k.arg: k.value for k in node.keywords if k.arg}
+                flag = kw.get("action") is not None and "store_true" in ast.dump(kw["action"])
+                self._option(max(opts, key=len), "False" if flag else literal_text(kw.get("default")), node,
+                             literal_text(kw.get("help")))
+                # given alone it is on: a store_true, or `nargs="?"` with a `const` (`-t` is `--train True`)
+                bare = flag or literal_text(kw.get("nargs")) == "'?'" and "const" in kw
+                self.spellings[max(opts, key=len)] = (opts, bare)
+        elif last == "Accelerator":
+            for k in node.keywords:
+                if k.arg == "log_with":
+                    self._accelerate_trackers(k.value, node)
+        elif last in ("option", "argument") and name.startswith("click."):
+            self._click(node, last)
+        elif last in ABSL_DEFINES and "flags" in name:
+            self._absl(node, last)
+        elif last in REQUIRED_FLAGS and "flags" in name and node.args and self.rel == self.r.script:
+            listed = node.args[0].elts if isinstance(node.args[0], ast.List | ast.Tuple) else [node.args[0]]
+            self.r.required += [Required(name=f"--{flag}", kind="option", file=self.rel, line=node.lineno)
+                                for flag in map(string_value, listed) if flag]  # `mark_flags_as_required([...])` too
+        # HF TrainingArguments and Lightning Trainer keywords: the library runs the loop
+        if last in ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"):
+            self.r.kind = "training"
+            for k in node.keywords:
+                self._library_keyword(k, HF_KEYS, node, hf=True)
+        elif last == "Trainer" and "lightning" in " ".join(self.imports).lower():
+            self.r.kind = "training"
+            for k in node.keywords:
+                self._library_keyword(k, PL_KEYS, node, hf=False)
+
+    def _trains_with(self, node: ast.Call) -> None:
+        """The entry trains only under `if opt.train:`, a switch that defaults to off (CompVis's `main.py -t`):
+        the command must give it, or the job sets up and exits having trained nothing."""
+        on = self.guard() if self.rel == self.r.script else None
+        if on is None or not on.startswith("-") or self.r.flags.get(on) != "False" or on not in self.spellings:
+            return
+        names, bare = self.spellings[on]
+        self.r.needs.append(Need(code="trains_with", file=self.rel, line=node.lineno,
+                                 why=f"trains only with {on} given", words=[on] if bare else [on, "True"],
+                                 spellings=names))
+
+    def _option(self, opt: str, default: str | None, node: ast.Call, helped: str | None) -> None:
+        """One option of the job's parser, whatever declares it: its default, the value its help says
+        switches it off (`-1 disables`), and whether it sets the step count or an output folder."""
+        self.r.flags[opt] = default
+        self.options += 1
+        off = re.search(r"(?<![\w.])(-1|0)\b[^.;]{0,20}\b(disables?|turns? (it )?off|means (no|never|off))"
+                        r"|\b(disable[sd]?|off)\b[^.;]{0,20}?(?<![\w.])(-1|0)\b", helped or "", re.I)
+        if off:
+            self.r.off_values[opt] = off.group(1) or off.group(6)
+        dest = opt.lstrip("-").replace("-", "_")
+        if STEP_NAMES.match(dest):
+            self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno, default=default))
+        if OUT_NAMES.search(dest) or SAVES_TO.search(helped or "") and "/" in (default or ""):
+            self.fact("output_dirs", opt, node, opt)  # `--project`, default `ROOT / 'runs/train'`: "save to"
+
+    def _accelerate_trackers(self, value: ast.expr, node: ast.Call) -> None:
+        """`Accelerator(log_with="wandb")` or `log_with=args.report_to`: the trackers accelerate starts. It takes
+        no value that means none (it refuses "none"), so only the tracker's own variable can stop one."""
+        if isinstance(value, ast.Attribute) and dotted_name(value.value) in ("args", "cfg", "config", "self.args"):
+            named = (self.r.flags.get(self.flag_for(value.attr)) or "").strip("'\"")
+        else:
+            named = string_value(value) or ""
+        for tracker in (t.strip() for t in named.split(",")):
+            if tracker and tracker != "None":
+                self.r.trackers.append(self.made("comet" if tracker == "comet_ml" else tracker, node))
+
+    def _click(self, node: ast.Call, last: str) -> None:
+        """`@click.option("--max-steps", "-n", default=10, is_flag=True)`, `@click.argument("data")`."""
+        self.r.config_system = "click"
+        names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        required = kw.get("required")
+        if last == "argument":
+            if names and self.rel == self.r.script and "default" not in kw and not (
+                    isinstance(required, ast.Constant) and required.value is False):
+                self.r.required.append(Required(name=names[0], kind="positional", file=self.rel, line=node.lineno))
+            return
+        opts = [n.split("/")[0] for n in names if n.startswith("-")]  # `--shuffle/--no-shuffle`
+        if not opts:
+            return
+        opt = max(opts, key=len)
+        flag = isinstance(kw.get("is_flag"), ast.Constant) and getattr(kw["is_flag"], "value", False) is True
+        self._option(opt, "False" if flag and "default" not in kw else literal_text(kw.get("default")), node,
+                     literal_text(kw.get("help")))
+        if isinstance(required, ast.Constant) and required.value is True and self.rel == self.r.script:
+            self.r.required.append(Required(name=opt, kind="option", file=self.rel, line=node.lineno))
+
+    def _absl(self, node: ast.Call, last: str) -> None:
+        """`flags.DEFINE_integer("max_steps", 1000, "help")`: the option `--max_steps`."""
+        self.r.config_system = "absl"
+        order = ("name", "default", "enum_values", "help") if last == "DEFINE_enum" else ("name", "default", "help")
+        args = {**dict(zip(order, node.args, strict=False)), **{k.arg: k.value for k in node.keywords if k.arg}}
+        flag = string_value(args.get("name"))
+        if flag:
+            self._option(f"--{flag}", literal_text(args.get("default")), node, literal_text(args.get("help")))
+
+    def _signature_cli(self, node: ast.Call, name: str, last: str) -> bool:
+        """`CLI(main)` (jsonargparse), `fire.Fire(main)`, `typer.run(main)`, `tyro.cli(main)`: the flags are
+        the parameters of a function of this file, read once the whole file is (`signature_flags`)."""
+        system = SIGNATURE_CLIS[last]
+        imported = " ".join(self.imports)
+        if system.split()[0] not in imported or not node.args:
+            return False
+        if system == "tyro" and isinstance(node.args[0], ast.Attribute):  # `tyro.cli(Trainer.Config)`: its
+            self.r.config_system = system  # sections are read from the classes (`tyro_config`)
+            return True
+        if not isinstance(node.args[0], ast.Name):
+            return False
+        self.r.config_system = system
+        self.cli_function = (node.args[0].id, node.lineno)
+        return True
+
+    def _library_keyword(self, k: ast.keyword, table: dict[str, str], node: ast.Call, hf: bool) -> None:
+        if k.arg is None:
+            return
+        if STEP_NAMES.match(k.arg):
+            self.r.step_controls.append(StepControl(name=k.arg, file=self.rel, line=k.value.lineno,
+                                                    default=literal_text(k.value)))
+        kind = table.get(k.arg)
+        if kind:
+            off = {
+                "report_to": "--report_to none", "save_strategy": "--save_strategy no",
+                "eval_strategy": "--eval_strategy no", "evaluation_strategy": "--eval_strategy no",
+                "push_to_hub": "--push_to_hub False", "seed": "--seed",
+                "output_dir": "--output_dir", "logging_dir": "--logging_dir",
+            }.get(k.arg) if hf else f"{k.arg}=..."
+            getattr(self.r, kind).append(Fact(name=k.arg, file=self.rel, line=k.value.lineno, off_switch=off))
+
+
+STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
+                        r"num_train_steps|max_iterations|num_iters|total_iters|train_iters|"
+                        r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
+
+
+# the job's output folder: a bare `ckpt`, `checkpoint` or `logging` is rather a switch or an input to resume
+# from, and a named one (`logits_save_dir`, `initial_checkpoint_dir`) one artifact, given only to write it
+OUT_NAMES = re.compile(r"^(out|output|save|root)_?(dir|path|root)?$|^(ckpt|checkpoint|log|logging|logs)_?"
+                       r"(dir|path|root)$|^outf$")
+
+
+# an option's help that says the job writes there (`save to project/name`, `output directory`)
+SAVES_TO = re.compile(r"\b(save[sd]?|writes?|stores?)\b[^.;]{0,20}?\b(to|in|into)\b|\boutput (dir|directory|folder)\b",
+                      re.I)
+
+
+HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last two extend the first
+
+
+REQUIRED_FLAGS = ("mark_flag_as_required", "mark_flags_as_required")  # absl's
+
+
+SIGNATURE_CLIS = {"CLI": "jsonargparse", "Fire": "fire", "run": "typer", "cli": "tyro"}
+
+
+# The last name part of every call visit_Call acts on; any other call is only walked into.
+# absl's flag definitions: DEFINE_x(name, default, help); booleans are switched off with `--noname`
+ABSL_DEFINES = ("DEFINE_integer", "DEFINE_string", "DEFINE_float", "DEFINE_bool", "DEFINE_boolean", "DEFINE_enum",
+                "DEFINE_list", "DEFINE_multi_string", "DEFINE_multi_integer")
+
+
+HF_KEYS = {
+    "report_to": "trackers", "save_strategy": "checkpoints", "eval_strategy": "evals",
+    "evaluation_strategy": "evals", "push_to_hub": "uploads", "seed": "seeds", "output_dir": "output_dirs",
+    "logging_dir": "output_dirs",
+}
+
+
+PL_KEYS = {
+    "logger": "trackers", "enable_checkpointing": "checkpoints", "limit_val_batches": "evals",
+    "default_root_dir": "output_dirs", "check_val_every_n_epoch": "evals",
+}
+
+
+def dotted_name(node: ast.AST) -> str:
+    return name_of(node, calls=True)
+
+
+def string_value(node: ast.AST | None) -> str | None:
+    """A string literal's text (a flag's name), None for anything else."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def literal_text(node: ast.AST | None) -> str | None:
+    if node is None:
+        return None
+    try:
+        return repr(ast.literal_eval(node))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return ast.unparse(node)[:60] if hasattr(ast, "unparse") else None
