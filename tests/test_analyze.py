@@ -415,7 +415,7 @@ defaults:
 
 def test_hydra_overrides_are_key_value_with_defaults_from_the_yaml(tmp_path):
     from wamf_tui.model import InitState
-    from wamf_tui.propose.benchmark import run_command
+    from wamf_tui.propose.run_line import run_command
 
     root = repo_with(tmp_path, {"app.py": HYDRA_NESTED, "conf/train.yaml": HYDRA_CONF})
     a = analyze_script(root / "app.py")

@@ -288,7 +288,7 @@ if __name__ == "__main__":
 def test_an_hf_trainer_job_gets_the_trainers_own_switches_and_no_wrapper(tmp_path):
     from wamf_tui.detect.launch import parse_launch
     from wamf_tui.model import InitState
-    from wamf_tui.propose.benchmark import needs_wrapper, run_command
+    from wamf_tui.propose.run_line import needs_wrapper, run_command
 
     root, a, _ = changes(tmp_path, {"train.py": HF_JOB})
     assert a.config_system == "hf_trainer"
@@ -400,7 +400,7 @@ if __name__ == "__main__":
 def test_a_lightning_cli_job_is_switched_with_its_trainer_arguments(tmp_path):
     from wamf_tui.detect.launch import parse_launch
     from wamf_tui.model import InitState
-    from wamf_tui.propose.benchmark import needs_wrapper, run_command
+    from wamf_tui.propose.run_line import needs_wrapper, run_command
 
     root, a, _ = changes(tmp_path, {"main.py": LIGHTNING_CLI}, entry="main.py")
     launch = parse_launch("python main.py fit --config cfg.yaml", exists={"main.py"}.__contains__)
@@ -1042,7 +1042,7 @@ def test_a_privileged_launcher_port_from_a_docs_example_is_left_out(tmp_path):
     own default and says so; a port of 1024 or more is the user's choice and stays."""
     from wamf_tui.detect.launch import parse_launch
     from wamf_tui.model import InitState
-    from wamf_tui.propose.benchmark import entry_fixes, run_command
+    from wamf_tui.propose.run_line import entry_fixes, run_command
 
     root, a, _ = changes(tmp_path, {"train.py": HF_JOB})
     for port, kept in (("--master_port 1", False), ("--master-port=80", False), ("--master_port 29600", True)):

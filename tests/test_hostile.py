@@ -197,7 +197,7 @@ def test_a_users_files_are_never_lost(tmp_path):
     user's own wamf_bench.py left alone."""
     from wamf_tui.contract import render as contract
     from wamf_tui.model import InitState
-    from wamf_tui.propose.benchmark import wrapper_path
+    from wamf_tui.propose.run_line import wrapper_path
     from wamf_tui.propose.wrapper import WRAPPER, write_wrapper
 
     path = tmp_path / "contract.md"

@@ -17,7 +17,7 @@ from wamf_tui.detect.launch import console_scripts, parse_launch, shell_defaults
 from wamf_tui.detect.scripts import scan_scripts
 from wamf_tui.model import GpuFacts, HardwareFacts, Step
 from wamf_tui.propose import proposals
-from wamf_tui.propose.benchmark import wrapper_path
+from wamf_tui.propose.run_line import wrapper_path
 from wamf_tui.propose.validate import check_run
 from wamf_tui.session import store as session
 

@@ -8,7 +8,8 @@ from conftest import make_repo
 
 from wamf_tui.detect.launch import parse_launch
 from wamf_tui.model import InitState
-from wamf_tui.propose.benchmark import propose, run_command
+from wamf_tui.propose.benchmark import propose
+from wamf_tui.propose.run_line import run_command
 from wamf_tui.propose.validate import check_run
 from wamf_tui.read.settings import accepts
 from wamf_tui.read.source import analyze_script

@@ -518,14 +518,14 @@ def test_a_users_wamf_bench_is_never_replaced_nor_run_as_the_wrapper(tmp_path):
     to compare waited forever); made after the run line named the wrapper there, the run line is refused
     before the contract is written (it would run the user's file), and writing the wrapper leaves it."""
     from wamf_tui.model import InitState
-    from wamf_tui.propose.benchmark import wrapper_path
+    from wamf_tui.propose.run_line import wrapper_path
     from wamf_tui.propose.validate import check_run
     from wamf_tui.propose.wrapper import WRAPPER, write_wrapper
 
     root = make_repo(tmp_path / "job", {"train.py": "import torch\nloss.backward()\n"})
     state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"))
     os.mkfifo(root / "wamf_bench.py")
-    out = _bounded_python("from wamf_tui.propose.benchmark import wrapper_path\nfrom wamf_tui.model import InitState\n"
+    out = _bounded_python("from wamf_tui.propose.run_line import wrapper_path\nfrom wamf_tui.model import InitState\n"
                           f"print(wrapper_path(InitState(contract_path={str(root / 'contract.md')!r})))", timeout=30)
     assert out.stdout.strip() == str(root / "wamf_bench-2.py"), out.stderr
     (root / "wamf_bench.py").unlink()

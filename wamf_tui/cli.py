@@ -78,7 +78,7 @@ def _documented(root: Path, run: str) -> list[str]:
     are proof where the entry's parser cannot be read whole."""
     from .detect.launch import parse_launch
     from .detect.scripts import scan_scripts
-    from .propose.benchmark import is_wrapper
+    from .propose.run_line import is_wrapper
 
     launch = parse_launch(run, exists=lambda p: (root / p).is_file())
     if launch is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..model import InitState
-from ..propose.benchmark import needs_wrapper, wrapper_path
+from ..propose.run_line import needs_wrapper, wrapper_path
 from ..propose.validate import Verdict, check_run
 from ..propose.wrapper import write_wrapper
 from . import render as contract

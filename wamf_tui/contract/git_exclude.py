@@ -12,7 +12,7 @@ SMALL = 4096  # `.git` as a file, `commondir`: one line
 
 def own_files(state: InitState) -> list[str]:
     """The app's files inside the checkout, relative to its root (for .git/info/exclude)."""
-    from ..propose.benchmark import needs_wrapper, wrapper_path
+    from ..propose.run_line import needs_wrapper, wrapper_path
 
     root = Path(state.repo_path)
     paths = [Path(state.contract_path), Path(state.contract_path + ".bak")]

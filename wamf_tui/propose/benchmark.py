@@ -9,15 +9,11 @@ same answer twice, prefer the script's own flags, price what is switched off.
 from __future__ import annotations
 
 import ast
-import os
 import re
-import shlex
 from pathlib import Path
 
-from ..detect.launch import format_command, parse_launch
-from ..model import Analysis, BenchmarkChange, Fact, InitState, LaunchCommand, StepControl
+from ..model import Analysis, BenchmarkChange, Fact, StepControl
 from ..read.hydra_config import cpu_trainers
-from ..read.launch import fewest_note, with_processes
 from ..read.settings import accepts, flag_name
 from ..read.switches import switch_off
 from ..read.systems.registry import system
@@ -25,7 +21,6 @@ from ..read.values import dest
 from ..wording import system_label
 
 DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
-WRAPPER_NAME = "wamf_bench.py"
 OUT_DIR = "runs/wamf-bench"
 BENCH_NAME = "wamf-bench"  # a run or model name the job makes a folder of
 MAX_EXCLUSIONS = 8  # save, eval and upload rows shown one by one; the rest no switch reaches are priced as one
@@ -634,204 +629,29 @@ def _capped(changes: list[BenchmarkChange]) -> list[BenchmarkChange]:
     return kept[:at] + [row] + kept[at:]
 
 
-def needs_wrapper(changes: list[BenchmarkChange]) -> bool:
-    return any(c.enabled and ("(wrapper)" in c.how or any(e.startswith("WAMF_") for e in c.env)) for c in changes)
 
 
-def is_wrapper(script: str) -> bool:
-    """Whether a run line's script is the benchmark wrapper (under any name `wrapper_path` gives it)."""
-    return re.fullmatch(r"wamf_bench(-\d+)?\.py", Path(script).name) is not None
 
 
-def wrapper_path(state: InitState) -> str:
-    """Next to the contract: `wamf_bench.py`, or `wamf_bench-N.py` when a file of the user's has that name."""
-    from .wrapper import WRAPPER
-
-    folder = Path(state.contract_path).parent
-    stem, n = Path(WRAPPER_NAME).stem, 1
-    path = folder / WRAPPER_NAME
-    while path.is_symlink() or path.exists() and _text(path) != WRAPPER:
-        n += 1
-        path = folder / f"{stem}-{n}.py"
-    return str(path)
 
 
-def _text(path: Path) -> str | None:
-    """A file's text if it could be the wrapper (a FIFO or a device named `wamf_bench.py` is not, and
-    reading it must not wait or go on forever), else None."""
-    from ..infra.files import read_regular
-    from .wrapper import WRAPPER
-
-    try:
-        return read_regular(path, len(WRAPPER.encode("utf-8")) + 1).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
-def is_our_wrapper(path: Path) -> bool:
-    """Whether the file at `path` is the app's wrapper, byte for byte (not a user's `wamf_bench.py`)."""
-    from .wrapper import WRAPPER
-
-    return not path.is_symlink() and _text(path) == WRAPPER
 
 
-def job_launch(state: InitState) -> LaunchCommand:
-    """The job's command as read (the user's answer), or `python SCRIPT` when there is none."""
-    if state.launch is not None:
-        return state.launch
-    return LaunchCommand(command=f"python {shlex.quote(state.script)}", launcher="python", script=state.script,
-                         path=state.script, prefix=["python"])
 
 
-def entry_fixes(state: InitState) -> list[str]:
-    """What the run line changes in the job's command so the entry gets what it needs, one clause each."""
-    return _fixed(state)[1]
 
 
-def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
-    """The job's command with the launcher its entry needs: torchrun for rank variables, accelerate
-    launch for an Accelerator, `python -m` from the package's folder for relative imports."""
-    launch = job_launch(state).model_copy(deep=True)
-    said = _privileged_port(launch)
-    a = state.analysis
-    if a is None or launch.launcher == "console script":
-        return launch, said
-    codes = {n.code: n for n in a.needs}
-    for need in a.needs:
-        if need.code == "trains_with" and not any(flag_name(w) in need.spellings for w in launch.args):
-            launch.args = [*launch.args, *need.words]
-            said.append(f"{Path(a.script).name} {need.why} ({need.file}:{need.line}): {' '.join(need.words)} given")
-    plain = launch.launcher in ("python", "python -m")
-    queued = codes.get("submits")
-    if queued is not None and queued.runs and plain:  # what the cluster job would run, run here
-        n, _ = _processes(state)
-        launch.module, launch.script, launch.cwd = queued.runs, None, queued.runs_from
-        launch.args = _without(launch.args, set(queued.drop))
-        launch.prefix = ["torchrun", "--standalone", f"--nproc_per_node={n}"]
-        launch.launcher = "torchrun"
-        said.append(f"{Path(a.script).name} {queued.why}: runs {queued.runs} here with torchrun, {n} process(es), "
-                    f"one per GPU seen (another count: edit --nproc_per_node={n}), without the submitter's own options")
-        return launch, said
-    if "package" in codes and a.module and launch.launcher == "python":
-        launch.module, launch.script, launch.launcher, launch.cwd = a.module, None, "python -m", a.module_root
-        said.append(f"{Path(a.script).name} {codes['package'].why}: python -m {a.module}")
-    if "ranks" in codes and plain:
-        n, floor = _processes(state)
-        launch.prefix = ["torchrun", "--standalone", f"--nproc_per_node={n}", *launch.prefix[1:]]
-        launch.launcher = "torchrun"
-        said.append(f"{Path(a.script).name} {codes['ranks'].why} ({codes['ranks'].file}:{codes['ranks'].line}): "
-                    f"started with torchrun, " + (floor if floor else f"{n} process(es), one per GPU seen")
-                    + f" (another count: edit --nproc_per_node={n})")
-    elif not plain and launch.nproc_per_node is not None:  # the docs' count, never below what the code enforces
-        n, floor = _processes(state)
-        if floor and launch.nproc_per_node < n and with_processes(launch, n):
-            said.append(f"{Path(a.script).name}: {floor}")
-    elif "accelerate" in codes and plain:
-        launch.prefix = ["accelerate", "launch", *launch.prefix[1:]]
-        launch.launcher = "accelerate launch"
-        said.append(f"{Path(a.script).name} {codes['accelerate'].why}: started with accelerate launch")
-    return launch, said
 
 
-_PORTS = ("--master_port", "--master-port", "--main_process_port", "--main-process-port")
 
 
-def _privileged_port(launch: LaunchCommand) -> list[str]:
-    """A launcher port below 1024 (`--master_port 1` in a docstring's example) left out: only root may bind
-    it, and the launcher picks a free default of its own."""
-    words = launch.prefix
-    for i, word in enumerate(words):
-        opt, eq, value = word.partition("=")
-        if opt in _PORTS and not eq and i + 1 < len(words):
-            value = words[i + 1]
-        if opt in _PORTS and value.isdigit() and int(value) < 1024:
-            launch.prefix = _without(words, {opt})
-            return [f"{opt} {value} left out: a port below 1024 is privileged; the launcher picks its own"]
-    return []
 
 
-def _without(args: list[str], options: set[str]) -> list[str]:
-    """`args` less the given options and their values (`--nodes 4`, `--nodes=4`, `--use-volta32`)."""
-    kept: list[str] = []
-    skip = False
-    for word in args:
-        if skip and not word.startswith("-") and "=" not in word:  # `key=value` is an override, not a value
-            skip = False
-            continue
-        skip = word in options
-        if not skip and word.split("=")[0] not in options:
-            kept.append(word)
-    return kept
 
 
-def _processes(state: InitState) -> tuple[int, str]:
-    """(processes, why when the code sets the count): one a GPU seen, at least one, never below the count
-    the code exits under."""
-    hw = state.detected.hardware
-    return fewest_note(state.analysis, len(hw.gpus) if hw is not None and hw.gpus else 0)
 
 
-def job_args(run: str) -> list[str] | None:
-    """The job's own arguments in a run line, past the launcher and the wrapper; None if unreadable."""
-    launch = parse_launch(run)
-    if launch is None:
-        return None
-    args = launch.args
-    if launch.script and is_wrapper(launch.script):
-        skip = 2 if args[:1] == ["-m"] else 3 if args[:1] == ["--entry"] else 1
-        args = args[skip:]
-    return args
 
 
-def run_command(state: InitState) -> str:
-    """The `run` line: the job's command, with its launcher and arguments, the entry fixed to get what it
-    needs, benchmark variables first and switches last; the wrapper (absolute path) before the entry when
-    a row needs it."""
-    launch, _ = _fixed(state)
-    enabled = [c for c in state.changes if c.enabled]
-    env = sorted({e for c in enabled for e in c.env})
-    # two rows switched off through one setting give it once (a row's flags are words: `--save_strategy no`)
-    flags = [f for words in dict.fromkeys(tuple(c.flags) for c in enabled) for f in words]
-    overridden = {f.split("=")[0] for f in flags if f.startswith(("-", "+", "~")) or "=" in f}  # not a value (`no`)
-    dropped = {d for c in enabled for d in c.drop}
-    args: list[str] = []
-    original = launch.args
-    i = 0
-    while i < len(original):  # the command's own args, minus those overridden or switched off
-        a = original[i]
-        name = a.split("=")[0]
-        if name in dropped and (state.analysis is None or state.analysis.flags.get(name) in ("False", "True")):
-            i += 1  # a store_true switch: the word alone
-        elif name in dropped:  # a flag and all its values (`--val_prompts a b`, nargs="+")
-            i += 1
-            while "=" not in a and i < len(original) and not original[i].startswith("-"):
-                i += 1
-        elif name in overridden:
-            takes_value = "=" not in a and i + 1 < len(original) and not original[i + 1].startswith("-")
-            i += 2 if takes_value else 1
-        else:
-            args.append(a)
-            i += 1
-    entry: list[str] | None = None
-    if needs_wrapper(enabled):
-        if "WAMF_OUT" not in " ".join(env):
-            env.append(f"WAMF_OUT={OUT_DIR}")
-        wrapper = wrapper_path(state)
-        try:
-            wrapper.encode("utf-8")
-        except UnicodeEncodeError:  # a folder name that is not UTF-8 cannot be written into the contract:
-            wrapper = os.path.relpath(wrapper, Path(state.repo_path) / (launch.cwd or ""))  # relative to where it runs
-        if launch.launcher == "console script":
-            name = launch.prefix[-1]
-            launch.prefix = ["python"]
-            entry = [wrapper, "--entry", launch.entry or "", name]
-        elif launch.module:
-            entry = [wrapper, "-m", launch.module]
-        else:
-            entry = [wrapper, launch.script or state.script]
-        if launch.launcher in ("python", "python -m", "console script"):
-            launch.prefix = ["python", *[w for w in launch.prefix[1:] if w.startswith("-")]]
-    launch.env = [*launch.env, *(e for e in env if e.split("=")[0] not in {x.split("=")[0] for x in launch.env})]
-    if state.analysis is not None:  # in the order its parser reads them (a yacs opts list comes last)
-        return format_command(launch, system(state.analysis).line(state.analysis, args, flags), entry)
-    return format_command(launch, [*args, *flags], entry)

@@ -22,7 +22,7 @@ from ..read.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, say
 from ..read.subcommands import called, dispatch, reader, refine_console
 from ..read.systems.base import flag_name
 from ..read.systems.registry import system
-from .benchmark import is_our_wrapper, is_wrapper
+from .run_line import is_our_wrapper, is_wrapper
 
 
 @dataclass

@@ -175,7 +175,7 @@ except _StepLimit:
 def write_wrapper(path: Path) -> str | None:
     """Write the wrapper atomically; returns an error message instead of raising."""
     from ..infra.files import write_atomic
-    from .benchmark import is_our_wrapper
+    from .run_line import is_our_wrapper
 
     try:
         if path.is_symlink() or path.exists():
