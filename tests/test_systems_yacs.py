@@ -115,3 +115,32 @@ def test_values_resolve_over_the_defaults_from_the_config_file_the_command_names
         "SOLVER.MAX_ITER": ("500", "configs/small.yml:3"), "SOLVER.BASE_LR": ("0.5", "command")}
     assert a.resolved["MODEL.DEVICE"].source == "default"
     assert propose(a, 30, "speed", command)[0].what == "total steps cut to 30 (was 500, configs/small.yml:3)"
+
+
+def test_a_weights_file_the_config_names_that_is_not_here_is_a_key_the_command_must_give(tmp_path):
+    """reid-strong-baseline: `PRETRAIN_PATH: '/home/author/.torch/models/resnet50.pth'` in the config the command
+    names, absent here: the key is asked for, as a `KEY VALUE` pair of the opts list; a file that is here is not."""
+    defaults = DEFAULTS + '_C.MODEL.PRETRAIN_PATH = ""\n'
+    root = make_repo(tmp_path / "job", {"tools/train.py": TRAIN.replace("{opts}", '"opts"'),
+                                        "config/__init__.py": PACKAGE, "config/defaults.py": defaults,
+                                        "configs/r50.yml": "MODEL:\n  PRETRAIN_PATH: '/home/author/r50.pth'\n",
+                                        "configs/here.yml": "MODEL:\n  PRETRAIN_PATH: 'weights/r50.pth'\n",
+                                        "weights/r50.pth": "not really weights\n"})
+    a = analyze_script(root / "tools/train.py", root, ["--config_file", "configs/r50.yml"])
+    assert [(r.name, r.kind, r.file, r.line) for r in a.required] == [
+        ("MODEL.PRETRAIN_PATH", "key", "configs/r50.yml", 2)]
+    assert check_run("python tools/train.py --config_file configs/r50.yml", root, a).problems == [
+        "train.py requires MODEL.PRETRAIN_PATH"]
+    given = "python tools/train.py --config_file configs/r50.yml MODEL.PRETRAIN_PATH /w/r50.pth"
+    assert check_run(given, root, a).problems == []
+    assert analyze_script(root / "tools/train.py", root, ["--config_file", "configs/here.yml"]).required == []
+
+
+def test_a_readmes_your_placeholder_in_an_opts_pair_leaves_the_pair_out():
+    """`MODEL.DEVICE_ID "('your device id')"`: the reader's value to fill; the key goes with it (a key alone
+    would shift every pair after it), and the other pairs stay."""
+    launch = parse_launch("python3 tools/train.py --config_file='c.yml' MODEL.DEVICE_ID \"('your device id')\" "
+                          "DATASETS.NAMES \"('market1501')\" OUTPUT_DIR \"('your path to save logs')\"")
+    assert launch is not None
+    assert launch.args == ["--config_file=c.yml", "DATASETS.NAMES", "('market1501')"]
+    assert launch.unresolved == ["your device id", "your path to save logs"]

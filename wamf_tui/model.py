@@ -310,7 +310,8 @@ class Required(BaseModel):
 
     name: RepoText  # `--dataset_name`, a positional's name, or a Hydra key
     # "output": a folder the job writes to, which the benchmark gives its own run folder
-    kind: Literal["option", "positional", "field", "hydra", "output"]
+    # "key": the key of a yacs-style `KEY VALUE` opts pair
+    kind: Literal["option", "positional", "field", "hydra", "output", "key"]
     file: RepoText
     line: int
     alternatives: list[RepoText] = []  # other options that give the same input (`--datasets` for `--dataset_name`)

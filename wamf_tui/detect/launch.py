@@ -30,7 +30,9 @@ _ARRAY_USE = re.compile(r"\"?\$\{(\w+)\[[@*]\]\}\"?")  # `${ARGS[@]}`, `"${ARGS[
 # What a README leaves for its reader to fill: `<your_path>`, `<output dir>`, `[imagenet folder]`, `{step}`,
 # `path/to/images`.
 _PLACEHOLDER = re.compile(r"<[^\s<>=()$&|;\d][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|(?<!\$)\{[A-Za-z_]\w*\}"
-                          r"|(?<![\w/.~-])/?path/to/[^\s'\"]*")  # `--data_dir path/to/images`
+                          r"|(?<![\w/.~-])/?(?i:path)/to/[^\s'\"]*"  # `--data_dir path/to/images`
+                          r"|\b(?i:your)[ _-][A-Za-z][^\"'()<>\n]*")  # `"('your device id')"`, `your_data_dir`
+_OPTS_KEY = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*")  # a yacs-style `KEY VALUE` opts key: `MODEL.DEVICE_ID`
 _ALL_ARGS = re.compile(r"""(["']?)\$\{?[@*]\}?\1""")
 _SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?(?:\$0|\$\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)""")
 # Launcher options that take no value: any other option without `=` takes the next word as its value.
@@ -342,8 +344,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     holes: dict[str, str] = {}
 
     def hole(m: re.Match[str]) -> str:  # a placeholder becomes a variable nobody sets: left out, and said
-        whole = command[m.start() - 1:m.start()] in ("'", '"') and \
-            command[m.end():m.end() + 1] == command[m.start() - 1]  # `--model="<path to the model>"`: a hole
+        whole = _alone(command, m)  # `--model="<path to the model>"`, `"('your device id')"`: a hole
         if _quoted(command, m.start()) and not whole:  # `--prompt "a photo of <new1> cat"` is a value
             return m.group(0)
         name = f"WAMF_HOLE_{len(holes)}"
@@ -414,6 +415,14 @@ def script_call(command: str, known: Mapping[str, str]) -> tuple[str, dict[str, 
     args = words[1:]
     positional = {str(i): args[i - 1] if i <= len(args) else "" for i in range(1, 10)}  # unset ones are empty
     return posixpath.normpath(words[0]), {**env, **positional, "@": " ".join(shlex.quote(a) for a in args)}
+
+
+def _alone(text: str, m: re.Match[str]) -> bool:
+    """Whether a placeholder is all of its quoted word but for brackets and quotes (`"('your path')"`)."""
+    left = len(text[:m.start()]) - len(text[:m.start()].rstrip("(['\""))
+    right = len(text[m.end():]) - len(text[m.end():].lstrip(")]'\""))
+    before, after = text[m.start() - left:m.start()], text[m.end():m.end() + right]
+    return bool(before) and before[0] in "'\"" and after.endswith(before[0])
 
 
 def _quoted(text: str, pos: int) -> bool:
@@ -545,8 +554,8 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
         value, missing = _expand(w, known)
         if missing:
             unresolved += missing
-            if args and args[-1].startswith("-") and "=" not in args[-1]:
-                left_out.append(f"{args.pop()} {w}")
+            if args and (args[-1].startswith("-") and "=" not in args[-1] or _OPTS_KEY.fullmatch(args[-1])):
+                left_out.append(f"{args.pop()} {w}")  # `--data <dir>`, yacs's `OUTPUT_DIR <dir>`: the pair goes
             elif w.startswith("-") and "=" in w:
                 left_out.append(w.replace("=", " ", 1))
             elif any(m.startswith("WAMF_HOLE_") for m in missing):  # `data=<PATH>`: a value the reader gives

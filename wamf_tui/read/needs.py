@@ -213,6 +213,10 @@ def missing_inputs(required: list[Required], args: list[str], store_true: set[st
     for r in required:
         if r.kind == "positional":
             continue
+        if r.kind == "key":  # `MODEL.PRETRAIN_PATH /w.pth`: the key given as a word of its own
+            if r.name not in args:
+                missing.append(r)
+            continue
         if r.kind == "hydra":
             if r.name not in given:
                 missing.append(r)

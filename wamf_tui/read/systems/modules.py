@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from ...model import Required, Resolved
 
@@ -133,17 +134,23 @@ INPUT = re.compile(r"(^|[._-])(data|dataset|train|val|root)_?(dir|path|root|file
                    re.I)
 
 
-def absent_inputs(resolved: Mapping[str, Resolved], root: Path) -> list[Required]:
-    """Data paths the config file the command names sets that are not on this machine (relative ones from
-    the repo root, where the job runs): the user must give their own, so they are asked for by name."""
+# a file of weights or data the job loads (`PRETRAIN_PATH: /home/author/.torch/models/resnet50.pth`)
+LOADED = re.compile(r"\.(pth|pt|ckpt|bin|safetensors|pkl|npy|npz|h5|tar|zip)$", re.I)
+
+
+def absent_inputs(resolved: Mapping[str, Resolved], root: Path, kind: Literal["hydra", "key"] = "hydra"
+                  ) -> list[Required]:
+    """Data paths and weight files the config file the command names sets that are not on this machine
+    (relative ones from the repo root, where the job runs): the user must give their own, so they are asked
+    for by name. `kind`: how a key that is no `--flag` is given (Hydra's `key=v`, yacs's `KEY V`)."""
     out = []
     for key, said in resolved.items():
         file, _, line = said.source.rpartition(":")
         value = (said.value or "").strip("'\"")
-        if not file or not line.isdigit() or not INPUT.search(key.lstrip("-")) or not value or value == "???" \
-                or "://" in value or any(c in value for c in "${}*?[]"):
+        if not file or not line.isdigit() or not (INPUT.search(key.lstrip("-")) or LOADED.search(value)) \
+                or not value or value == "???" or "://" in value or any(c in value for c in "${}*?[]"):
             continue
         path = Path(value).expanduser()
         if not (path if path.is_absolute() else root / path).exists():
-            out.append(Required(name=key, kind="option" if key.startswith("-") else "hydra", file=file, line=int(line)))
+            out.append(Required(name=key, kind="option" if key.startswith("-") else kind, file=file, line=int(line)))
     return out

@@ -39,6 +39,6 @@ def refine(tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[
             a.config_system = s.kind
             break
     a.resolved = layered(a.flags, a.resolved, system(a).values(a, command))
-    if a.config_system != "yacs":  # its opts pairs are no `--flag` nor `key=value` the check could find given
-        named = {r.name for r in a.required}
-        a.required += [r for r in absent_inputs(a.resolved, root) if r.name not in named]
+    named = {r.name for r in a.required}  # yacs's are `KEY VALUE` pairs of its opts list
+    a.required += [r for r in absent_inputs(a.resolved, root, "key" if a.config_system == "yacs" else "hydra")
+                   if r.name not in named]
