@@ -126,3 +126,16 @@ def test_autocast_behind_a_switch_left_off_keeps_fp32_tolerances(tmp_path):
     root, state, refused = walk(tmp_path, {"train.py": AMP_FLAG + LOOP})
     loss = next(c for c in proposals.checkpoints(state) if c.name == "loss")
     assert loss.tolerance == "rtol 1e-5 steps 1-5, rtol 1e-3 after"
+
+
+def test_training_arguments_fp16_in_the_code_or_from_a_setting(tmp_path):
+    """alpaca-lora: `transformers.TrainingArguments(..., fp16=True)` runs the Trainer's step under fp16 AMP;
+    `bf16=args.bf16` only where the setting holds; `fp16=False` is fp32."""
+    literal = "import transformers\nargs = transformers.TrainingArguments(output_dir='o', fp16=True)\n"
+    assert read(tmp_path, literal) == Precision("fp16", "train.py:2", "code")
+    setting = ARGS.format(flags="p.add_argument('--bf16', action='store_true')\n") + \
+        "from transformers import TrainingArguments\ntargs = TrainingArguments(output_dir='o', bf16=args.bf16)\n"
+    assert read(tmp_path, setting, "--bf16").dtype == "bf16"
+    assert read(tmp_path, setting).dtype == "fp32"
+    off = "from transformers import TrainingArguments\nt = TrainingArguments(output_dir='o', fp16=False)\n"
+    assert read(tmp_path, off).dtype == "fp32"

@@ -198,10 +198,14 @@ def test_hf_trainer_with_and_without_its_own_compute_loss(tmp_path):
                                 "return_outputs=False):\n        outputs = model(**inputs)\n"
                                 "        return outputs.loss * 2\n", "").replace("MyTrainer(", "Trainer(")
     got = rows(tmp_path / "plain", {"train.py": plain})
-    built = at(plain, "trainer = Trainer(")
-    assert got["loss"].where == f"{at(plain, 'trainer.train()')} via TrainerCallback.on_log (logging_steps=1: " \
-                                f"loss and grad_norm every step), attached to the Trainer built at {built}"
-    assert "model outputs" not in got  # the library's loop: no forward line of the job's to point at
+    built = at(plain, "trainer = Trainer(").split(":")[1]
+    train = at(plain, "trainer.train()")
+    assert got["loss"].where == f"{train} via TrainerCallback.on_log (logging_steps=1: " \
+                                f"loss and grad_norm every step), attached to the Trainer of line {built}"
+    # the library's loop runs the forward: a hook on the model it is given, at the call that runs the loop
+    assert got["model outputs"].where == f"{train} via a forward hook on the model the Trainer of line {built} " \
+                                         "runs in Trainer.compute_loss"
+    assert got["batch"].where.startswith(f"{train} via the inputs Trainer.training_step gives the model")
 
 
 @pytest.mark.parametrize("default", ["1.0", "0.0"])

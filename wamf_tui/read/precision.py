@@ -33,7 +33,11 @@ _AUTOCASTS = ("autocast",)
 _FRAMEWORKS = {"Accelerator": "mixed_precision", "Fabric": "precision", "Trainer": "precision"}
 _CASTS: dict[str, Dtype] = {"half": "fp16", "bfloat16": "bf16"}
 _MODEL = re.compile(r"model|net|module", re.I)  # what a cast of the job's weights is called on
-_WORDS = ("autocast", "Accelerator", "GradScaler", "mixed_precision", "precision", "half", "bfloat16", "float16")
+_WORDS = ("autocast", "Accelerator", "GradScaler", "mixed_precision", "precision", "half", "bfloat16", "float16",
+          "bf16", "fp16")
+# HF's and TRL's training arguments: `bf16=True` / `fp16=True` run the Trainer's step under AMP
+_HF_ARGS = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig", "ORPOConfig",
+            "RewardConfig", "KTOConfig", "CPOConfig")
 
 
 def precision_signals(tree: ast.Module, rel: str, text: str, entry: bool) -> list[PrecisionSignal]:
@@ -78,6 +82,13 @@ def _signal(call: ast.Call, names: Mapping[str, list[ast.expr]]) -> tuple[
         return "framework", kw[_FRAMEWORKS[last]], None
     if last == "Accelerator":  # its precision is the launcher's: `--mixed_precision` or the accelerate config
         return "framework", ast.Name(id="mixed_precision"), None
+    if last in _HF_ARGS:  # `TrainingArguments(fp16=True)`, `bf16=args.bf16`: on where its value holds
+        on = [(key, value) for key in ("bf16", "fp16") if (value := kw.get(key)) is not None
+              and not (isinstance(value, ast.Constant) and not value.value)]
+        if on:
+            key, value = on[0]
+            return "framework", ast.Constant(key), None if _literal_true(value) else value
+        return None
     if not isinstance(call.func, ast.Attribute) or not _MODEL.search(_name(call.func.value)):
         return None  # a tensor's cast (`q.to(torch.bfloat16)`) is one operation's, not the job's precision
     if last in _CASTS and not call.args:  # `model.half()`

@@ -708,9 +708,12 @@ class _Reader(OptionsReader, ast.NodeVisitor):
             self.fits.append(node.lineno)  # the library's loop runs in this call: what follows it runs after
             self._trains_with(node)
             if last == "train" and self.trainer_built:  # the library runs the loop: read it from its log
-                hook = f"{HF_HOOK}, attached to the Trainer built at {self.trainer_built}"
+                built = f"the Trainer of line {self.trainer_built.rsplit(':', 1)[1]}"  # one file:line a row
+                hooks = {"loss": f"{HF_HOOK}, attached to {built}", "grad_clip": f"{HF_HOOK}, attached to {built}",
+                         "forward": f"a forward hook on the model {built} runs in Trainer.compute_loss",
+                         "batch": f"the inputs Trainer.training_step gives the model (a forward pre-hook, {built})"}
                 resumes = any(k.arg == "resume_from_checkpoint" for k in node.keywords)
-                for role in ("loss", "grad_clip"):
+                for role, hook in hooks.items():
                     if role not in self.roles:
                         self.roles.add(role)
                         self.r.anchors.append(Anchor(role=role, file=self.rel, line=node.lineno, text=hook))
