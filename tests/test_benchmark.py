@@ -1066,3 +1066,30 @@ def test_an_option_whose_help_says_it_saves_there_and_whose_default_is_a_path_is
     _, a, rows = changes(tmp_path, {"train.py": body})
     assert [o.name for o in a.output_dirs] == ["--project"]
     assert any("--project=runs/wamf-bench" in c.flags for c in rows)
+
+
+def test_every_output_folder_in_the_checkout_goes_to_the_benchmark_folder(tmp_path):
+    """mae: `--output_dir ./output_dir` and `--log_dir ./output_dir` (TensorBoard): both are routed; a folder left
+    at None means "not written" and stays unset."""
+    body = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--output_dir', default='./output_dir')\n"
+            "p.add_argument('--log_dir', default='./output_dir')\np.add_argument('--ckpt_dir', default=None)\n"
+            "args = p.parse_args()\nimport torch\nfor step in range(10):\n    loss = model(x)\n    loss.backward()\n"
+            "    opt.step()\n")
+    _, a, rows = changes(tmp_path, {"train.py": body})
+    folder = next(c for c in rows if c.what == "all outputs into one folder")
+    assert folder.flags == ["--output_dir=runs/wamf-bench", "--log_dir=runs/wamf-bench"]
+
+
+def test_an_input_whose_default_is_a_folder_this_machine_lacks_is_required(tmp_path):
+    """mae's `--data_path /datasets01/imagenet_full_size/061417/`: the authors' cluster; the user gives theirs.
+    A relative default (downloaded by the job) or an absolute one that is here is no such input."""
+    here = tmp_path / "imagenet"
+    here.mkdir()
+    body = ("import argparse\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--data_path', default='/datasets01/imagenet_full_size/061417/')\n"
+            f"p.add_argument('--val_path', default='{here}')\np.add_argument('--data_dir', default='data/mnist')\n"
+            "args = p.parse_args()\n")
+    root, a, _ = changes(tmp_path, {"train.py": body})
+    assert [(r.name, r.kind, r.line) for r in a.required] == [("--data_path", "option", 3)]
+    assert check_run("python train.py", root, a).problems == ["train.py requires --data_path"]
+    assert check_run("python train.py --data_path /d", root, a).problems == []

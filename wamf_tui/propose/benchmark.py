@@ -16,6 +16,7 @@ from ..model import Analysis, BenchmarkChange, Fact, StepControl
 from ..read.hydra_config import cpu_trainers
 from ..read.settings import accepts, flag_name
 from ..read.switches import switch_off
+from ..read.systems.base import ConfigSystem
 from ..read.systems.registry import system
 from ..read.values import dest
 from ..wording import system_label
@@ -172,6 +173,19 @@ def _every(f: Fact, does: str) -> str:
     if f.every_set:
         return f"it {does} every {f.every} steps ({f.every_set})"
     return f"the code {does} every {f.every} steps"
+
+
+def _more_outputs(a: Analysis, first: str, parser: ConfigSystem) -> list[str]:
+    """The job's other output-folder flags whose default is a folder in the checkout (`--log_dir
+    ./output_dir`): each goes to the benchmark folder too. One left at None or '' means "not written"."""
+    out: list[str] = []
+    for o in a.output_dirs:
+        flag = (o.off_switch or "").split("=")[0]
+        default = (a.flags.get(flag) or "").strip("'\"")
+        if flag and flag != first and flag not in out and flag.startswith("-") and default not in ("", "None") \
+                and not default.startswith(("/", "~", "$")) and parser.settable(a, flag) and _takes_folder(flag, a):
+            out.append(flag)
+    return out
 
 
 def _takes_folder(flag: str, a: Analysis) -> bool:
@@ -541,8 +555,10 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         default = (a.flags.get(flag) or "").strip("'\"")
         # a flag that names a file (`--save model.pt`) gets a file inside the folder, not the folder itself
         target = f"{OUT_DIR}/{Path(default).name}" if Path(default).suffix else OUT_DIR
-        changes.append(BenchmarkChange(what="all outputs into one folder", how=" ".join(parser.render(a, flag, target)),
-                                       flags=parser.render(a, flag, target),
+        words = parser.render(a, flag, target)
+        for other in _more_outputs(a, flag, parser):  # mae's `--log_dir ./output_dir` beside its `--output_dir`
+            words += parser.render(a, other, OUT_DIR)
+        changes.append(BenchmarkChange(what="all outputs into one folder", how=" ".join(words), flags=words,
                                        why=f"what it writes stays in {OUT_DIR}, apart from your files"))
     for node in cpu_trainers(a, args):
         on = f"{node}.accelerator=gpu"

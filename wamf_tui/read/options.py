@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 from ..model import Fact, Need, Required, StepControl
 from .frameworks import table
 from .needs import argparse_required
 from .step import name_of
+from .systems.modules import INPUT, LOADED
 
 
 class OptionsReader:
@@ -67,6 +69,9 @@ class OptionsReader:
                 self.r.required.append(required)
             if opts:
                 kw = {k.arg: k.value for k in node.keywords if k.arg}
+                if required is None and self.rel == self.r.script and _elsewhere(max(opts, key=len), kw.get("default")):
+                    self.r.required.append(Required(name=max(opts, key=len), kind="option", file=self.rel,
+                                                    line=node.lineno))
                 flag = kw.get("action") is not None and "store_true" in ast.dump(kw["action"])
                 self._option(max(opts, key=len), "False" if flag else literal_text(kw.get("default")), node,
                              literal_text(kw.get("help")))
@@ -255,3 +260,11 @@ def literal_text(node: ast.AST | None) -> str | None:
         return repr(ast.literal_eval(node))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return ast.unparse(node)[:60] if hasattr(ast, "unparse") else None
+
+
+def _elsewhere(opt: str, default: ast.expr | None) -> bool:
+    """An input whose default is an absolute path this machine lacks (mae's `--data_path
+    /datasets01/imagenet_full_size/061417/`, a cluster's folder): the user must give theirs."""
+    value = string_value(default) or ""
+    return value.startswith("/") and bool(INPUT.search(opt.lstrip("-")) or LOADED.search(value)) \
+        and not Path(value).exists()
