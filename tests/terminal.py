@@ -41,7 +41,7 @@ def wait_for_gone(session: str, text: str, timeout: float = 30) -> None:
 
 
 
-def enter_until(session: str, done, timeout: float = 60) -> None:
+def enter_until(session: str, done, timeout: float = 180) -> None:
     """Press Enter, wait until the screen changes (bounded), again, until `done()`: a fixed pause
     between keys is either too short on a loaded machine or wasted on a fast one."""
     end = time.monotonic() + timeout

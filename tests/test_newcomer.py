@@ -55,7 +55,7 @@ def test_a_new_user_walks_the_demo_at_80x24_and_copies_the_optimize_command(tmp_
     contract = state_home / "wamf-tui" / "demo" / "contract.md"
     try:
         wait_for(name, "How well do you know ML systems?")
-        enter_until(name, contract.exists, timeout=120)
+        enter_until(name, contract.exists)
         wait_for(name, "/who-ate-my-flops:optimize")
         tmux("send-keys", "-t", name, "c")
         wait_for(name, "Copied into tmux's paste buffer")

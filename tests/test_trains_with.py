@@ -38,7 +38,7 @@ if __name__ == "__main__":
 
 
 def state_of(root, a) -> InitState:
-    state = InitState(repo_path=str(root), contract_path=str(root / "c.md"), script="main.py", analysis=a)
+    state = InitState(repo_path=str(root), contract_path=str(root / "c.md"), script=a.script, analysis=a)
     return state.model_copy(update={"changes": propose(a, 30, "speed", [])})
 
 
@@ -63,3 +63,38 @@ def test_a_switch_that_takes_a_value_is_given_one_and_a_default_on_switch_is_no_
     on = MAIN.replace("default=False", "default=True")
     root = make_repo(tmp_path / "on", {"main.py": on})
     assert not [n for n in analyze_script(root / "main.py", root, []).needs if n.code == "trains_with"]
+
+
+HF = """\
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+
+@dataclass
+class DataArguments:
+    train_file: str = field(default="train.json")
+
+
+def main():
+    parser = HfArgumentParser((DataArguments, Seq2SeqTrainingArguments))
+    data_args, training_args = parser.parse_args_into_dataclasses()
+    trainer = Seq2SeqTrainer(model=model, args=training_args)
+    if training_args.do_train:
+        trainer.train()
+    if training_args.do_eval:
+        trainer.evaluate()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_an_hf_job_that_trains_only_with_do_train_is_given_it(tmp_path):
+    """ChatGLM's ptuning/main.py: `if training_args.do_train: trainer.train()`, and TrainingArguments' do_train
+    defaults to False: without `--do_train` the job evaluates or does nothing."""
+    root = make_repo(tmp_path / "job", {"main.py": HF})
+    a = analyze_script(root / "main.py", root, [])
+    assert [(n.code, n.words, n.line) for n in a.needs] == [("trains_with", ["--do_train"], 15)]
+    assert "--do_train" in run_command(state_of(root, a)).split()
+    assert check_run("python main.py --output_dir o --do_train", root, a).problems == []

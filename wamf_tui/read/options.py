@@ -20,6 +20,7 @@ class OptionsReader:
     """The option-declaring calls of a module; `source._Reader` sets up what these methods read and fill."""
 
     hf_line: int  # the line of the first HfArgumentParser call
+    fit_switches: list[tuple[int, str]]  # (line of a training call, the setting its `if` needs)
     lightning_cli: int  # the line of a LightningCLI call
 
     def _config(self, node: ast.Call, name: str, last: str) -> None:
@@ -101,15 +102,23 @@ class OptionsReader:
                 self._library_keyword(k, PL_KEYS, node, hf=False)
 
     def _trains_with(self, node: ast.Call) -> None:
-        """The entry trains only under `if opt.train:`, a switch that defaults to off (CompVis's `main.py -t`):
-        the command must give it, or the job sets up and exits having trained nothing."""
+        """The entry trains only under `if opt.train:` (CompVis's `main.py -t`, HF's `if training_args.do_train:`):
+        the switch, judged once the module's flags are all known (`trains_with`)."""
         on = self.guard() if self.rel == self.r.script else None
-        if on is None or not on.startswith("-") or self.r.flags.get(on) != "False" or on not in self.spellings:
-            return
-        names, bare = self.spellings[on]
-        self.r.needs.append(Need(code="trains_with", file=self.rel, line=node.lineno,
-                                 why=f"trains only with {on} given", words=[on] if bare else [on, "True"],
-                                 spellings=names))
+        if on is not None:
+            self.fit_switches.append((node.lineno, on))
+
+    def trains_with(self) -> None:
+        """A switch that defaults to off and guards the training call: the command must give it, or the job sets
+        up and exits having trained nothing."""
+        hf = self.r.config_system in ("hf", "hf_trainer")  # a dataclass bool field: `--do_train` alone is True
+        for line, on in self.fit_switches:
+            flag = on if on.startswith("-") else f"--{on}"
+            if self.r.flags.get(flag) != "False" or not (flag in self.spellings or hf):
+                continue
+            names, bare = self.spellings.get(flag, ([flag], True))
+            self.r.needs.append(Need(code="trains_with", file=self.rel, line=line, why=f"trains only with {flag} given",
+                                     words=[flag] if bare else [flag, "True"], spellings=names))
 
     def _option(self, opt: str, default: str | None, node: ast.Call, helped: str | None) -> None:
         """One option of the job's parser, whatever declares it: its default, the value its help says

@@ -178,6 +178,7 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         self.ahead: set[str] = set()  # names set past 0 (`start = last + 1`): a loop from one never starts at 0
         self.fits: list[int] = []  # `trainer.train()`, `trainer.fit(model)`: a library's whole training loop
         self.spellings: dict[str, tuple[list[str], bool]] = {}  # a False-default option: its names, bare or not
+        self.fit_switches: list[tuple[int, str]] = []  # (a training call's line, the setting its `if` needs)
         self.resumed: list[int] = []  # anchors at a `trainer.train(resume_from_checkpoint=...)`, until a plain one
         self.defaults = defaults if defaults is not None else {}  # class fields' defaults, all modules read
         self.config_classes = classes if classes is not None else ConfigClasses()  # tyro's sections
@@ -970,6 +971,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             result.required += dataclass_required(tree, reader.hf_classes, rel)
             hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
         if depth == 0:
+            reader.trains_with()  # its flags are all known now (an HfArgumentParser's dataclasses included)
             entry = (tree, rel)
             result.module, result.module_root = as_module(path, root)
             read_needs(tree, rel, result)
