@@ -782,3 +782,14 @@ def test_a_docs_command_with_its_middle_left_out_is_a_sketch_not_a_command():
 
     text = "```\naccelerate launch train.py ... --validation_split 0.1\npython train.py --tag a...b\n```\n"
     assert [c for _, c in commands_in("docs/x.md", text)] == ["python train.py --tag a...b"]
+
+
+def test_a_readmes_html_pre_block_is_code():
+    """BLIP's README: `<pre>python -m torch.distributed.run --nproc_per_node=8 train_caption.py </pre>` is its
+    training command; a block over several lines is one too, its text HTML-unescaped; inline code is not."""
+    from wamf_tui.detect.launch import commands_in
+
+    text = ("Fine-tune:\n<pre>python -m torch.distributed.run --nproc_per_node=8 train_caption.py </pre> \n"
+            "see <code>python x.py</code>\n<pre>\ntorchrun a.py \\\n  --x &lt;y&gt;\n</pre>\n")
+    assert commands_in("README.md", text) == [
+        (2, "python -m torch.distributed.run --nproc_per_node=8 train_caption.py"), (5, "torchrun a.py  --x <y>")]

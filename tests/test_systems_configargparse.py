@@ -64,3 +64,20 @@ def test_a_data_path_the_config_file_gives_that_is_not_here_is_asked_for(tmp_pat
     assert check_run("python run.py --config configs/lego.txt", root, a).problems == ["run.py requires --datadir"]
     assert check_run("python run.py --config configs/lego.txt --datadir /d", root, a).problems == []
     assert analyze_script(root / "run.py", root, ["--config", "configs/here.txt"]).required == []
+
+
+def test_a_default_config_file_whose_data_path_is_not_here_asks_for_a_config_of_ones_own(tmp_path):
+    """BLIP: `--config` defaults to ./configs/caption_coco.yaml, read with yaml.load; its `image_root` is the
+    authors' cluster folder and no flag overrides a key: the user's own config is asked for, at that key's
+    line; one the command names whose paths are here is not."""
+    train = ("import argparse\nimport yaml\np = argparse.ArgumentParser()\n"
+             "p.add_argument('--config', default='./configs/caption_coco.yaml')\nargs = p.parse_args()\n"
+             "config = yaml.load(open(args.config, 'r'), Loader=yaml.Loader)\n")
+    root = make_repo(tmp_path / "job", {"train.py": train, "data/images/x.jpg": "",
+                                        "configs/caption_coco.yaml": "image_root: '/export/share/coco/images/'\n",
+                                        "configs/mine.yaml": "image_root: 'data/images'\n"})
+    a = analyze_script(root / "train.py", root)
+    assert [(r.name, r.kind, r.file, r.line) for r in a.required] == [
+        ("--config", "option", "configs/caption_coco.yaml", 1)]
+    assert check_run("python train.py", root, a).problems == ["train.py requires --config"]
+    assert analyze_script(root / "train.py", root, ["--config", "configs/mine.yaml"]).required == []

@@ -11,6 +11,7 @@ variable is ever pasted into a proposed command as a literal. Pure: reads text, 
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 import shlex
@@ -66,13 +67,22 @@ def commands_in(name: str, text: str) -> list[tuple[int, str]]:
     doc = name.lower().endswith(DOCS)
     rst = name.lower().endswith(".rst")
     make = name.endswith("Makefile") or name.endswith(".mk")
-    in_block = not doc
+    in_block, in_pre = not doc, False
     kept: list[tuple[int, str]] = []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if doc and (s.startswith("```") or s.startswith("~~~")):
             in_block = not in_block
             kept.append((n, ""))  # a fence ends a command whose last line ends in a stray backslash
+            continue
+        if doc and (in_pre or "<pre" in s.lower()):  # `<pre>python -m torch.distributed.run ... </pre>`: HTML's
+            opened, closed = "<pre" in s.lower(), "</pre" in s.lower()  # code block, its text HTML-escaped
+            s = html.unescape(_PRE.sub("", s)).strip()
+            in_pre = (in_pre or opened) and not closed
+            if s:
+                kept.append((n, s))
+            if closed:
+                kept.append((n, ""))
             continue
         if rst:
             in_block = line.startswith(("   ", "\t")) or s.startswith(".. code")
@@ -95,6 +105,7 @@ _ELIDED = re.compile(r"(?:^|\s)(?:\.\.\.|…)(?=\s|$)")  # `train.py ... --lr 1`
 
 
 _FLAG_LINE = re.compile(r"--?[A-Za-z]")
+_PRE = re.compile(r"</?(?:pre|code)\b[^>]*>", re.I)
 
 
 def _runs_on(n: int, previous: str, line: int) -> bool:

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from ...model import Required, Resolved
+from ...model import Analysis, Required, Resolved
 
 
 @lru_cache(maxsize=64)
@@ -130,8 +130,8 @@ def named_file(command: Sequence[str], root: Path, flags: Sequence[str] = (), su
 
 
 # a setting that names data the job reads (not a folder it writes): `data.root_dir`, `--datadir`, `DATA_PATH`
-INPUT = re.compile(r"(^|[._-])(data|dataset|train|val|root)_?(dir|path|root|file|files|list)s?$|^(datadir|root_dir)$",
-                   re.I)
+INPUT = re.compile(r"(^|[._-])(data|dataset|train|val|root|image|images|img|audio|video)_?"
+                   r"(dir|path|root|file|files|list)s?$|^(datadir|root_dir)$", re.I)
 
 
 # a file of weights or data the job loads (`PRETRAIN_PATH: /home/author/.torch/models/resnet50.pth`)
@@ -154,3 +154,21 @@ def absent_inputs(resolved: Mapping[str, Resolved], root: Path, kind: Literal["h
         if not (path if path.is_absolute() else root / path).exists():
             out.append(Required(name=key, kind="option" if key.startswith("-") else kind, file=file, line=int(line)))
     return out
+
+
+CONFIG_FLAGS = ("--config", "--cfg", "--config_file", "--config-file", "--config_path")
+
+
+def default_config_inputs(a: Analysis, root: Path) -> list[Required]:
+    """A plain parser's `--config` whose file (the command's, else its default: BLIP's
+    `./configs/caption_coco.yaml`) sets a data path this machine lacks: no flag overrides its keys, so the
+    user gives a config of their own; the flag is asked for, at the key's file:line."""
+    for flag in CONFIG_FLAGS:
+        said = a.resolved.get(flag)
+        value = ((said.value if said is not None else None) or a.flags.get(flag) or "").strip("'\"")
+        if flag not in a.flags or not value.endswith((".yaml", ".yml")) or not (root / value).is_file():
+            continue
+        absent = absent_inputs(yaml_leaves(root / value, value.removeprefix("./")), root)
+        if absent:
+            return [Required(name=flag, kind="option", file=absent[0].file, line=absent[0].line)]
+    return []

@@ -12,7 +12,7 @@ from pathlib import Path
 from ...model import Analysis
 from ..values import layered
 from .base import ConfigSystem, Kind, Refines
-from .modules import absent_inputs
+from .modules import absent_inputs, default_config_inputs
 
 
 @cache
@@ -42,3 +42,5 @@ def refine(tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[
     named = {r.name for r in a.required}  # yacs's are `KEY VALUE` pairs of its opts list
     a.required += [r for r in absent_inputs(a.resolved, root, "key" if a.config_system == "yacs" else "hydra")
                    if r.name not in named]
+    if a.config_system in ("argparse", "configargparse"):
+        a.required += [r for r in default_config_inputs(a, root) if r.name not in named]
