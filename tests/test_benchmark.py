@@ -1055,17 +1055,19 @@ def test_a_privileged_launcher_port_from_a_docs_example_is_left_out(tmp_path):
 
 
 def test_an_option_whose_help_says_it_saves_there_and_whose_default_is_a_path_is_an_output_folder(tmp_path):
-    """yolov5's `--project` (default `ROOT / "runs/train"`, help "save to project/name") is where it writes;
+    """yolov5's `--project` (default `ROOT / "runs/train"`, help "save to project/name") and open_clip's `--logs`
+    ("Where to store tensorboard logs", default ./logs/) are where it writes;
     `--name` (default "exp", the same help) is a run name, and a tracker's project no folder at all."""
     body = ("import argparse\nfrom pathlib import Path\nROOT = Path(__file__).parent\np = argparse.ArgumentParser()\n"
             "p.add_argument('--project', default=ROOT / 'runs/train', help='save to project/name')\n"
             "p.add_argument('--name', default='exp', help='save to project/name')\n"
             "p.add_argument('--wandb_project', default='yolo', help='W&B project to log to')\n"
+            "p.add_argument('--logs', default='./logs/', help='Where to store tensorboard logs.')\n"
             "opt = p.parse_args()\nimport torch\nfor step in range(10):\n    loss = model(x)\n    loss.backward()\n"
             "    opt_.step()\n")
     _, a, rows = changes(tmp_path, {"train.py": body})
-    assert [o.name for o in a.output_dirs] == ["--project"]
-    assert any("--project=runs/wamf-bench" in c.flags for c in rows)
+    assert [o.name for o in a.output_dirs] == ["--project", "--logs"]  # open_clip's: "Where to store" logs
+    assert any("--project=runs/wamf-bench" in c.flags and "--logs=runs/wamf-bench" in c.flags for c in rows)
 
 
 def test_every_output_folder_in_the_checkout_goes_to_the_benchmark_folder(tmp_path):

@@ -793,3 +793,17 @@ def test_a_readmes_html_pre_block_is_code():
             "see <code>python x.py</code>\n<pre>\ntorchrun a.py \\\n  --x &lt;y&gt;\n</pre>\n")
     assert commands_in("README.md", text) == [
         (2, "python -m torch.distributed.run --nproc_per_node=8 train_caption.py"), (5, "torchrun a.py  --x <y>")]
+
+
+def test_an_examples_input_path_this_machine_lacks_is_left_for_the_users_own():
+    """open_clip's README: `--train-data '/data/cc12m/cc12m-train-{0000..2175}.tar' --imagenet-val
+    /data/imagenet/validation/`, the authors' folders: left out and said (the user gives theirs); an output
+    folder, a path that is here, and the user's own run line keep their words."""
+    readme = ("torchrun --nproc_per_node 4 -m open_clip_train.main --train-data '/data/cc12m/shard-{0000..2175}.tar' "
+              "--batch-size 320 --imagenet-val /data/imagenet/validation/ --logs /nonexistent/logs --init /tmp")
+    launch = parse_launch(readme, "README.md:5")
+    assert launch is not None
+    assert launch.args == ["--batch-size", "320", "--logs", "/nonexistent/logs", "--init", "/tmp"]
+    assert launch.unresolved == ["/data/cc12m/shard-{0000..2175}.tar", "/data/imagenet/validation/"]
+    mine = parse_launch("python train.py --data=/nonexistent/x", "your answer")
+    assert mine is not None and mine.args == ["--data=/nonexistent/x"]

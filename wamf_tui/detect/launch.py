@@ -12,6 +12,7 @@ variable is ever pasted into a proposed command as a literal. Pure: reads text, 
 from __future__ import annotations
 
 import html
+import os
 import posixpath
 import re
 import shlex
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from ..model import LaunchCommand
 from ..read.launch import NPROC
+from ..read.systems.modules import LOADED
 
 DOCS = (".md", ".rst", ".txt")
 _PYTHON = re.compile(r"python[\d.]*")
@@ -387,10 +389,41 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
         if launch is None:
             continue
         launch.unresolved = [holes.get(u, u) for u in launch.unresolved]
+        if _EXAMPLE.fullmatch(source):  # the repo's own example, not the user's line nor their queued job
+            _inputs_elsewhere(launch)
         launch.left_out = [re.sub(r"\$\{(WAMF_HOLE_\d+)\}", lambda m: holes[m.group(1)], x) for x in launch.left_out]
         launch.source = source
         return _place(launch, where, cwd, exists)
     return None
+
+
+_EXAMPLE = re.compile(r".+:\d+")  # a command's source in the repo: `README.md:12`, `scripts/train.sh:3`
+_INPUT_NAME = re.compile(r"data|train|val|image|img|coco|imagenet|corpus|audio|video|input|weights|pretrain", re.I)
+_OUTPUT_NAME = re.compile(r"out|save|log|ckpt|checkpoint|result|dump|cache", re.I)
+
+
+def _inputs_elsewhere(launch: LaunchCommand) -> None:
+    """An example's input path that is not on this machine (open_clip's `--train-data /data/cc12m/...`, a
+    README's `--data=~/datasets/ffhq.zip`) is the authors': left out and said, for the user's own."""
+    args, i = launch.args, 0
+    while i < len(args):
+        name, eq, value = args[i].partition("=")
+        pair = not eq and i + 1 < len(args) and not args[i + 1].startswith("-")
+        value = value if eq else args[i + 1] if pair else ""
+        if name.startswith("-") and value.startswith(("/", "~")) and _absent(value) and (
+                LOADED.search(value) or _INPUT_NAME.search(name) and not _OUTPUT_NAME.search(name)):
+            launch.left_out.append(f"{name} {value}")
+            launch.unresolved.append(value)
+            del args[i:i + (2 if pair else 1)]
+            continue
+        i += 1
+
+
+def _absent(value: str) -> bool:
+    """Whether a path is not on this machine; for a pattern (`shard-{0000..2175}.tar`), its folder."""
+    plain = re.split(r"[{*?\[]", value, maxsplit=1)
+    path = Path(os.path.expanduser(plain[0]))
+    return not (path if len(plain) == 1 else path.parent).exists()
 
 
 def _array_words(m: re.Match[str], known: Mapping[str, str]) -> str:

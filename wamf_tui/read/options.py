@@ -220,9 +220,10 @@ OUT_NAMES = re.compile(r"^(out|output|save|root)_?(dir|path|root)?$|^(ckpt|check
                        r"(dir|path|root)$|^outf$")
 
 
-# an option's help that says the job writes there (`save to project/name`, `output directory`)
-SAVES_TO = re.compile(r"\b(save[sd]?|writes?|stores?)\b[^.;]{0,20}?\b(to|in|into)\b|\boutput (dir|directory|folder)\b",
-                      re.I)
+# an option's help that says the job writes there (`save to project/name`, `output directory`, open_clip's
+# "Where to store tensorboard logs")
+SAVES_TO = re.compile(r"\b(save[sd]?|writes?|stores?)\b[^.;]{0,20}?\b(to|in|into)\b|\boutput (dir|directory|folder)\b"
+                      r"|\bwhere to (save|store|write|put|keep)\b", re.I)
 
 
 HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last two extend the first
