@@ -411,3 +411,33 @@ def test_a_loss_stored_into_a_dict_is_followed_to_the_model_that_made_its_input(
     assert got["model outputs"].where == at(GAN, "out = state.generator(")
     assert got["batch"].where == at(GAN, "signal = state.transform(")
     assert got["loss"].where == at(GAN, 'accel.backward(output["adv/disc_loss"])')
+
+
+HIFI = """\
+import itertools
+import torch
+
+optim_g = torch.optim.AdamW(generator.parameters(), 2e-4)
+optim_d = torch.optim.AdamW(itertools.chain(msd.parameters(), mpd.parameters()), 2e-4)
+for epoch in range(3100):
+    for i, batch in enumerate(train_loader):
+        x, y, _, y_mel = batch
+        y_g_hat = generator(x)
+        optim_d.zero_grad()
+        y_df_hat_r, y_df_hat_g, _, _ = mpd(y, y_g_hat.detach())
+        loss_disc_f, _, _ = discriminator_loss(y_df_hat_r, y_df_hat_g)
+        y_ds_hat_r, y_ds_hat_g, _, _ = msd(y, y_g_hat.detach())
+        loss_disc_s, _, _ = discriminator_loss(y_ds_hat_r, y_ds_hat_g)
+        loss_disc_all = loss_disc_s + loss_disc_f
+        loss_disc_all.backward()
+        optim_d.step()
+"""
+
+
+def test_a_sum_of_losses_is_followed_to_a_model_named_by_what_the_optimizer_trains(tmp_path):
+    """hifi-gan: `loss_disc_all = loss_disc_s + loss_disc_f`, each from `discriminator_loss` over the outputs of
+    `msd` and `mpd`, named as models only by their parameters going to an optimizer."""
+    got = rows(tmp_path, {"train.py": HIFI})
+    assert got["loss"].where == at(HIFI, "loss_disc_all = loss_disc_s + loss_disc_f")
+    assert got["model outputs"].where == at(HIFI, "= msd(y, y_g_hat.detach())")
+    assert got["batch"].where == at(HIFI, "x, y, _, y_mel = batch")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Collection, Sequence
+from contextvars import ContextVar
 
 from ..model import Anchor
 
@@ -90,6 +91,31 @@ def _backward_loss(call: ast.Call) -> ast.expr | None:
 def find_step(tree: ast.Module, rel: str, dead: Collection[int] = ()) -> list[Anchor] | None:
     """The anchors of the first training step of a module; None when nothing here trains. `dead`: lines the
     job's values never reach (`if args.use_optimizer: optimizer.step()` with the flag off), read past."""
+    token = _TRAINED.set(_trained_names(tree))
+    try:
+        return _first_step(tree, rel, dead)
+    finally:
+        _TRAINED.reset(token)
+
+
+# the names whose parameters the module trains: its models, whatever they are called (hifi-gan's `msd`, `mpd`)
+_TRAINED: ContextVar[frozenset[str]] = ContextVar("trained", default=frozenset())
+
+
+def _trained_names(tree: ast.Module) -> frozenset[str]:
+    """Names whose `.parameters()` the module reads (an optimizer's `chain(msd.parameters(), mpd.parameters())`,
+    a clip's `model.parameters()`)."""
+    names: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "parameters":
+            base = n.func.value
+            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else ""
+            if name and name not in ("self", "model_to_train"):
+                names.add(name)
+    return frozenset(names)
+
+
+def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Anchor] | None:
     for scope in _scopes(tree):
         nodes = [n for n in _own_nodes(scope) if getattr(n, "lineno", 0) not in dead]
         assigns = sorted((n for n in nodes if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
@@ -349,7 +375,15 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
     if not isinstance(value, ast.Call):  # model(x).sum() * scale: the model call inside
         inner = next((c for c in ast.walk(value) if isinstance(c, ast.Call) and _looks_like_model(c)), None) \
             if value is not None else None
-        return (source, inner) if inner is not None and source is not None else None
+        if inner is not None and source is not None:
+            return source, inner
+        # `loss_d = loss_s + loss_f`: each term's own loss call, and the model call it reads
+        for name in (n for n in ast.walk(value) if isinstance(n, ast.Name)) if value is not None else ():
+            node = _assigned(name.id, line, assigns)
+            if node is not None and isinstance(_value(node), ast.Call) and (
+                    found := _forward(node, loss, node.lineno, assigns)) is not None:
+                return found
+        return None
     if _looks_like_model(value) and source is not None:
         return source, value  # logits, loss = model(x, y)
     base = value.func.value if isinstance(value.func, ast.Attribute) else None
@@ -409,5 +443,7 @@ def _looks_like_model(call: ast.Call) -> bool:
     name = name_of(call.func).lower()
     if re.search(r"loss|criterion", name.rsplit(".", 1)[-1]):
         return False  # `gan_loss.discriminator_loss(fake, real)`: a loss over the model's output
+    if name.rsplit(".", 1)[-1] in _TRAINED.get():
+        return True
     return bool(re.search(r"model|net|module|forward|engine|transformer|gpt|llm|unet|vae|generator|discriminator"
                           r"|encoder|decoder|backbone|denoiser|policy", name)) or name in ("self",)
