@@ -232,7 +232,10 @@ def _edit(lines: dict[int, str | None]) -> str:
     ({1: "Campaign contract"}, [(0, "no title line ('# ...')")]),
     ({1: "<!-- # Campaign contract -->"}, [(0, "no title line ('# ...')")]),  # a comment is no title
     ({21: "", 23: "", 24: "", 25: ""}, [(19, "section '## Correctness Instrumentation Plan' is empty")]),
-    ({19: "## Plan"}, [(0, "missing section '## Correctness Instrumentation Plan'")]),
+    ({19: "## Plan"}, [(0, "missing section '## Correctness Instrumentation Plan'"),
+                       (19, "section '## Plan' is not one of the contract's three")]),
+    ({38: GOOD.splitlines()[37] + "\n\n## Trial\n\nsteps 30"},  # a trial's baseline is a row, not a section
+     [(40, "section '## Trial' is not one of the contract's three")]),
     ({9: "", 15: ""}, [(7, "'## Required' has no fenced block of key lines")]),
     ({10: "owner  me"}, [(9, "key 'reader' is missing from the Required block"),
                          (10, "unknown key 'owner' in the Required block")]),

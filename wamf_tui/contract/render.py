@@ -233,6 +233,9 @@ def check(text: str) -> list[Problem]:
         problems.append(Problem(0, "no title line ('# ...')"))
     heads = {line[3:].strip(): n for n, line in enumerate(visible, 1) if line.startswith("## ")}
     order = sorted(heads.values())
+    for name, n in heads.items():  # downstream.md: a title, then three sections (a trial's row is in the third)
+        if name not in SECTIONS:
+            problems.append(Problem(n, f"section '## {name}' is not one of the contract's three"))
     for name in SECTIONS:
         if name not in heads:
             problems.append(Problem(0, f"missing section '## {name}'"))
