@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..infra.files import read_regular
+from ..infra.files import read_regular, rel_path
 from ..model import EnvFacts, PackageVersion
 
 PACKAGES = (
@@ -53,7 +53,7 @@ def locate(repo_root: Path, environ: Mapping[str, str]) -> EnvFacts:
     if venv is not None and _tool_only(venv):  # activated to start wamf-tui, not to run the job
         notes = [*notes, f"the activated {venv.name} is wamf-tui's own environment, without torch: not the job's"]
     elif venv is not None:
-        return env("venv", venv.name, f"source {shlex.quote(_rel(venv, repo_root) + '/bin/activate')}",
+        return env("venv", venv.name, f"source {shlex.quote(rel_path(venv, repo_root) + '/bin/activate')}",
                    _venv_python(venv))
     if environ.get("CONDA_DEFAULT_ENV") and environ.get("CONDA_PREFIX"):
         name = environ["CONDA_DEFAULT_ENV"]
@@ -105,13 +105,6 @@ def _same(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
     except OSError:
         return False
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _conda_file_name(path: Path) -> str | None:

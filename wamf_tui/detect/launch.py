@@ -12,7 +12,6 @@ variable is ever pasted into a proposed command as a literal. Pure: reads text, 
 from __future__ import annotations
 
 import html
-import os
 import posixpath
 import re
 import shlex
@@ -21,7 +20,7 @@ from pathlib import Path
 
 from ..model import LaunchCommand
 from ..read.launch import NPROC
-from ..read.systems.modules import LOADED
+from ..read.systems.modules import LOADED, not_here
 
 DOCS = (".md", ".rst", ".txt")
 _PYTHON = re.compile(r"python[\d.]*")
@@ -410,20 +409,13 @@ def _inputs_elsewhere(launch: LaunchCommand) -> None:
         name, eq, value = args[i].partition("=")
         pair = not eq and i + 1 < len(args) and not args[i + 1].startswith("-")
         value = value if eq else args[i + 1] if pair else ""
-        if name.startswith("-") and value.startswith(("/", "~")) and _absent(value) and (
+        if name.startswith("-") and value.startswith(("/", "~")) and not_here(value, Path("/")) and (
                 LOADED.search(value) or _INPUT_NAME.search(name) and not _OUTPUT_NAME.search(name)):
             launch.left_out.append(f"{name} {value}")
             launch.unresolved.append(value)
             del args[i:i + (2 if pair else 1)]
             continue
         i += 1
-
-
-def _absent(value: str) -> bool:
-    """Whether a path is not on this machine; for a pattern (`shard-{0000..2175}.tar`), its folder."""
-    plain = re.split(r"[{*?\[]", value, maxsplit=1)
-    path = Path(os.path.expanduser(plain[0]))
-    return not (path if len(plain) == 1 else path.parent).exists()
 
 
 def _array_words(m: re.Match[str], known: Mapping[str, str]) -> str:

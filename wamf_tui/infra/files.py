@@ -77,3 +77,11 @@ def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None
         except OSError:
             pass
         raise
+
+
+def rel_path(path: Path, root: Path) -> str:
+    """`path` from `root` (both resolved), as written when it lies outside."""
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)

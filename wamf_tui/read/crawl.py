@@ -12,7 +12,7 @@ import tokenize
 from collections.abc import Callable
 from pathlib import Path
 
-from ..infra.files import read_regular
+from ..infra.files import read_regular, rel_path
 from .step import name_of
 
 MAX_BYTES = 2 * 1024 * 1024
@@ -179,9 +179,3 @@ def module_path(root: Path, module: str, beside: Path | None = None) -> Path | N
                     return p
     return None
 
-
-def rel_path(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)

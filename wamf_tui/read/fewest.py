@@ -10,6 +10,7 @@ import ast
 from collections.abc import Iterator, Mapping
 
 from ..model import ProcessSignal
+from .step import name_of
 
 EXITS = ("sys.exit", "exit", "quit", "os._exit")
 _COUNTS = ("device_count", "get_world_size")  # torch.cuda / torch.accelerator / torch.distributed
@@ -68,7 +69,7 @@ def _exits(stmt: ast.stmt, in_function: bool) -> bool:
         return True
     if isinstance(stmt, ast.Return):
         return in_function and stmt.value is None
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _name(stmt.value.func) in EXITS
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and name_of(stmt.value.func) in EXITS
 
 
 def _bound(e: ast.expr, holds: bool, env: Mapping[str, ast.expr], funcs: Mapping[str, ast.FunctionDef],
@@ -148,14 +149,14 @@ def _is_count(e: ast.expr, env: Mapping[str, ast.expr], depth: int) -> bool:
     """The number of GPUs or ranks: `torch.cuda.device_count()`, `dist.get_world_size()`, the launcher's
     `WORLD_SIZE`, or a name set to one of them."""
     e = _resolved(e, env, depth)
-    if isinstance(e, ast.Call) and _name(e.func) == "int" and e.args:
+    if isinstance(e, ast.Call) and name_of(e.func) == "int" and e.args:
         e = _resolved(e.args[0], env, depth)
     if isinstance(e, ast.Call):
-        if _name(e.func).split(".")[-1] in _COUNTS:
+        if name_of(e.func).split(".")[-1] in _COUNTS:
             return True
-        if _name(e.func).endswith(("environ.get", "getenv")) and e.args:
+        if name_of(e.func).endswith(("environ.get", "getenv")) and e.args:
             return isinstance(e.args[0], ast.Constant) and e.args[0].value in _WORLD
-    if isinstance(e, ast.Subscript) and _name(e.value).endswith("environ"):
+    if isinstance(e, ast.Subscript) and name_of(e.value).endswith("environ"):
         return isinstance(e.slice, ast.Constant) and e.slice.value in _WORLD
     return False
 
@@ -165,15 +166,6 @@ def _int(e: ast.expr, env: Mapping[str, ast.expr], depth: int) -> int | None:
     if isinstance(e, ast.Constant) and type(e.value) is int:
         return e.value
     return None
-
-
-def _name(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _name(node.value)
-        return f"{base}.{node.attr}" if base else node.attr
-    return ""
 
 
 def _short(node: ast.AST) -> str:

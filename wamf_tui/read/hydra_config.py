@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..infra.files import read_regular
+from ..infra.files import read_regular, rel_path
 from ..model import Analysis, Fact, HydraTree, Required, StepControl
-from .crawl import rel_path
 from .hydra_overrides import is_override, key_of, known
 
 MAX_FILES = 500  # YAML files looked at before composing

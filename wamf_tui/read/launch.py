@@ -19,6 +19,7 @@ from typing import Literal, cast
 
 from ..model import Analysis, LaunchCommand, Need, ProcessSignal
 from .fewest import EXITS, fewest
+from .step import name_of
 
 # the launcher flags that set how many processes it starts
 NPROC = ("--nproc_per_node", "--nproc-per-node", "--num_processes", "--num_gpus", "--ntasks-per-node", "--gpus",
@@ -63,12 +64,12 @@ Kind = Literal["rank_env", "process_group", "accelerator", "fabric", "fabric_lau
 
 
 def _kind(node: ast.AST, trainers: frozenset[str]) -> Kind | None:
-    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _name(node.value).endswith("environ"):
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and name_of(node.value).endswith("environ"):
         key = node.slice
         return "rank_env" if isinstance(key, ast.Constant) and key.value in RANK_VARS else None
     if not isinstance(node, ast.Call):
         return None
-    name = _name(node.func)
+    name = name_of(node.func)
     last = name.split(".")[-1]
     if name.endswith(("environ.get", "getenv")) and len(node.args) == 1 and not node.keywords:
         arg = node.args[0]
@@ -79,7 +80,7 @@ def _kind(node: ast.AST, trainers: frozenset[str]) -> Kind | None:
         return "accelerator"
     if last == "Fabric":
         return "fabric"
-    if last == "launch" and isinstance(node.func, ast.Attribute) and "fabric" in _name(node.func.value).lower():
+    if last == "launch" and isinstance(node.func, ast.Attribute) and "fabric" in name_of(node.func.value).lower():
         return "fabric_launch"
     if name in ("deepspeed.initialize",):
         return "deepspeed"
@@ -140,7 +141,7 @@ def guarded(body: list[ast.stmt], guard: str | None) -> Iterator[tuple[ast.AST, 
 
 def _skips(stmt: ast.stmt) -> bool:
     """A `return` or `continue`: the rest is skipped and the job goes on (not an exit, which ends it)."""
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _name(stmt.value.func) in EXITS:
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and name_of(stmt.value.func) in EXITS:
         return False
     return isinstance(stmt, ast.Return | ast.Continue)
 
@@ -253,17 +254,6 @@ def launch_problems(launch: LaunchCommand, a: Analysis) -> tuple[list[str], list
         doubts.append(f"{launch.launcher} starts several processes and each spawns its own ranks "
                       f"({spawn.file}:{spawn.line}, {spawn.text}): start it with python, or say it is meant")
     return problems, doubts
-
-
-def _name(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _name(node.value)
-        return f"{base}.{node.attr}" if base else node.attr
-    if isinstance(node, ast.Call):
-        return _name(node.func)
-    return ""
 
 
 def _short(node: ast.AST) -> str:

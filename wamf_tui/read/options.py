@@ -13,7 +13,7 @@ from ..model import Fact, Need, Required, StepControl
 from .frameworks import table
 from .needs import argparse_required
 from .step import name_of
-from .systems.modules import INPUT, LOADED
+from .systems.modules import INPUT, LOADED, not_here
 
 
 class OptionsReader:
@@ -277,4 +277,4 @@ def _elsewhere(opt: str, default: ast.expr | None) -> bool:
     /datasets01/imagenet_full_size/061417/`, a cluster's folder): the user must give theirs."""
     value = string_value(default) or ""
     return value.startswith("/") and bool(INPUT.search(opt.lstrip("-")) or LOADED.search(value)) \
-        and not Path(value).exists()
+        and not_here(value, Path("/"))

@@ -19,6 +19,7 @@ from typing import Literal
 
 from ..model import Analysis, PrecisionSignal
 from .launch import guarded, main_block
+from .step import name_of
 from .values import SETTINGS_OBJECTS, Values, dest, resolved, truth
 
 Dtype = Literal["bf16", "fp16", "fp32"]
@@ -89,7 +90,7 @@ def _signal(call: ast.Call, names: Mapping[str, list[ast.expr]]) -> tuple[
             key, value = on[0]
             return "framework", ast.Constant(key), None if _literal_true(value) else value
         return None
-    if not isinstance(call.func, ast.Attribute) or not _MODEL.search(_name(call.func.value)):
+    if not isinstance(call.func, ast.Attribute) or not _MODEL.search(name_of(call.func.value)):
         return None  # a tensor's cast (`q.to(torch.bfloat16)`) is one operation's, not the job's precision
     if last in _CASTS and not call.args:  # `model.half()`
         return "cast", None, None
@@ -254,15 +255,6 @@ def _truth(condition: str, values: Values, command: Mapping[str, str | None]) ->
 
 def _literal_true(e: ast.expr) -> bool:
     return isinstance(e, ast.Constant) and e.value is True
-
-
-def _name(node: ast.AST) -> str:
-    """`a.b.c` of a name or attribute chain; a call's callee (`Net().to(...)`: `Net`)."""
-    if isinstance(node, ast.Call):
-        return _name(node.func)
-    if isinstance(node, ast.Attribute):
-        return f"{_name(node.value)}.{node.attr}"
-    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _last(node: ast.AST) -> str:

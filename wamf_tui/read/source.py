@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..infra.checkout import find_root
-from ..infra.files import digest
+from ..infra.files import digest, rel_path
 from ..infra.visible import gated
 from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
 from .branches import dead_lines
@@ -30,7 +30,6 @@ from .crawl import (
     mentioned_names,
     module_path,
     read_source,
-    rel_path,
 )
 from .deepspeed_config import named_configs, read_config
 from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags

@@ -13,14 +13,9 @@ from pathlib import Path
 from ...model import Analysis, Resolved
 from .argparser import Argparse
 from .base import Kind
-from .modules import named_file
+from .modules import called, named_file
 
 LINE = re.compile(r"^\s*([\w-]+)\s*(?:=|:|\s)\s*(.*?)\s*$")  # `basedir = ./logs`, `N_rand: 1024`, `lrate 5e-4`
-
-
-def _last(node: ast.AST) -> str:
-    func = node.func if isinstance(node, ast.Call) else None
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def config_lines(path: Path, rel: str, flags: Sequence[str]) -> dict[str, Resolved]:
@@ -49,7 +44,7 @@ class ConfigArgParse(Argparse):
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
         files = [max((c.value for c in n.args if isinstance(c, ast.Constant) and isinstance(c.value, str)), key=len)
-                 for n in ast.walk(tree) if isinstance(n, ast.Call) and _last(n) == "add_argument" and any(
+                 for n in ast.walk(tree) if isinstance(n, ast.Call) and called(n) == "add_argument" and any(
                      k.arg in ("is_config_file", "is_config_file_arg") for k in n.keywords) and n.args]
         named = named_file(command, root, files, suffixes=("",)) if files else None
         if named is not None:

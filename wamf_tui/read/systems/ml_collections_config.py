@@ -11,16 +11,11 @@ from pathlib import Path
 
 from ...model import Analysis
 from .base import Refusal, Verdict, documented, flag_name
-from .modules import imports, parsed
+from .modules import called, imports, parsed
 from .signature import Options
 
 NODES = ("ConfigDict", "FieldReference")  # a ConfigDict node; a reference is a leaf
 BUILDER = "get_config"
-
-
-def _last(node: ast.AST) -> str:
-    func = node.func if isinstance(node, ast.Call) else None
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _path(node: ast.expr) -> list[str]:
@@ -46,9 +41,9 @@ def config_keys(file: Path, rel: str, find: Callable[[str], Path | None], functi
         value = stmt.value
         paths = [_path(t) for t in stmt.targets]
         where = [aliases[p[0]] + p[1:] for p in paths if p and p[0] in aliases]
-        if isinstance(value, ast.Call) and _last(value) not in NODES and isinstance(value.func, ast.Name):
+        if isinstance(value, ast.Call) and called(value) not in NODES and isinstance(value.func, ast.Name):
             keys.update(_built_on(tree, file, rel, find, value.func.id, depth))  # `config = get_default_configs()`
-        if isinstance(value, ast.Call) and (_last(value) in NODES[:1] or isinstance(value.func, ast.Name)):
+        if isinstance(value, ast.Call) and (called(value) in NODES[:1] or isinstance(value.func, ast.Name)):
             for p in paths:  # a node: every plain name it is also given is an alias of its path
                 if len(p) == 1:
                     aliases[p[0]] = where[0] if where else []
@@ -92,11 +87,11 @@ class MlCollections(Options):
         super().__init__("ml_collections", negation=("__no_", "__no"))
 
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
-        return a.config_system == "absl" and any(_last(n) == "DEFINE_config_file" for n in ast.walk(tree))
+        return a.config_system == "absl" and any(called(n) == "DEFINE_config_file" for n in ast.walk(tree))
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
-        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _last(n) == "DEFINE_config_file"):
+        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and called(n) == "DEFINE_config_file"):
             first = call.args[0] if call.args else None
             flag = f"--{first.value}" if isinstance(first, ast.Constant) and isinstance(first.value, str) \
                 else "--config"

@@ -13,6 +13,12 @@ from typing import Literal
 from ...model import Analysis, Required, Resolved
 
 
+def called(node: ast.AST) -> str:
+    """The last name of what a call calls (`parse` of `simple_parsing.parse(Config)`); "" for anything else."""
+    func = node.func if isinstance(node, ast.Call) else None
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 @lru_cache(maxsize=64)
 def parsed(path: Path) -> ast.Module:
     """The module at `path`, or an empty one where it cannot be read or parsed."""
@@ -138,6 +144,15 @@ INPUT = re.compile(r"(^|[._-])(data|dataset|train|val|root|image|images|img|audi
 LOADED = re.compile(r"\.(pth|pt|ckpt|bin|safetensors|pkl|npy|npz|h5|tar|zip)$", re.I)
 
 
+def not_here(value: str, root: Path) -> bool:
+    """Whether a path a setting or command names is not on this machine: `~` expanded, a relative one from the
+    repo root (where the job runs), a pattern (`shard-{0000..2175}.tar`) judged by its folder."""
+    plain = re.split(r"[{*?\[]", value, maxsplit=1)
+    path = Path(plain[0]).expanduser()
+    path = path if path.is_absolute() else root / path
+    return not (path if len(plain) == 1 else path.parent).exists()
+
+
 def absent_inputs(resolved: Mapping[str, Resolved], root: Path, kind: Literal["hydra", "key"] = "hydra"
                   ) -> list[Required]:
     """Data paths and weight files the config file the command names sets that are not on this machine
@@ -150,8 +165,7 @@ def absent_inputs(resolved: Mapping[str, Resolved], root: Path, kind: Literal["h
         if not file or not line.isdigit() or not (INPUT.search(key.lstrip("-")) or LOADED.search(value)) \
                 or not value or value == "???" or "://" in value or any(c in value for c in "${}*?[]"):
             continue
-        path = Path(value).expanduser()
-        if not (path if path.is_absolute() else root / path).exists():
+        if not_here(value, root):
             out.append(Required(name=key, kind="option" if key.startswith("-") else kind, file=file, line=int(line)))
     return out
 

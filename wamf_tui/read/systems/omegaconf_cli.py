@@ -13,16 +13,11 @@ from pathlib import Path
 from ...model import Analysis, Fact, StepControl
 from .base import Kind, Refusal, Verdict
 from .common import Dashed
-from .modules import Classes, classes_of, fields, named_file, yaml_leaves
+from .modules import Classes, called, classes_of, fields, named_file, yaml_leaves
 
 STEPS = re.compile(r"^(steps|max_steps|total_steps|train_steps|num_steps|max_iters|n_iters|iters|num_iterations)$")
 OUTPUT = re.compile(r"^(dump_dir|output_dir|out_dir|save_dir|log_dir|work_dir|checkpoint_dir|ckpt_dir)$")
 NOT_A_KEY = "its OmegaConf dot-list takes key=value words, no dashes"
-
-
-def _last(node: ast.AST) -> str:
-    func = node.func if isinstance(node, ast.Call) else None
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 class OmegaConfCli(Dashed):
@@ -30,12 +25,12 @@ class OmegaConfCli(Dashed):
 
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         return a.config_system in ("omegaconf", "unknown", "constants") and any(
-            _last(n) == "from_cli" for n in ast.walk(tree))
+            called(n) == "from_cli" for n in ast.walk(tree))
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
         classes = classes_of(tree, rel, root, find)
-        structured = [c.args[0] for c in ast.walk(tree) if _last(c) == "structured" and isinstance(c, ast.Call)
+        structured = [c.args[0] for c in ast.walk(tree) if called(c) == "structured" and isinstance(c, ast.Call)
                       and c.args]
         named = [x.func.id if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) else
                  x.id if isinstance(x, ast.Name) else "" for x in structured]
@@ -44,7 +39,7 @@ class OmegaConfCli(Dashed):
         if not any(n in classes for n in named):  # over a structured base its fields are the whole set
             a.parser_open = "merges its dot-list over a config it does not type: a new key is added silently"
         for assign in (x for x in ast.walk(tree) if isinstance(x, ast.Assign)):  # keys the code reads off the
-            if _last(assign.value) == "from_cli":  # dot-list itself (`cli_args.config`)
+            if called(assign.value) == "from_cli":  # dot-list itself (`cli_args.config`)
                 held = {t.id for t in assign.targets if isinstance(t, ast.Name)}
                 a.flags.update({x.attr: None for x in ast.walk(tree) if isinstance(x, ast.Attribute)
                                 and isinstance(x.value, ast.Name) and x.value.id in held and x.attr not in a.flags})

@@ -11,16 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...model import Analysis, Fact, StepControl
-from .modules import classes_of, fields
+from .modules import called, classes_of, fields
 from .signature import Signature
 
 STEPS = re.compile(r"^(max_steps|max_train_steps|num_steps|total_steps|train_steps|max_iters|num_iterations)$")
 OUTPUT = re.compile(r"^(save_dir|output_dir|out_dir|log_dir|checkpoint_dir|ckpt_dir|work_dir)$")
-
-
-def _last(node: ast.AST) -> str:
-    func = node.func if isinstance(node, ast.Call) else None
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _positional(field: ast.AnnAssign) -> bool:
@@ -42,7 +37,7 @@ class SimpleParsing(Signature):
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
         classes = classes_of(tree, rel, root, find)
-        made = [n.args[0].id for n in ast.walk(tree) if isinstance(n, ast.Call) and _last(n) in (
+        made = [n.args[0].id for n in ast.walk(tree) if isinstance(n, ast.Call) and called(n) in (
             "parse", "add_arguments", "parse_known_args") and n.args and isinstance(n.args[0], ast.Name)
             and n.args[0].id in classes]
         read = [(key, f, where) for name in made for key, f, where in fields(name, classes) if not _positional(f)]
