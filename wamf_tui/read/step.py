@@ -110,7 +110,7 @@ def _trained_names(tree: ast.Module) -> frozenset[str]:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "parameters":
             base = n.func.value
             name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else ""
-            if name and name not in ("self", "model_to_train"):
+            if name and name != "self":
                 names.add(name)
     return frozenset(names)
 
