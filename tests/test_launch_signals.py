@@ -163,3 +163,11 @@ def test_the_analysis_carries_the_signals(tmp_path):
     (root / "train.py").write_text(MIN_GPUS)
     a = analyze_script(root / "train.py", root)
     assert [(s.kind, s.line, s.count) for s in a.processes] == [("process_group", 7, None), ("fewest", 16, 2)]
+
+
+def test_a_rank_variable_read_with_get_counts_only_where_its_none_would_fail():
+    """torchtune's `local_rank = os.environ.get("LOCAL_RANK")` then `if local_rank is not None:` runs as one
+    process; `int(os.environ.get("RANK"))` fails without a launcher."""
+    checked = "import os\nlocal_rank = os.environ.get('LOCAL_RANK')\nif local_rank is not None:\n    x = 1\n"
+    assert [s.kind for s in signals(checked)] == []
+    assert [s.kind for s in signals("import os\nrank = int(os.environ.get('RANK'))\n")] == ["rank_env"]

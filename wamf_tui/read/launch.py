@@ -71,8 +71,9 @@ def _kind(node: ast.AST, trainers: frozenset[str]) -> Kind | None:
         return None
     name = name_of(node.func)
     last = name.split(".")[-1]
-    if name.endswith(("environ.get", "getenv")) and len(node.args) == 1 and not node.keywords:
-        arg = node.args[0]
+    if name in ("int", "float") and node.args and isinstance(got := node.args[0], ast.Call) and \
+            name_of(got.func).endswith(("environ.get", "getenv")) and len(got.args) == 1 and not got.keywords:
+        arg = got.args[0]  # `int(os.environ.get("RANK"))`: None fails there; a bare `.get` may be checked first
         return "rank_env" if isinstance(arg, ast.Constant) and arg.value in RANK_VARS else None
     if last == "init_process_group" and not _given_ranks(node) or name.endswith("deepspeed.init_distributed"):
         return "process_group"
