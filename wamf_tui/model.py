@@ -259,10 +259,14 @@ class Overhead(BaseModel):
 
 
 class StepControl(BaseModel):
+    """A setting that governs the run's length (`read.lengths`): it bounds it (the count a benchmark caps)
+    or scales it (warm-up, accumulation, a token budget, a dry-run mode)."""
+
     name: RepoText
     file: RepoText
     line: int
     default: RepoText | None = None
+    role: Literal["bound", "scale"] = "bound"
 
 
 class Need(BaseModel):

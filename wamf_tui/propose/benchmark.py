@@ -298,12 +298,14 @@ def _total(control: StepControl | None, args: list[str] | tuple[str, ...], a: An
 def _step_control(a: Analysis) -> StepControl | None:
     """The step count's setting, in the order the reading found them: a flag of the parser that the loop
     never reads (litgpt's `--train.max_steps`, only warned about) must not win over the loop's own bound."""
-    return next((s for s in a.step_controls if "epoch" not in s.name and "limit" not in s.name), None)
+    return next((s for s in a.step_controls if s.role == "bound" and "epoch" not in s.name and "limit" not in s.name),
+                None)
 
 
 def _epoch_control(a: Analysis) -> StepControl | None:
     """The job's own epoch count flag (`--epochs`), where its parser has one."""
-    return next((s for s in a.step_controls if "epoch" in s.name and s.name.startswith("--")), None)
+    return next((s for s in a.step_controls if s.role == "bound" and "epoch" in s.name and s.name.startswith("--")),
+                None)
 
 
 def _number(a: Analysis, pattern: re.Pattern[str], first: str | None = None) -> tuple[str, int] | None:

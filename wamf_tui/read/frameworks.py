@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from ..model import Analysis, Fact, StepControl
+from .lengths import length_role
 from .step import name_of
 
 TABLES = Path(__file__).resolve().parent.parent / "frameworks"
@@ -56,6 +57,7 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
         a.flags.setdefault(f"--{field}", default)
     a.config_system = "hf_trainer"
     a.step_controls.insert(0, StepControl(name=t["steps"], file=rel, line=line, default=a.flags.get(t["steps"])))
+    length_settings(a, list(a.flags), rel, line)
     _switches(a, t, rel, line, ("Trainer checkpoints (save_strategy)", "Trainer evaluation (eval_strategy)",
                                 "Trainer report_to", "output_dir", "seed"))
     a.uploads.append(Fact(name="push_to_hub", off_switch=t["upload"], file=rel, line=line))
@@ -65,8 +67,6 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
 
 
 HYPHENATED = ("typer", "tyro")  # they turn `out_dir` into `--out-dir`
-_STEPS = re.compile(r"^(max_steps|max_iters|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
-                    r"num_iterations|max_iterations|num_iters|train_iters)$")
 _OUT = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint)_?(dir|path)?$")
 
 
@@ -134,8 +134,8 @@ def _parameter(name: str, annotation: ast.expr | None, default: ast.expr | None,
         return
     flag = "--" + prefix + (name.replace("_", "-") if hyphens else name)
     a.flags[flag] = _default(default)
-    if _STEPS.match(name):
-        a.step_controls.append(StepControl(name=flag, default=a.flags[flag], file=rel, line=lineno))
+    if role := length_role(name):
+        a.step_controls.append(StepControl(name=flag, default=a.flags[flag], file=rel, line=lineno, role=role))
     elif _OUT.search(name):
         a.output_dirs.append(Fact(name=name, off_switch=f"{flag}=...", file=rel, line=lineno))
     elif name == "seed":
@@ -166,8 +166,8 @@ def factory_flags(factories: list[tuple[str, list[str], int]], classes: Callable
                 names = named or [f"--{name}".replace("_", "-")]
             for flag in names:
                 a.flags.setdefault(flag, default)
-            if _STEPS.match(name):
-                a.step_controls.append(StepControl(name=names[0], default=default, file=rel, line=line))
+            if role := length_role(name):
+                a.step_controls.append(StepControl(name=names[0], default=default, file=rel, line=line, role=role))
 
 
 def _arg_names(value: ast.expr | None) -> list[str]:
@@ -189,8 +189,17 @@ def lightning_cli(rel: str, line: int, a: Analysis) -> None:
     for flag in t["flags"]:
         a.flags.setdefault(flag, None)
     a.step_controls.insert(0, StepControl(name=t["steps"], default="-1", file=rel, line=line))
+    length_settings(a, t["flags"], rel, line)
     _switches(a, t, rel, line, ("Trainer checkpoints (ModelCheckpoint)", "Trainer validation loop", "Trainer logger",
                                 "default_root_dir", "seed_everything"))
+
+
+def length_settings(a: Analysis, names: list[str], rel: str, line: int) -> None:
+    """The settings among a library's own (TrainingArguments' fields, the Trainer's arguments) that govern the
+    run's length, each once, after those the job's code already named."""
+    for name in names:
+        if (role := length_role(name)) and all(c.name != name for c in a.step_controls):
+            a.step_controls.append(StepControl(name=name, default=a.flags.get(name), file=rel, line=line, role=role))
 
 
 def _switches(a: Analysis, t: dict, rel: str, line: int, names: tuple[str, str, str, str, str]) -> None:

@@ -20,7 +20,9 @@ from typing import Any
 
 from ..infra.files import read_regular, rel_path
 from ..model import Analysis, Fact, HydraTree, Required, StepControl
+from .frameworks import table
 from .hydra_overrides import is_override, key_of, known
+from .lengths import length_role
 
 MAX_FILES = 500  # YAML files looked at before composing
 MAX_KEYS = 3000
@@ -196,6 +198,12 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
         if TRAINER.match(target):
             a.step_controls.insert(0, StepControl(name=f"{node}.max_steps", default=tree.keys.get(
                 f"{node}.max_steps", "-1"), file=rel, line=line))
+            for flag in table("lightning_cli")["flags"]:  # the Trainer's other length settings
+                key = f"{node}.{flag.removeprefix('--trainer.')}"
+                if flag.startswith("--trainer.") and (role := length_role(key)) and \
+                        all(c.name != key for c in a.step_controls):
+                    a.step_controls.append(StepControl(name=key, default=tree.keys.get(key), file=rel, line=line,
+                                                       role=role))
             a.evals.append(Fact(name=f"Trainer validation loop ({node})", file=rel, line=line,
                                 off_switch=" ".join([f"{node}.limit_val_batches=0", *watchers])))
             off = " ".join([f"{node}.enable_checkpointing=false", *(f"~{s}" for s in saves)])

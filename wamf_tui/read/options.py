@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..model import Fact, Need, Required, StepControl
 from .frameworks import table
+from .lengths import length_role
 from .needs import argparse_required
 from .step import name_of
 from .systems.modules import INPUT, LOADED, not_here
@@ -20,6 +21,7 @@ class OptionsReader:
     """The option-declaring calls of a module; `source._Reader` sets up what these methods read and fill."""
 
     hf_line: int  # the line of the first HfArgumentParser call
+    name_tuples: dict[str, list[str]]
     fit_switches: list[tuple[int, str]]  # (line of a training call, the setting its `if` needs)
     lightning_cli: int  # the line of a LightningCLI call
 
@@ -38,7 +40,8 @@ class OptionsReader:
             if last != "HfArgumentParser":  # TRL's and the alignment handbook's take a YAML file as well
                 self.r.flags.setdefault("--config", None)
             self.hf_line = self.hf_line or node.lineno
-            self.hf_classes.update(n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name))
+            named = [n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name)]
+            self.hf_classes.update(c for n in named for c in self.name_tuples.get(n, [n]))
         elif last in SIGNATURE_CLIS and self._signature_cli(node, name, last):
             pass
         elif last in ("LightningCLI", "CLI") and "lightning" in " ".join(self.imports).lower() \
@@ -130,8 +133,9 @@ class OptionsReader:
         if off:
             self.r.off_values[opt] = off.group(1) or off.group(6)
         dest = opt.lstrip("-").replace("-", "_")
-        if STEP_NAMES.match(dest):
-            self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno, default=default))
+        if role := length_role(dest):
+            self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno, default=default,
+                                                    role=role))
         if OUT_NAMES.search(dest) or SAVES_TO.search(helped or "") and "/" in (default or ""):
             self.fact("output_dirs", opt, node, opt)  # `--project`, default `ROOT / 'runs/train'`: "save to"
 
@@ -195,9 +199,9 @@ class OptionsReader:
     def _library_keyword(self, k: ast.keyword, table: dict[str, str], node: ast.Call, hf: bool) -> None:
         if k.arg is None:
             return
-        if STEP_NAMES.match(k.arg):
+        if role := length_role(k.arg):
             self.r.step_controls.append(StepControl(name=k.arg, file=self.rel, line=k.value.lineno,
-                                                    default=literal_text(k.value)))
+                                                    default=literal_text(k.value), role=role))
         kind = table.get(k.arg)
         if kind:
             off = {
@@ -207,11 +211,6 @@ class OptionsReader:
                 "output_dir": "--output_dir", "logging_dir": "--logging_dir",
             }.get(k.arg) if hf else f"{k.arg}=..."
             getattr(self.r, kind).append(Fact(name=k.arg, file=self.rel, line=k.value.lineno, off_switch=off))
-
-
-STEP_NAMES = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
-                        r"num_train_steps|max_iterations|num_iters|total_iters|train_iters|"
-                        r"num_iterations|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|limit_train_batches)$")
 
 
 # the job's output folder: a bare `ckpt`, `checkpoint` or `logging` is rather a switch or an input to resume

@@ -54,6 +54,7 @@ from .guards import (
 from .hydra_config import add_switches, compose, hydra_defaults, hydra_targets
 from .inputs import paths_needed, required_by_use
 from .launch import add_needs, process_signals
+from .lengths import BOUND, length_role
 from .needs import argv_required, dataclass_required, own_options, read_needs, submits
 from .options import (
     ABSL_DEFINES,
@@ -61,7 +62,6 @@ from .options import (
     OUT_NAMES,
     REQUIRED_FLAGS,
     SIGNATURE_CLIS,
-    STEP_NAMES,
     OptionsReader,
     dotted_name,
     literal_text,
@@ -160,6 +160,7 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         self.hydra_line = 0
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
         self.hf_line = 0  # the line of the first HfArgumentParser call
+        self.name_tuples: dict[str, list[str]] = {}  # `types = (ScriptArguments, SFTConfig)`: the names it holds
         self.cli_function: tuple[str, int] | None = None  # a function whose parameters are the flags, and where
         self.lightning_cli = 0  # the line of a LightningCLI call
         self.classes: list[tuple[str, list[str]]] = []  # the classes being read, with their bases
@@ -545,7 +546,7 @@ class _Reader(OptionsReader, ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         """`self.step < self.config.training.steps`: a bound a tyro job's step flag may name."""
         for side in (node.left, *node.comparators):
-            if isinstance(side, ast.Attribute) and STEP_NAMES.match(side.attr) and "epoch" not in side.attr:
+            if isinstance(side, ast.Attribute) and BOUND.match(side.attr) and "epoch" not in side.attr:
                 chain = dotted_name(side)
                 if chain.count(".") >= 2:
                     self.config_classes.bounds.setdefault(chain, (self.rel, node.lineno))
@@ -566,8 +567,8 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         key = self.hydra_key(node)
         if key and not isinstance(node.ctx, ast.Store):
             last = key.split(".")[-1]
-            if STEP_NAMES.match(last) and all(c.name != key for c in self.r.step_controls):
-                self.r.step_controls.append(StepControl(name=key, file=self.rel, line=node.lineno))
+            if (role := length_role(key)) and all(c.name != key for c in self.r.step_controls):
+                self.r.step_controls.append(StepControl(name=key, file=self.rel, line=node.lineno, role=role))
             elif OUT_NAMES.search(last) and all(o.name != key for o in self.r.output_dirs):
                 self.fact("output_dirs", key, node, f"{key}=...")
             return
@@ -590,6 +591,8 @@ class _Reader(OptionsReader, ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         targets = node.targets
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(node.value, ast.Tuple | ast.List):
+            self.name_tuples[targets[0].id] = [e.id for e in node.value.elts if isinstance(e, ast.Name)]
         if len(targets) == 1 and starts_ahead(node.value):
             self.ahead.add(ast.unparse(targets[0]))
         names = [n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple | ast.List) else (t,))
@@ -613,9 +616,11 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         # plain constants at module level: configurator scripts (nanoGPT) and constant configs
         for t in targets:
             if isinstance(t, ast.Name) and not self.guards:
-                if STEP_NAMES.match(t.id):
+                # a function's local is a setting only when written as a constant (`epochs = 10`), not when
+                # computed from others (`max_iters = max_tokens // tokens_per_iter`)
+                if (role := length_role(t.id)) and (not self.depth or isinstance(node.value, ast.Constant)):
                     self.r.step_controls.append(StepControl(name=t.id, file=self.rel, line=node.lineno,
-                                                            default=literal_text(node.value)))
+                                                            default=literal_text(node.value), role=role))
                 if OUT_NAMES.search(t.id) and isinstance(node.value, ast.Constant) and isinstance(
                         node.value.value, str):
                     self.fact("output_dirs", t.id, node, f"--{t.id}=..." if self.r.config_system == "configurator"
@@ -778,7 +783,7 @@ def _command_step_flag(command: Sequence[str]) -> StepControl | None:
     for i, word in enumerate(command):
         name, eq, value = word.partition("=")
         last = name.lstrip("-").split(".")[-1].replace("-", "_")
-        if name.startswith("--") and STEP_NAMES.match(last) and "epoch" not in last:
+        if name.startswith("--") and length_role(name) == "bound" and "epoch" not in last:
             value = value if eq else command[i + 1] if i + 1 < len(command) else ""
             if value.isdigit():
                 return StepControl(name=name, file="the job's command", line=0, default=value)
@@ -882,7 +887,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     step = None  # the training step: in the entry, else in the first module it reaches that has one
     submitter: Need | None = None  # where the entry, or a module it calls, queues the job on a cluster
     mains: list[Path] = []  # modules it reaches that train and run as `__main__`: what a submitter queues
-    hydra_line = ("", 0)  # where the entry's `@hydra.main` is
+    hydra_line = ("", 0)  # where the entry's composed Trainer runs: its `fit()`, else its `@hydra.main`
     dispatched = ""  # the CLI a console script's dispatcher reads the entry's function with
     modules: list[ModuleDefs] = []  # each parsed module's functions: which of them the job reaches
     beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
@@ -968,7 +973,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         # train()`) the first one of a module it imports, while no module read has declared flags
         if reader.hf_classes and (depth == 0 or depth == 1 and not result.flags):
             result.required += dataclass_required(tree, reader.hf_classes, rel)
-            hf_arguments(tree, reader.hf_classes, rel, reader.hf_line, result)
+            # the Trainer saves, evaluates and logs inside its `train()`: its rows sit there when this module calls it
+            hf_arguments(tree, reader.hf_classes, rel, (reader.fits or [reader.hf_line])[0], result)
         if depth == 0:
             reader.trains_with()  # its flags are all known now (an HfArgumentParser's dataclasses included)
             entry = (tree, rel)
@@ -990,7 +996,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             if result.hydra.composed:
                 result.required += [Required(name=k, kind="hydra", file=result.hydra.config, line=1)
                                     for k, v in result.hydra.keys.items() if v == "???"]
-                hydra_line = (rel, reader.hydra_line)
+                hydra_line = (rel, (reader.fits or [reader.hydra_line])[0])  # a Trainer's rows: at its fit()
             else:
                 hydra_defaults(result, conf, root, True)
         targets = hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
@@ -1081,11 +1087,11 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     if entry is not None:  # a system that sits on the parser found (yacs opts on argparse) takes it over
         refine(*entry, root, result, lambda m: module_path(root, m, script.parent), command)
     given = _command_step_flag(command)
-    if given and not any(c.name.startswith("-") for c in result.step_controls) and (
+    if given and not any(c.name.startswith("-") and c.role == "bound" for c in result.step_controls) and (
             result.config_system in FLAGS_UNREAD or result.parser_open):
         result.step_controls.insert(0, given)
     if dispatched:  # what the modules it imports use (a helper wrapping another CLI) is not its own
         result.config_system = dispatched
-    if result.config_system == "unknown" and result.step_controls:
+    if result.config_system == "unknown" and any(c.role == "bound" for c in result.step_controls):
         result.config_system = "constants"
     return result

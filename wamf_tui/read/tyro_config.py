@@ -79,7 +79,7 @@ def nested_step(result: Analysis, classes: ConfigClasses) -> None:
     """The step count's flag, `--training.steps`, from the bound the code compares the step with
     (`self.step < self.config.training.steps`), where `training` is a section whose class has `steps`. Its
     default is left unknown: the job's config function, not the class, sets it."""
-    if any(c.name.startswith("-") for c in result.step_controls):
+    if any(c.name.startswith("-") and c.role == "bound" for c in result.step_controls):
         return
     sections = classes.sections()
     for chain, (file, line) in classes.bounds.items():

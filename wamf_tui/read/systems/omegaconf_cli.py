@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...model import Analysis, Fact, StepControl
+from ..lengths import length_role
 from .base import Kind, Refusal, Verdict
 from .common import Dashed
 from .modules import Classes, called, classes_of, fields, named_file, yaml_leaves
 
-STEPS = re.compile(r"^(steps|max_steps|total_steps|train_steps|num_steps|max_iters|n_iters|iters|num_iterations)$")
 OUTPUT = re.compile(r"^(dump_dir|output_dir|out_dir|save_dir|log_dir|work_dir|checkpoint_dir|ckpt_dir)$")
 NOT_A_KEY = "its OmegaConf dot-list takes key=value words, no dashes"
 
@@ -53,8 +53,8 @@ class OmegaConfCli(Dashed):
             default = ast.unparse(s.value)[:80] if s.value is not None else None
             a.flags[key] = default
             leaf = key.split(".")[-1]
-            if STEPS.match(leaf) and default and default.isdigit():
-                a.step_controls.insert(0, StepControl(name=key, file=where, line=s.lineno, default=default))
+            if (role := length_role(key)) and (role == "scale" or default and default.isdigit()):
+                a.step_controls.insert(0, StepControl(name=key, file=where, line=s.lineno, default=default, role=role))
             if OUTPUT.match(leaf):
                 a.output_dirs.append(Fact(name=key, off_switch=key, file=where, line=s.lineno))
 

@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...model import Analysis, Fact, StepControl
+from ..lengths import length_role
 from .modules import called, classes_of, fields
 from .signature import Signature
 
-STEPS = re.compile(r"^(max_steps|max_train_steps|num_steps|total_steps|train_steps|max_iters|num_iterations)$")
 OUTPUT = re.compile(r"^(save_dir|output_dir|out_dir|log_dir|checkpoint_dir|ckpt_dir|work_dir)$")
 
 
@@ -47,8 +47,8 @@ class SimpleParsing(Signature):
             flag = f"--{leaf}" if leaves.count(leaf) == 1 else f"--{key}"
             default = ast.unparse(f.value)[:80] if f.value is not None else None
             a.flags[flag] = default
-            if STEPS.match(leaf) and default and default.isdigit():
-                a.step_controls.insert(0, StepControl(name=flag, file=where, line=f.lineno, default=default))
+            if (role := length_role(leaf)) and (role == "scale" or default and default.isdigit()):
+                a.step_controls.insert(0, StepControl(name=flag, file=where, line=f.lineno, default=default, role=role))
             if OUTPUT.match(leaf):
                 a.output_dirs.append(Fact(name=flag, off_switch=flag, file=where, line=f.lineno))
         return bool(read)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...model import Analysis, Fact, StepControl
+from ..lengths import length_role
 from .argparser import Argparse
 from .base import Kind, Refusal, Verdict
 from .modules import imported_files, named_file, parsed, yaml_leaves
@@ -19,7 +20,6 @@ NODES = ("CN", "CfgNode")  # the call that makes a config node
 OPTS = ("opts", "--opts")
 # iteration counts only: an epoch count would cut whole epochs (the wrapper caps steps inside one)
 OUTPUT = re.compile(r"^(OUTPUT|OUT|SAVE|LOG|CHECKPOINT|CKPT)_?(DIR|PATH)$")
-ITERS = re.compile(r"^(MAX_ITER|MAX_ITERS|MAX_STEPS|ITERS|NUM_ITERS|TOTAL_ITERS|TRAIN_ITERS|MAX_ITERATIONS)$")
 
 
 def _call_name(node: ast.AST) -> str:
@@ -72,8 +72,8 @@ class Yacs(Argparse):
                 a.flags.setdefault(key, default)
                 if OUTPUT.match(key.split(".")[-1]):  # where it writes: the run line may point it elsewhere
                     a.output_dirs.append(Fact(name=key, off_switch=key, file=where, line=line))
-                if ITERS.match(key.split(".")[-1]) and default.isdigit():
-                    a.step_controls.insert(0, StepControl(name=key, file=where, line=line, default=default))
+                if (role := length_role(key)) and (role == "scale" or default.isdigit()):
+                    a.step_controls.insert(0, StepControl(name=key, file=where, line=line, default=default, role=role))
         files = [f for f in a.flags if f.startswith("-") and ("config" in f or "cfg" in f)]
         named = named_file(command, root, files) if found else None
         if named is not None:  # `cfg.merge_from_file(args.config_file)`: its values over the defaults
