@@ -422,7 +422,8 @@ def test_hydra_overrides_are_key_value_with_defaults_from_the_yaml(tmp_path):
     assert a.config_system == "hydra"
     assert [(c.name, c.line, c.default) for c in a.step_controls] == [("train.max_steps", 8, "100000")]
     assert [(s.line, s.off_switch) for s in a.seeds] == [(7, "train.seed")]
-    assert [(o.name, o.off_switch) for o in a.output_dirs] == [("paths.output_dir", "paths.output_dir=...")]
+    assert [(o.name, o.off_switch) for o in a.output_dirs] == [("paths.output_dir", "paths.output_dir=..."),
+                                                               ("hydra.run.dir", "hydra.run.dir=...")]
     changes = propose(a, steps=25)
     assert changes[0].what == "total steps cut to 25 (was 100000)" and changes[0].flags == ["train.max_steps=25"]
     state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="app.py", changes=changes)

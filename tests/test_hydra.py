@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import make_repo
 from wamf_tui.detect.launch import parse_launch
 from wamf_tui.model import InitState
+from wamf_tui.propose.benchmark import OUT_DIR as OUT
 from wamf_tui.propose.benchmark import propose
 from wamf_tui.propose.run_line import run_command
 from wamf_tui.propose.validate import check_run
@@ -115,6 +116,7 @@ def test_the_benchmark_switches_are_overrides_hydra_accepts(app):
     on = [f for c in changes if c.enabled for f in c.flags]
     assert on == ["+trainer.max_steps=30", "+trainer.enable_checkpointing=false", "~callbacks.model_checkpoint",
                   "test=false", "+trainer.limit_val_batches=0", "~callbacks.early_stopping",
+                  "+trainer.default_root_dir=runs/wamf-bench",  # the Trainer writes to the working folder
                   "hydra.run.dir=runs/wamf-bench", "seed=1"]  # `if cfg.get("seed"):` would skip a seed of 0
     assert not any(c.env for c in changes if c.enabled)  # overrides are never environment variables
     command = "python src/train.py trainer=gpu"
@@ -240,3 +242,23 @@ def test_a_hydra_deletion_is_written_bare_and_other_words_quoted():
     launch = LaunchCommand(raw="python src/train.py", command="", launcher="python", script="src/train.py")
     line = format_command(launch, ["~callbacks.model_checkpoint", "~logger=null", "x=a b", "~/data"])
     assert line == "src/train.py ~callbacks.model_checkpoint ~logger=null 'x=a b' '~/data'"
+
+
+def test_the_composed_configs_length_settings_and_output_folders_are_the_jobs(tmp_path):
+    """A key only the config names (`trainer_config.max_epochs`, `paths.output_dir`) is a setting of the job
+    as much as one the code reads; a bound only the config names is never the cap; Hydra's own run folder
+    is an output of every Hydra app, and a null path (`ckpt_path`) is an input to resume from, not an output."""
+    files = {**CONFIGS, "configs/train.yaml": CONFIGS["configs/train.yaml"] + (
+        "paths:\n  output_dir: out/${task_name}\nckpt_path: null\n"
+        "trainer_config:\n  max_epochs: 5\n  max_steps: 200\n  warmup_steps: 10\n")}
+    root = make_repo(tmp_path / "job", files)
+    a = analyze_script(root / "src/train.py", root)
+    roles = {c.name: c.role for c in a.step_controls}
+    assert roles["trainer_config.max_epochs"] == "bound" and roles["trainer_config.warmup_steps"] == "scale"
+    assert "trainer_config.max_steps" not in roles and roles["+trainer.max_steps"] == "bound"
+    assert roles["trainer.max_epochs"] == "bound" and roles["+trainer.accumulate_grad_batches"] == "scale"
+    outs = {o.name: o.off_switch for o in a.output_dirs}
+    assert outs["hydra.run.dir"] == "hydra.run.dir=..." and outs["paths.output_dir"] == "paths.output_dir=..."
+    assert outs["trainer.default_root_dir"] == "+trainer.default_root_dir=..." and "ckpt_path" not in outs
+    rows = propose(a, 30, "speed", [])
+    assert [f for r in rows for f in r.flags].count(f"hydra.run.dir={OUT}") == 1

@@ -550,7 +550,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             enabled=False, exclusion=f"{what} not switched off: they run whenever the job calls them; "
                       "price: bytes uploaded / upload bandwidth per call (to measure)"))
     out = min(_needed_outputs(a), default=None) or next(
-        (o.off_switch for o in a.output_dirs if o.off_switch and parser.settable(a, o.off_switch.split("=")[0])
+        (o.off_switch for o in a.output_dirs if o.off_switch and not o.off_switch.startswith("hydra.")
+         and parser.settable(a, o.off_switch.split("=")[0])
          and _takes_folder(o.off_switch.split("=")[0], a)), None)
     if out:
         flag = out.split("=")[0]

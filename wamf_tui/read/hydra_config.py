@@ -23,6 +23,7 @@ from ..model import Analysis, Fact, HydraTree, Required, StepControl
 from .frameworks import table
 from .hydra_overrides import is_override, key_of, known
 from .lengths import length_role
+from .options import OUT_NAMES
 
 MAX_FILES = 500  # YAML files looked at before composing
 MAX_KEYS = 3000
@@ -206,6 +207,8 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
                                                        role=role))
             a.evals.append(Fact(name=f"Trainer validation loop ({node})", file=rel, line=line,
                                 off_switch=" ".join([f"{node}.limit_val_batches=0", *watchers])))
+            a.output_dirs.append(Fact(name=f"{node}.default_root_dir", off_switch=f"{node}.default_root_dir=...",
+                                      file=rel, line=line))  # its logs and checkpoints, unless a logger says
             off = " ".join([f"{node}.enable_checkpointing=false", *(f"~{s}" for s in saves)])
             a.checkpoints.append(Fact(name=f"Trainer checkpoints ({node})", off_switch=off, file=rel, line=line))
             saves = []
@@ -215,6 +218,16 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
             a.trackers.append(Fact(name=target.rsplit(".", 1)[1], off_switch=off, file=rel, line=line))
     for s in saves:
         a.checkpoints.append(Fact(name=f"ModelCheckpoint ({s})", off_switch=f"~{s}", file=rel, line=line))
+    for key, value in tree.keys.items():
+        role = length_role(key)  # a bound only the config names is not proven to stop the loop: never the cap
+        if (role == "scale" or role == "bound" and "epoch" in key.split(".")[-1]) and \
+                all(c.name != key for c in a.step_controls):
+            a.step_controls.append(StepControl(name=key, default=value, file=tree.config, line=1, role=role))
+    for key, value in tree.keys.items():  # the config's own output folders (`paths.output_dir`); a null one is
+        leaf = key.split(".")[-1]  # an input to resume from (`ckpt_path`), a root the project's own folder
+        if OUT_NAMES.search(leaf) and not leaf.startswith("root") and value not in (None, "null", "None") \
+                and all(o.name != key for o in a.output_dirs):
+            a.output_dirs.append(Fact(name=key, off_switch=f"{key}=...", file=rel, line=line))
     for c in a.step_controls:  # a key read in the code (`cfg.trainer.max_steps`): its override is `key=N`
         c.name = _plus(tree, c.name + "=")[:-1]
         c.default = c.default if c.default is not None else tree.keys.get(key_of(c.name))
@@ -225,8 +238,9 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
 
 
 def _plus(tree: HydraTree, override: str) -> str:
-    """`+key=...` for a key the composed config lacks (Hydra refuses `key=` there); others as they are."""
-    if not is_override(override) or override.startswith(("+", "~")) or known(tree, key_of(override)):
+    """`+key=...` for a key the composed config lacks (Hydra refuses `key=` there); others, and Hydra's own
+    `hydra.*` settings, as they are."""
+    if not is_override(override) or override.startswith(("+", "~", "hydra.")) or known(tree, key_of(override)):
         return override
     return "+" + override
 

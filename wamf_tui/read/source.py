@@ -988,6 +988,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 signature_flags(tree, *reader.cli_function, rel, result, class_finder(tree, path, root))
             if reader.lightning_cli:
                 lightning_cli(rel, reader.lightning_cli, result)
+        if reader.hydra_line and depth == 0:  # Hydra's own run folder (`outputs/<date>/<time>`, its logs)
+            result.output_dirs.append(Fact(name="hydra.run.dir", off_switch="hydra.run.dir=...", file=rel,
+                                           line=reader.hydra_line))
         if reader.hydra_file is not None and depth == 0:
             conf = path.parent / reader.hydra_file
             result.hydra = compose(conf.parent, conf.stem, reader.hydra_version, rel_path(conf, root), command)
