@@ -17,7 +17,9 @@ from wamf_tui.read.source import analyze_script
     ("gradient_accumulation_steps", "scale"), ("accum_iter", "scale"), ("+trainer.max_time", "scale"),
     ("--dry-run", "scale"), ("eval_only", "scale"), ("--train.global_batch_size", "scale"),
     ("--target-param-data-ratio", "scale"), ("--max_new_tokens", "scale"),
-    ("--batch-size", None), ("eval_accumulation_steps", None), ("--eval_steps", None), ("--lr", None),
+    ("--batch-size", "scale"), ("SOLVER.IMS_PER_BATCH", "scale"), ("--grad_acc_steps", "scale"),
+    ("--max_train_samples", "scale"), ("--initial_epoch", "scale"), ("--training_epochs", "bound"),
+    ("--batch-norm", None), ("eval_accumulation_steps", None), ("--eval_steps", None), ("--lr", None),
     ("save_interval", None),
 ])
 def test_a_setting_is_judged_by_its_name_in_any_spelling(name, role):
@@ -32,6 +34,7 @@ p.add_argument("--max-steps", type=int, default=1000)
 p.add_argument("--warmup-epochs", type=int, default=5)
 p.add_argument("--grad-accum-steps", type=int, default=1)
 p.add_argument("--batch-size", type=int, default=64)
+p.add_argument("--lr", type=float, default=0.1)
 args = p.parse_args()
 model = torch.nn.Linear(2, 2)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -47,7 +50,7 @@ def test_scaling_flags_are_reported_and_never_taken_for_the_cap(tmp_path):
     a = analyze_script(root / "train.py", root)
     roles = {c.name: c.role for c in a.step_controls}
     assert roles == {"--epochs": "bound", "--max-steps": "bound", "--warmup-epochs": "scale",
-                     "--grad-accum-steps": "scale"}
+                     "--grad-accum-steps": "scale", "--batch-size": "scale"}
     # warm-up and accumulation are listed first by no rule: the cap is still the step bound
     a.step_controls.sort(key=lambda c: c.role != "scale")
     cut = propose(a, 30, "speed", [])[0]
