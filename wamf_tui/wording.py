@@ -335,7 +335,7 @@ SYSTEM_LABELS: dict[Kind, str] = {
     "configurator": "configurator", "hf": "HfArgumentParser", "hf_trainer": "HfArgumentParser (TrainingArguments)",
     "fire": "fire", "hydra": "hydra", "omegaconf": "OmegaConf", "omegaconf_cli": "OmegaConf dot-list (from_cli)", "tyro": "tyro", "jsonargparse": "jsonargparse CLI",
     "lightning_cli": "LightningCLI", "click": "click", "typer": "typer", "absl": "absl",
-    "yacs": "yacs (KEY VALUE opts)", "ml_collections": "absl with an ml_collections config",
+    "yacs": "yacs (KEY VALUE opts)", "mmengine": "mmengine config (--cfg-options key=value)", "ml_collections": "absl with an ml_collections config",
     "simple_parsing": "simple_parsing", "configargparse": "configargparse", "argbind": "argbind",
 }
 

@@ -573,7 +573,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                                        flags=[run_dir], why="no outputs/<date> folders in the checkout"))
     changes = _capped(changes)
     chosen = next((s for s in a.seeds if s.off_switch and (
-        s.off_switch.startswith("--") or hydra and "=" not in s.off_switch)), None)
+        s.off_switch.startswith("--") or hydra and "=" not in s.off_switch
+        or a.config_system == "mmengine" and parser.settable(a, s.off_switch))), None)
     seed = chosen.off_switch if chosen is not None else None
     if seed:
         value = 1 if chosen is not None and _truthiness(chosen.guard) else 0  # `if cfg.get("seed"):` skips a 0

@@ -2,7 +2,8 @@
 
 A setting *bounds* the run (the step, iteration or epoch count the loop stops at: the one a benchmark
 caps) or *scales* it (warm-up and decay lengths, gradient accumulation, batch sizes, token and sample
-budgets, eval batches, dry-run modes: what an expert reads beside the bound to judge how much one step and one run cost).
+budgets, eval batches, dry-run modes: what an expert reads beside the bound to judge what a step and a
+run cost).
 One vocabulary, so that argparse, Hydra keys, dataclass fields and yacs keys are judged the same way.
 """
 

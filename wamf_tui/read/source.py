@@ -708,7 +708,7 @@ class _Reader(OptionsReader, ast.NodeVisitor):
                 and not last.startswith("Lightning"):  # a subclass of the HF one (LLaVATrainer) is one
             self.r.kind = "training"
             self.trainer_built = self.trainer_built or f"{self.rel}:{node.lineno}"
-        if last == "fit" or last == "train" and name.endswith("trainer.train"):
+        if last == "fit" or last == "train" and name.endswith(("trainer.train", "runner.train")):
             self.r.kind = "training"
             self.fits.append(node.lineno)  # the library's loop runs in this call: what follows it runs after
             self._trains_with(node)
