@@ -60,6 +60,16 @@ train_cfg = dict(by_epoch=True, max_epochs=200, val_interval=1)
 val_cfg = dict()
 """
 DATA = "train_dataloader = dict(batch_size=16, dataset=dict(type='CIFAR10', data_root='data/cifar10'))\n"
+DATASETS = """\
+class CIFAR10:
+    def __init__(self, data_root='', split='train', download: bool = True, **kwargs):
+        self.data_root = data_root
+
+
+class ImageNet:
+    def __init__(self, data_root='', split='train', **kwargs):
+        self.data_root = data_root
+"""
 CHILD = """\
 _base_ = ['../_base_/runtime.py', '../_base_/schedule.py', '../_base_/data.py']
 optim_wrapper = dict(optimizer=dict(_delete_=True, type='AdamW', lr=0.001))
@@ -81,7 +91,7 @@ train_cfg.update(max_epochs=100)
 
 FILES = {"tools/train.py": TRAIN, "configs/_base_/runtime.py": RUNTIME, "configs/_base_/schedule.py": SCHEDULE,
          "configs/_base_/data.py": DATA, "configs/net/child.py": CHILD, "configs/net/iters.py": ITERS,
-         "configs/net/new_style.py": NEW_STYLE, "data/cifar10/.keep": ""}
+         "configs/net/new_style.py": NEW_STYLE, "pkg/datasets/cifar.py": DATASETS}
 
 
 def test_a_config_is_its_bases_merged_in_order_then_its_own_keys(tmp_path):
@@ -147,3 +157,15 @@ def test_a_key_the_config_lacks_is_refused_and_a_bare_word_is_no_override(tmp_pa
                         "default_hooks.checkpoint.interval=5 seed", root, a)
     assert verdict.problems == ["seed is not key=value, as train.py's --cfg-options takes",
                                 "train_cfg.max_iter is not a key of the config train.py reads"]
+
+
+def test_a_data_root_absent_here_is_asked_for_unless_its_dataset_class_downloads_it(tmp_path):
+    """CIFAR10's `download=True`: the job fills `data/cifar10` itself; ImageNet's data must be given."""
+    root = make_repo(tmp_path / "job", FILES)
+    a = analyze_script(root / "tools/train.py", root, ["configs/net/child.py"])
+    assert a.fetched == ["train_dataloader.dataset.data_root"] and [r.name for r in a.required] == ["config"]
+    files = {**FILES, "configs/_base_/data.py": DATA.replace("CIFAR10", "ImageNet")}
+    root = make_repo(tmp_path / "other", files)
+    b = analyze_script(root / "tools/train.py", root, ["configs/net/child.py"])
+    assert [(r.name, r.file, r.line) for r in b.required] == [
+        ("config", "tools/train.py", 9), ("train_dataloader.dataset.data_root", "configs/_base_/data.py", 1)]

@@ -384,6 +384,7 @@ class Analysis(BaseModel):
     config_system: Annotated[Kind, BeforeValidator(_kind)] = "unknown"
     # setting -> its value: defaults, then the config file the command names, then the command (`read.values`)
     resolved: dict[RepoText, Resolved] = {}
+    fetched: list[RepoText] = []  # input settings whose data the job downloads when missing (`download=True`)
     hydra: HydraTree | None = None  # a Hydra app's composed config
     train_loop: Span | None = None  # the outermost loop around the training step, in its function
     train_scope: Span | None = None  # that function (or the whole module)

@@ -9,12 +9,16 @@ the `val_cfg` loop every `train_cfg.val_interval`, trackers the visualizer's bac
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from pathlib import Path
 
+from ...infra.files import read_text
 from ...model import Analysis, Fact, Resolved, StepControl
 from ..lengths import length_role
-from ..mm_config import Leaf, load, text
+from ..mm_config import MAX_BYTES, Leaf, load, text
 from .argparser import Argparse
 from .base import Kind, Refusal, Verdict
 from .modules import named_file
@@ -54,6 +58,8 @@ class MMEngine(Argparse):
                 a.step_controls.insert(0, StepControl(name=key, file=leaf.file, line=leaf.line, default=value,
                                                       role=role))
         _facts(leaves, a)
+        a.fetched += [k for k in leaves if k.endswith(".data_root") and (kind := text(leaves.get(
+            k.removesuffix("data_root") + "type", Leaf(None, "", 0)))) and _downloads(kind, root)]
         return True
 
     def _loaded(self, a: Analysis) -> bool:
@@ -122,6 +128,47 @@ class MMEngine(Argparse):
         more = [w for g in self.groups(added) if not g[0].startswith("-") for w in g]
         option = next((o for o in OPTIONS if o in a.flags), OPTIONS[0])
         return [*head, *flags, *([option, *pairs, *more] if pairs or more else [])]
+
+
+def python_files(root: Path, limit: int = 5000) -> Iterator[Path]:
+    """The repo's Python files outside hidden folders, tests and docs, at most `limit` (a bounded walk)."""
+    for here, subdirs, files in os.walk(root):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in ("tests", "test", "docs")]
+        for f in files:
+            if f.endswith(".py"):
+                limit -= 1
+                if limit < 0:
+                    return
+                yield Path(here, f)
+
+
+@cache
+def _downloads(name: str, root: Path) -> bool:
+    """Whether the repo's dataset class `name` (a config's `type='CIFAR10'`) downloads its data when it is
+    missing: its `__init__` takes `download`, True by default."""
+    pattern = re.compile(rf"^class {re.escape(name)}\b", re.M)
+    for path in python_files(root):
+        try:
+            source = read_text(path, MAX_BYTES)
+        except (OSError, ValueError):
+            continue
+        if not pattern.search(source):
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            return False
+        made = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        init = next((n for n in made.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None) \
+            if made is not None else None
+        if init is None:
+            return False
+        args = init.args.args + init.args.kwonlyargs
+        defaults = [None] * (len(init.args.args) - len(init.args.defaults)) + init.args.defaults \
+            + init.args.kw_defaults
+        return any(arg.arg == "download" and isinstance(d, ast.Constant) and d.value is True
+                   for arg, d in zip(args, defaults, strict=True))
+    return False
 
 
 def _facts(leaves: dict[str, Leaf], a: Analysis) -> None:

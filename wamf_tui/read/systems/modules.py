@@ -153,13 +153,15 @@ def not_here(value: str, root: Path) -> bool:
     return not (path if len(plain) == 1 else path.parent).exists()
 
 
-def absent_inputs(resolved: Mapping[str, Resolved], root: Path, kind: Literal["hydra", "key"] = "hydra"
-                  ) -> list[Required]:
+def absent_inputs(resolved: Mapping[str, Resolved], root: Path, kind: Literal["hydra", "key"] = "hydra",
+                  fetched: Sequence[str] = ()) -> list[Required]:
     """Data paths and weight files the config file the command names sets that are not on this machine
     (relative ones from the repo root, where the job runs): the user must give their own, so they are asked
     for by name. `kind`: how a key that is no `--flag` is given (Hydra's `key=v`, yacs's `KEY V`)."""
     out = []
     for key, said in resolved.items():
+        if key in fetched:  # the job downloads it there when it is missing
+            continue
         file, _, line = said.source.rpartition(":")
         value = (said.value or "").strip("'\"")
         if not file or not line.isdigit() or not (INPUT.search(key.lstrip("-")) or LOADED.search(value)) \

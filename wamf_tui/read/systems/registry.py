@@ -40,7 +40,7 @@ def refine(tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[
             break
     a.resolved = layered(a.flags, a.resolved, system(a).values(a, command))
     named = {r.name for r in a.required}  # yacs's are `KEY VALUE` pairs of its opts list
-    a.required += [r for r in absent_inputs(a.resolved, root, "key" if a.config_system == "yacs" else "hydra")
-                   if r.name not in named]
+    a.required += [r for r in absent_inputs(a.resolved, root, "key" if a.config_system == "yacs" else "hydra",
+                                            a.fetched) if r.name not in named]
     if a.config_system in ("argparse", "configargparse"):
         a.required += [r for r in default_config_inputs(a, root) if r.name not in named]
