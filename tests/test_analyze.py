@@ -631,3 +631,15 @@ def test_a_parser_that_copies_another_parsers_actions_is_not_refused_a_flag(tmp_
     verdict = check_run("python train.py --lr 1 --nproc_per_node 2", root, a)
     assert verdict.problems == [] and verdict.warnings == [  # --lr is declared: only --nproc_per_node is unproven
         "--nproc_per_node: not declared, and train.py copies options from another parser when it runs"]
+
+
+def test_a_check_of_the_set_up_or_a_data_split_is_no_eval(tmp_path):
+    """`validate_args`, `validate_tokenizer` and `train_test_split` pass no model over data; `evaluate` does."""
+    script = ("import torch\nfrom sklearn.model_selection import train_test_split\n\n"
+              "def validate_args(a):\n    return a\n\ndef evaluate(model):\n    return model(torch.ones(2)).sum()\n\n"
+              "model = torch.nn.Linear(2, 1)\nvalidate_args(None)\ntrain, val = train_test_split([1, 2, 3])\n"
+              "validate_tokenizer = print\nvalidate_tokenizer('t')\nopt = torch.optim.SGD(model.parameters())\n"
+              "for _ in range(3):\n    model(torch.ones(2)).sum().backward()\n    opt.step()\n    evaluate(model)\n")
+    root = make_repo(tmp_path / "job", {"train.py": script})
+    a = analyze_script(root / "train.py", root)
+    assert [(e.name, e.line) for e in a.evals] == [("evaluate", 19)]

@@ -98,6 +98,10 @@ UPLOADS = ("push_to_hub", "upload_file", "upload_folder", "upload_fileobj", "cre
 SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "set_seed", "set_random_seed",
          "seed_everything", "manual_seed_all")
 EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|val_step|test)(_|$)", re.I)
+# what a check of the job's set-up validates or a split makes (`validate_args`, `train_test_split`,
+# `validate_tokenizer`): no pass of the model over data
+NOT_EVAL = re.compile(r"(^|_)(split|args|arguments|config|cfg|tokenizer|inputs?|tool|calls|paths?|files?|dtype|"
+                      r"shapes?|env|version|schema)(_|$)", re.I)
 # Libraries that make a function's parameters its flags: the call's last name -> the config system
 # (its first word is the module that must be imported for the call to be that library's).
 SAVE_HOOKS = frozenset({"register_save_state_pre_hook"})  # accelerate runs the function inside save_state()
@@ -694,7 +698,8 @@ class _Reader(OptionsReader, ast.NodeVisitor):
             self.r.seeds.append(self.made(name, node, off).model_copy(update={"off_switch": off}))
             if name == "torch.manual_seed" and isinstance(arg, ast.Constant) and not self.guards:
                 self.r.fixed_seed = self.r.fixed_seed or f"{self.rel}:{node.lineno}"
-        if EVAL_CALLS.search(last) and last not in ("eval",) and not name.startswith(("torch.", "ast.")):
+        if EVAL_CALLS.search(last) and not NOT_EVAL.search(last) and last not in ("eval",) \
+                and not name.startswith(("torch.", "ast.")):
             self.fact("evals", last, node)
         if last == "makedirs" and node.args:
             arg = node.args[0]
