@@ -144,3 +144,28 @@ def test_check_repo_takes_the_repos_own_command_as_proof_of_its_flags(tmp_path):
     assert run("check", str(good), "--repo", str(root)).returncode == 0
     fail = run("check", str(bad), "--repo", str(root))
     assert fail.returncode == 1 and "run: cannot prove: --log_to_wandb: " in fail.stdout
+
+
+def test_analyze_reads_an_entry_a_console_scripts_dispatcher_serves_with_that_functions_flags(tmp_path):
+    """litgpt's shape: `tool pretrain` runs `setup` of pkg/pretrain.py through jsonargparse's CLI; the file has
+    no CLI of its own, so `analyze pkg/pretrain.py` finds the dispatcher and reads setup's parameters."""
+    from conftest import make_repo
+
+    root = make_repo(tmp_path / "job", {
+        "pyproject.toml": "[project]\nname = 'pkg'\n[project.scripts]\ntool = 'pkg.__main__:main'\n",
+        "pkg/__init__.py": "",
+        "pkg/__main__.py": "from jsonargparse import CLI\nfrom pkg.pretrain import setup\n\n"
+                           "def main():\n    CLI({'pretrain': setup})\n",
+        "pkg/pretrain.py": "from pathlib import Path\nimport torch\n\n"
+                           "def setup(out_dir: Path = Path('out/pretrain'), max_steps: int = 100,\n"
+                           "          warmup_steps: int = 10):\n"
+                           "    model = torch.nn.Linear(2, 2)\n"
+                           "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                           "    for _ in range(max_steps):\n        model(torch.ones(2)).sum().backward()\n"
+                           "        opt.step()\n"})
+    out = run("analyze", str(root / "pkg/pretrain.py"), "--repo", str(root), "--json")
+    assert out.returncode == 0, out.stderr
+    a = json.loads(out.stdout)
+    assert a["config_system"] == "jsonargparse"
+    assert {c["name"]: c["role"] for c in a["step_controls"]} == {"--max_steps": "bound", "--warmup_steps": "scale"}
+    assert [o["off_switch"] for o in a["output_dirs"]] == ["--out_dir=..."]

@@ -107,6 +107,19 @@ def cmd_detect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _served(script: Path, root: Path) -> tuple[str, str] | None:
+    """The function of `script` a console script's dispatcher makes the flags from, if one does."""
+    from .detect.scripts import entry_points
+    from .read.subcommands import reader, served_by
+
+    try:
+        entry = script.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+    consoles, files = entry_points(root)
+    return served_by(consoles, entry, reader(root), files.__contains__) if consoles else None
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from .read.report import describe
     from .read.source import analyze_script
@@ -115,8 +128,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if not script.is_file():
         return _err(f"no such file: {args.script}")
     system, _, function = (args.called or "").rpartition(":")
-    analysis = analyze_script(script, Path(args.repo) if args.repo else None, args.arg,
-                              (system, function) if system and function else None)
+    called = (system, function) if system and function else _served(script, Path(args.repo)) if args.repo else None
+    analysis = analyze_script(script, Path(args.repo) if args.repo else None, args.arg, called)
     if args.json:
         print(json.dumps(analysis.model_dump(), indent=2))
         return 0

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..model import Analysis, Fact, StepControl
 from .lengths import length_role
+from .outputs import OUT_NAMES
 from .step import name_of
 
 TABLES = Path(__file__).resolve().parent.parent / "frameworks"
@@ -67,7 +68,6 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
 
 
 HYPHENATED = ("typer", "tyro")  # they turn `out_dir` into `--out-dir`
-_OUT = re.compile(r"(^|_)(out|output|save|ckpt|checkpoint)_?(dir|path)?$")
 
 
 def signature_flags(tree: ast.Module, function: str, line: int, rel: str, a: Analysis,
@@ -136,7 +136,7 @@ def _parameter(name: str, annotation: ast.expr | None, default: ast.expr | None,
     a.flags[flag] = _default(default)
     if role := length_role(name):
         a.step_controls.append(StepControl(name=flag, default=a.flags[flag], file=rel, line=lineno, role=role))
-    elif _OUT.search(name):
+    elif OUT_NAMES.search(name):
         a.output_dirs.append(Fact(name=name, off_switch=f"{flag}=...", file=rel, line=lineno))
     elif name == "seed":
         a.seeds.append(Fact(name=name, off_switch=f"{flag}=...", file=rel, line=lineno))

@@ -23,7 +23,7 @@ from ..model import Analysis, Fact, HydraTree, Required, StepControl
 from .frameworks import table
 from .hydra_overrides import is_override, key_of, known
 from .lengths import length_role
-from .options import OUT_NAMES
+from .outputs import OUT_NAMES
 
 MAX_FILES = 500  # YAML files looked at before composing
 MAX_KEYS = 3000

@@ -13,6 +13,7 @@ from ..model import Fact, Need, Required, StepControl
 from .frameworks import table
 from .lengths import length_role
 from .needs import argparse_required
+from .outputs import OUT_NAMES
 from .step import name_of
 from .systems.modules import INPUT, LOADED, not_here
 
@@ -211,12 +212,6 @@ class OptionsReader:
                 "output_dir": "--output_dir", "logging_dir": "--logging_dir",
             }.get(k.arg) if hf else f"{k.arg}=..."
             getattr(self.r, kind).append(Fact(name=k.arg, file=self.rel, line=k.value.lineno, off_switch=off))
-
-
-# the job's output folder: a bare `ckpt`, `checkpoint` or `logging` is rather a switch or an input to resume
-# from, and a named one (`logits_save_dir`, `initial_checkpoint_dir`) one artifact, given only to write it
-OUT_NAMES = re.compile(r"^(out|output|save|root)_?(dir|path|root)?$|^work_?dir$|^(ckpt|checkpoint|log|logging|logs)_?"
-                       r"(dir|path|root)$|^outf$")
 
 
 # an option's help that says the job writes there (`save to project/name`, `output directory`, open_clip's

@@ -59,13 +59,13 @@ from .needs import argv_required, dataclass_required, own_options, read_needs, s
 from .options import (
     ABSL_DEFINES,
     HF_PARSERS,
-    OUT_NAMES,
     REQUIRED_FLAGS,
     SIGNATURE_CLIS,
     OptionsReader,
     dotted_name,
     literal_text,
 )
+from .outputs import OUT_NAMES
 from .precision import precision_signals
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
 from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of

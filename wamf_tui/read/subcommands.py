@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ..infra.files import read_text
@@ -53,6 +53,30 @@ def refine_console(launch: LaunchCommand, read: Callable[[str], str | None], exi
 def called(launch: LaunchCommand | None) -> tuple[str, str] | None:
     """(the CLI, the function) a console script's dispatcher makes the entry's flags from, for the reader."""
     return (launch.function_cli, launch.function) if launch and launch.function and launch.function_cli else None
+
+
+def served_by(consoles: Mapping[str, str], entry: str, read: Callable[[str], str | None],
+              exists: Callable[[str], bool]) -> tuple[str, str] | None:
+    """(the CLI, the function) when a console script's dispatcher maps a subcommand to a function of `entry`
+    (litgpt's `pretrain` to `setup` of litgpt/pretrain.py): the entry's flags are that function's parameters,
+    whatever command runs it; None when no dispatcher does."""
+    for target in consoles.values():
+        here = module_file(target.split(":")[0], exists)
+        text = read(here) if here else None
+        if here is None or text is None:
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        cli = _signature_cli(tree)
+        subs = {k.value for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)} if cli else set()
+        for sub in sorted(subs):
+            path, function = _target(tree, sub, exists, here)
+            if path == entry and function:
+                return cli, function
+    return None
 
 
 def dispatch(launch: LaunchCommand) -> list[str]:
