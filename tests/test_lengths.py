@@ -20,7 +20,7 @@ from wamf_tui.read.source import analyze_script
     ("--batch-size", "scale"), ("SOLVER.IMS_PER_BATCH", "scale"), ("--grad_acc_steps", "scale"),
     ("--max_train_samples", "scale"), ("--initial_epoch", "scale"), ("--training_epochs", "bound"),
     ("--batch-norm", None), ("eval_accumulation_steps", None), ("--eval_steps", None), ("--lr", None),
-    ("save_interval", None),
+    ("save_interval", None), ("--profiler.profiler_warmup", None),
 ])
 def test_a_setting_is_judged_by_its_name_in_any_spelling(name, role):
     assert length_role(name) == role
@@ -110,3 +110,33 @@ def test_a_functions_constant_is_a_setting_and_its_computed_local_is_not(tmp_pat
     root = make_repo(tmp_path / "job", {"train.py": LOCALS})
     a = analyze_script(root / "train.py", root)
     assert [(c.name, c.default) for c in a.step_controls] == [("epochs", "3")]
+
+
+TYRO = {
+    "train.py": "import tyro\nfrom titan.config import JobConfig\n\n"
+                "def main(cfg: JobConfig):\n    num_steps = 0\n    while num_steps < cfg.training.steps:\n"
+                "        loss = model(batch)\n        loss.backward()\n        opt.step()\n        num_steps += 1\n\n"
+                "if __name__ == '__main__':\n    main(tyro.cli(JobConfig))\n",
+    "titan/__init__.py": "",
+    "titan/config.py": "from dataclasses import dataclass, field\n\n"
+                       "@dataclass\nclass Training:\n    steps: int = 1000\n    warmup_steps: int = 200\n"
+                       "    global_batch_size: int = -1\n    lr: float = 3e-4\n\n"
+                       "@dataclass\nclass Validator:\n    steps: int = -1\n\n"
+                       "@dataclass\nclass Profiler:\n    profiler_warmup: int = 3\n\n"
+                       "@dataclass\nclass JobConfig:\n    training: Training = field(default_factory=Training)\n"
+                       "    validator: Validator = field(default_factory=Validator)\n"
+                       "    profiler: Profiler = field(default_factory=Profiler)\n",
+}
+
+
+def test_a_tyro_jobs_sections_give_their_length_settings_and_a_counter_is_none(tmp_path):
+    """`--training.warmup_steps` scales the run, `--validator.steps` counts eval batches; `num_steps = 0` then
+    `num_steps += 1` is the loop's counter, and a profiler's warm-up is the profiler's."""
+    root = make_repo(tmp_path / "job", TYRO)
+    a = analyze_script(root / "train.py", root)
+    assert a.config_system == "tyro"
+    assert {c.name: (c.role, c.file, c.line) for c in a.step_controls} == {
+        "--training.steps": ("bound", "train.py", 6),
+        "--training.warmup_steps": ("scale", "titan/config.py", 6),
+        "--training.global_batch_size": ("scale", "titan/config.py", 7),
+        "--validator.steps": ("scale", "titan/config.py", 12)}

@@ -33,6 +33,8 @@ def length_role(name: str) -> Role | None:
     """The role of a setting named as its parser spells it (`--max-iters`, `trainer.max_epochs`,
     `SOLVER.MAX_ITER`, `+trainer.max_time`), or None when it does not govern the run's length."""
     key = name.lstrip("-+~").replace("-", "_").lower()
+    if "profil" in key:  # a profiler's warm-up and steps are its own, not the run's
+        return None
     *sections, leaf = key.split(".")
     if BOUND.match(leaf):
         return "scale" if any(_EVAL_SECTION.search(s) for s in sections) else "bound"

@@ -70,7 +70,15 @@ from .precision import precision_signals
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
 from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of
 from .systems.registry import refine
-from .tyro_config import FOLDER, ConfigClasses, nested_output, nested_seed, nested_step, nested_switches
+from .tyro_config import (
+    FOLDER,
+    ConfigClasses,
+    nested_lengths,
+    nested_output,
+    nested_seed,
+    nested_step,
+    nested_switches,
+)
 from .values import resolved, settings_objects
 from .writes import folder_flags
 
@@ -156,6 +164,7 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         self.optional: dict[str, tuple[int, int]] = {}  # role -> (its anchor's index, its function's line) when
         # found under a condition a setting decides
         self.function = 0  # the first line of the function being read (0: module level)
+        self.bumped: set[str] = set()  # the names the function being read adds to (`num_steps += 1`): counters
         self.off_by_default: set[str] = set()  # its parameters that default to False or None
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
@@ -515,13 +524,15 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         self.quiet += quiet
         self.depth += 1
         # its body runs when called
-        outer = self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default
+        outer = self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default, self.bumped
         self.blocks, self.given, self.loops, self.counters, self.function = [], [], [], [], node.lineno
+        self.bumped = {n.target.id for n in ast.walk(node) if isinstance(n, ast.AugAssign)
+                       and isinstance(n.target, ast.Name)}
         self.off_by_default = {a.arg for a, d in zip(node.args.args[::-1], node.args.defaults[::-1], strict=False)
                                if isinstance(d, ast.Constant) and d.value in (False, None)}
         for child in node.body:
             visit(child)
-        self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default = outer
+        self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default, self.bumped = outer
         self.depth -= 1
         self.quiet -= quiet
 
@@ -537,6 +548,10 @@ class _Reader(OptionsReader, ast.NodeVisitor):
                         stmt.value.value, str) and stmt.value.value and not stmt.value.value.startswith(("/", "~")):
                     self.config_classes.folders.append((".".join(c for c, _ in self.classes), stmt.target.id,
                                                         self.rel, stmt.lineno))
+                if length_role(stmt.target.id):
+                    self.config_classes.lengths.append((".".join(c for c, _ in self.classes), stmt.target.id,
+                                                        self.rel, stmt.lineno, literal_text(stmt.value)
+                                                        if stmt.value is not None else None))
         if fields:  # tyro makes `--section.name` of each field, `--section.no-name` of each bool
             qualified = ".".join(c for c, _ in self.classes)
             self.config_classes.fields.setdefault(qualified, {}).update(fields)
@@ -620,9 +635,12 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         # plain constants at module level: configurator scripts (nanoGPT) and constant configs
         for t in targets:
             if isinstance(t, ast.Name) and not self.guards:
-                # a function's local is a setting only when written as a constant (`epochs = 10`), not when
-                # computed from others (`max_iters = max_tokens // tokens_per_iter`)
-                if (role := length_role(t.id)) and (not self.depth or isinstance(node.value, ast.Constant)):
+                # a function's local is a setting only when written as a number (`epochs = 10`), not when computed
+                # from others (`max_iters = max_tokens // tokens_per_iter`), a placeholder (`accumulator = None`)
+                # or a counter (`num_steps = 0`, then `num_steps += 1`)
+                if (role := length_role(t.id)) and (not self.depth or isinstance(node.value, ast.Constant) and
+                                                    isinstance(node.value.value, int | float)
+                                                    and t.id not in self.bumped):
                     self.r.step_controls.append(StepControl(name=t.id, file=self.rel, line=node.lineno,
                                                             default=literal_text(node.value), role=role))
                 if OUT_NAMES.search(t.id) and isinstance(node.value, ast.Constant) and isinstance(
@@ -1043,6 +1061,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     if result.config_system == "tyro":  # at the call that starts a tracker (`if config.enable_tensorboard:`)
         nested_switches(result, classes, command)
         nested_step(result, classes)
+        nested_lengths(result, classes)
         nested_seed(result, classes)
         nested_output(result, classes)
     result.train_calls = train_calls(result, helpers) + fits

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..model import GIVEN, Analysis, Fact, StepControl
+from .lengths import length_role
 
 FOLDER = re.compile(r"(^|_)(out|output|outputs|save|dump|ckpt|checkpoint|log|logs)_?(dir|path|folder|root)?$")
 
@@ -28,6 +29,8 @@ class ConfigClasses:
     where: dict[str, tuple[str, int]] = field(default_factory=dict)  # class -> (file, line) of its `seed` field
     folders: list[tuple[str, str, str, int]] = field(default_factory=list)  # (class, field, file, line) of each
     # field that names a relative output folder (`dump_folder: str = "./outputs"`)
+    lengths: list[tuple[str, str, str, int, str | None]] = field(default_factory=list)  # (class, field, file, line,
+    # default) of each field that governs the run's length (`read.lengths`)
 
     def switches(self) -> dict[str, set[str]]:
         """A bool field -> the other fields of the classes that hold it."""
@@ -73,6 +76,19 @@ def nested_switches(result: Analysis, classes: ConfigClasses, command: Sequence[
                 section = found.pop()
                 f.off_switch = f"--{section}.no-{name.replace('_', '-')} {GIVEN}"
                 result.modelled.append(f"--{section}.no-{name.replace('_', '-')}")
+
+
+def nested_lengths(result: Analysis, classes: ConfigClasses) -> None:
+    """The sections' fields that scale the run (`--training.num_tokens_per_train_step`, `--validator.steps`) and
+    their epoch counts; a step bound only the class names is not the loop's (`nested_step` finds that one)."""
+    sections = classes.sections()
+    for cls, name, file, line, default in classes.lengths:
+        for section in (s for s, held in sections.items() if cls in held):
+            flag = f"--{section}.{name}"
+            role = length_role(flag)
+            if (role == "scale" or role == "bound" and "epoch" in name) and \
+                    all(c.name != flag for c in result.step_controls):
+                result.step_controls.append(StepControl(name=flag, file=file, line=line, default=default, role=role))
 
 
 def nested_step(result: Analysis, classes: ConfigClasses) -> None:
