@@ -464,15 +464,27 @@ for b in loader:
 
 
 @pytest.mark.parametrize(("default", "what", "env"), [
-    ("tensorboard", "tensorboard tracker (train.py:6) has no switch: it logs in every run", []),
-    ("wandb", "wandb tracker off (train.py:6)", ["WANDB_MODE=disabled"]),
+    ("tensorboard", "tensorboard tracker (train.py:7) has no switch: it logs in every run", []),
+    ("wandb", "wandb tracker off (train.py:7)", ["WANDB_MODE=disabled"]),
 ])
 def test_accelerates_trackers_are_read_from_log_with(tmp_path, default, what, env):
-    """`Accelerator(log_with=args.report_to)` starts the flag's default tracker; accelerate refuses "none", so only
-    the tracker's own variable can stop it."""
+    """`Accelerator(log_with=args.report_to)` names the flag's default tracker and `init_trackers` starts it
+    (its row sits there); accelerate refuses "none", so only the tracker's own variable can stop it."""
     _, a, rows = changes(tmp_path, {"train.py": ACCELERATE.replace("{default}", default)})
     row = next(c for c in rows if "tracker" in c.what)
     assert (row.what, row.env) == (what, env)
+
+
+def test_accelerates_trackers_start_only_where_init_trackers_runs(tmp_path):
+    """accelerate's by_feature examples: `if args.with_tracking: accelerator.init_trackers(...)`: off unless the
+    switch is given, so nothing is added to the run line for it."""
+    job = ACCELERATE.replace("{default}", "tensorboard").replace(
+        'accelerator.init_trackers("job")', 'if args.with_tracking:\n    accelerator.init_trackers("job")').replace(
+        'p.add_argument("--report_to"',
+        'p.add_argument("--with_tracking", action="store_true")\np.add_argument("--report_to"')
+    _, a, rows = changes(tmp_path, {"train.py": job})
+    assert [(t.name, t.line, t.off_switch) for t in a.trackers] == [("tensorboard", 9, "--with_tracking")]
+    assert not any(c.flags or c.env for c in rows if "tracker" in c.what)
 
 
 SAVE_HOOK = """\

@@ -23,6 +23,7 @@ class OptionsReader:
 
     hf_line: int  # the line of the first HfArgumentParser call
     name_tuples: dict[str, list[str]]
+    accelerate_trackers: list[int]
     fit_switches: list[tuple[int, str]]  # (line of a training call, the setting its `if` needs)
     lightning_cli: int  # the line of a LightningCLI call
 
@@ -150,6 +151,7 @@ class OptionsReader:
         for tracker in (t.strip() for t in named.split(",")):
             if tracker and tracker != "None":
                 self.r.trackers.append(self.made("comet" if tracker == "comet_ml" else tracker, node))
+                self.accelerate_trackers.append(len(self.r.trackers) - 1)
 
     def _click(self, node: ast.Call, last: str) -> None:
         """`@click.option("--max-steps", "-n", default=10, is_flag=True)`, `@click.argument("data")`."""

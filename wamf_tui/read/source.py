@@ -121,7 +121,7 @@ CALLS = frozenset(
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
         "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
-        *REQUIRED_FLAGS, "Accelerator", "add_config_arguments", "ArgumentGroupFactory", "_add_action",
+        *REQUIRED_FLAGS, "Accelerator", "init_trackers", "add_config_arguments", "ArgumentGroupFactory", "_add_action",
         *ABSL_DEFINES,
     })
 # The tables by the call's last name part: a call can only match an entry that ends like it.
@@ -174,6 +174,7 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
         self.hf_line = 0  # the line of the first HfArgumentParser call
         self.name_tuples: dict[str, list[str]] = {}  # `types = (ScriptArguments, SFTConfig)`: the names it holds
+        self.accelerate_trackers: list[int] = []  # the trackers `Accelerator(log_with=...)` names, by index
         self.cli_function: tuple[str, int] | None = None  # a function whose parameters are the flags, and where
         self.lightning_cli = 0  # the line of a LightningCLI call
         self.classes: list[tuple[str, list[str]]] = []  # the classes being read, with their bases
@@ -731,6 +732,13 @@ class _Reader(OptionsReader, ast.NodeVisitor):
                 and not last.startswith("Lightning"):  # a subclass of the HF one (LLaVATrainer) is one
             self.r.kind = "training"
             self.trainer_built = self.trainer_built or f"{self.rel}:{node.lineno}"
+        if last == "init_trackers":  # where accelerate starts the trackers it was given, under this call's `if`
+            for i in self.accelerate_trackers:
+                old, new = self.r.trackers[i], self.made(self.r.trackers[i].name, node)
+                if not (new.off_switch or "").startswith("-"):  # `if accelerator.is_main_process:` is no switch
+                    new.off_switch = old.off_switch
+                self.r.trackers[i] = new
+            self.accelerate_trackers = []
         if last == "fit" or last == "train" and name.endswith(("trainer.train", "runner.train")):
             self.r.kind = "training"
             self.fits.append(node.lineno)  # the library's loop runs in this call: what follows it runs after
