@@ -634,12 +634,14 @@ def test_a_parser_that_copies_another_parsers_actions_is_not_refused_a_flag(tmp_
 
 
 def test_a_check_of_the_set_up_or_a_data_split_is_no_eval(tmp_path):
-    """`validate_args`, `validate_tokenizer` and `train_test_split` pass no model over data; `evaluate` does."""
+    """`validate_args`, `validate_tokenizer`, `_validate_scalar`, `get_eval_model` and `train_test_split` pass no
+    model over data; `evaluate` does."""
     script = ("import torch\nfrom sklearn.model_selection import train_test_split\n\n"
               "def validate_args(a):\n    return a\n\ndef evaluate(model):\n    return model(torch.ones(2)).sum()\n\n"
               "model = torch.nn.Linear(2, 1)\nvalidate_args(None)\ntrain, val = train_test_split([1, 2, 3])\n"
               "validate_tokenizer = print\nvalidate_tokenizer('t')\nopt = torch.optim.SGD(model.parameters())\n"
+              "_validate_scalar = get_eval_model = print\n_validate_scalar(1)\nget_eval_model(model)\n"
               "for _ in range(3):\n    model(torch.ones(2)).sum().backward()\n    opt.step()\n    evaluate(model)\n")
     root = make_repo(tmp_path / "job", {"train.py": script})
     a = analyze_script(root / "train.py", root)
-    assert [(e.name, e.line) for e in a.evals] == [("evaluate", 19)]
+    assert [(e.name, e.line) for e in a.evals] == [("evaluate", 22)]

@@ -106,10 +106,12 @@ UPLOADS = ("push_to_hub", "upload_file", "upload_folder", "upload_fileobj", "cre
 SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "set_seed", "set_random_seed",
          "seed_everything", "manual_seed_all")
 EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|val_step|test)(_|$)", re.I)
-# what a check of the job's set-up validates or a split makes (`validate_args`, `train_test_split`,
-# `validate_tokenizer`): no pass of the model over data
+# what a check of the job's set-up validates, a split or a transform makes, or a getter builds
+# (`validate_args`, `_validate_scalar`, `train_test_split`, `transforms_imagenet_eval`, `get_eval_model`): no pass
+# of the model over data
 NOT_EVAL = re.compile(r"(^|_)(split|args|arguments|config|cfg|tokenizer|inputs?|tool|calls|paths?|files?|dtype|"
-                      r"shapes?|env|version|schema)(_|$)", re.I)
+                      r"shapes?|env|version|schema|scalar|range|values?|transforms?)(_|$)|^_?(get|build|create|make)_",
+                      re.I)
 # Libraries that make a function's parameters its flags: the call's last name -> the config system
 # (its first word is the module that must be imported for the call to be that library's).
 SAVE_HOOKS = frozenset({"register_save_state_pre_hook"})  # accelerate runs the function inside save_state()
@@ -1084,6 +1086,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         for f in result.checkpoints:  # where a save writes, by the flag that names its folder
             if f.file == entry[1] and f.line not in dead:
                 f.folder = next(iter(folder_flags(entry[0], f.line, result.flags)), None)
+                if f.folder and all(o.name != f.folder for o in result.output_dirs):  # a name in the path it writes:
+                    result.output_dirs.append(Fact(name=f.folder, file=f.file, line=f.line))  # no folder to route
     for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
         setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])
     files = named_files(root, script.parent, command)
