@@ -46,3 +46,21 @@ def test_keys_values_and_required_inputs_come_from_the_named_config(tmp_path):
         "proven", "unknown")
     missing = check_run("python train.py -c configs/a.yaml --trainer.max_steps=30", root, a)
     assert missing.problems == ["train.py requires --data.init_args.filelist_path"]
+
+
+def test_the_configs_logger_and_model_checkpoint_are_the_rows_and_that_save_has_no_flag(tmp_path):
+    """vocos: the logger and a ModelCheckpoint callback come from the config file, so their rows sit at their
+    `class_path` lines; Lightning refuses `--trainer.enable_checkpointing=false` beside that callback, so the
+    run line never gives it."""
+    config = CONFIG + ("  callbacks:\n    - class_path: pytorch_lightning.callbacks.LearningRateMonitor\n"
+                       "    - class_path: pytorch_lightning.callbacks.ModelCheckpoint\n"
+                       "      init_args:\n        save_last: true\n")
+    root = make_repo(tmp_path / "job", {"train.py": TRAIN, "configs/a.yaml": config})
+    command = ["-c", "configs/a.yaml"]
+    a = analyze_script(root / "train.py", root, command)
+    assert [(t.name, t.file, t.line, t.off_switch) for t in a.trackers] == [
+        ("TensorBoardLogger", "configs/a.yaml", 7, "--trainer.logger=false")]
+    assert [(c.name, c.file, c.line, c.off_switch) for c in a.checkpoints] == [
+        ("ModelCheckpoint", "configs/a.yaml", 13, None)]
+    words = [w for c in propose(a, 30, "speed", command) for w in c.flags]
+    assert "--trainer.enable_checkpointing=false" not in words
