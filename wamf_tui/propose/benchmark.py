@@ -574,7 +574,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     changes = _capped(changes)
     chosen = next((s for s in a.seeds if s.off_switch and (
         s.off_switch.startswith("--") or hydra and "=" not in s.off_switch
-        or a.config_system == "mmengine" and parser.settable(a, s.off_switch))), None)
+        or not hydra and parser.settable(a, s.off_switch))), None)
     seed = chosen.off_switch if chosen is not None else None
     if seed:
         value = 1 if chosen is not None and _truthiness(chosen.guard) else 0  # `if cfg.get("seed"):` skips a 0

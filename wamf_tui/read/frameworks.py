@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -194,12 +194,15 @@ def lightning_cli(rel: str, line: int, a: Analysis) -> None:
                                 "default_root_dir", "seed_everything"))
 
 
-def length_settings(a: Analysis, names: list[str], rel: str, line: int) -> None:
+def length_settings(a: Analysis, names: list[str], rel: str, line: int,
+                    defaults: Mapping[str, str | None] | None = None) -> None:
     """The settings among a library's own (TrainingArguments' fields, the Trainer's arguments) that govern the
-    run's length, each once, after those the job's code already named."""
+    run's length, each once, after those the job's code already named; `defaults`: their values (else the
+    flags')."""
     for name in names:
         if (role := length_role(name)) and all(c.name != name for c in a.step_controls):
-            a.step_controls.append(StepControl(name=name, default=a.flags.get(name), file=rel, line=line, role=role))
+            default = (defaults if defaults is not None else a.flags).get(name)
+            a.step_controls.append(StepControl(name=name, default=default, file=rel, line=line, role=role))
 
 
 def _switches(a: Analysis, t: dict, rel: str, line: int, names: tuple[str, str, str, str, str]) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..infra.files import read_regular, rel_path
 from ..model import Analysis, Fact, HydraTree, Required, StepControl
-from .frameworks import table
+from .frameworks import length_settings, table
 from .hydra_overrides import is_override, key_of, known
 from .lengths import length_role
 from .outputs import OUT_NAMES
@@ -199,12 +199,8 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
         if TRAINER.match(target):
             a.step_controls.insert(0, StepControl(name=f"{node}.max_steps", default=tree.keys.get(
                 f"{node}.max_steps", "-1"), file=rel, line=line))
-            for flag in table("lightning_cli")["flags"]:  # the Trainer's other length settings
-                key = f"{node}.{flag.removeprefix('--trainer.')}"
-                if flag.startswith("--trainer.") and (role := length_role(key)) and \
-                        all(c.name != key for c in a.step_controls):
-                    a.step_controls.append(StepControl(name=key, default=tree.keys.get(key), file=rel, line=line,
-                                                       role=role))
+            length_settings(a, [f"{node}.{f.removeprefix('--trainer.')}" for f in table("lightning_cli")["flags"]
+                                if f.startswith("--trainer.")], rel, line, tree.keys)  # the Trainer's others
             a.evals.append(Fact(name=f"Trainer validation loop ({node})", file=rel, line=line,
                                 off_switch=" ".join([f"{node}.limit_val_batches=0", *watchers])))
             a.output_dirs.append(Fact(name=f"{node}.default_root_dir", off_switch=f"{node}.default_root_dir=...",

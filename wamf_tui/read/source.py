@@ -166,7 +166,7 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         self.optional: dict[str, tuple[int, int]] = {}  # role -> (its anchor's index, its function's line) when
         # found under a condition a setting decides
         self.function = 0  # the first line of the function being read (0: module level)
-        self.bumped: set[str] = set()  # the names the function being read adds to (`num_steps += 1`): counters
+        self.function_node: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the function being read
         self.off_by_default: set[str] = set()  # its parameters that default to False or None
         self.imports: list[str] = []
         self.hydra_cfg: str | None = None  # the name of a @hydra.main function's config argument
@@ -256,6 +256,12 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         if (optional or tentative) and role in ("loss", "forward"):
             self.optional[role] = (len(self.r.anchors), self.function)
         self.r.anchors.append(Anchor.model_construct(role=role, file=self.rel, line=node.lineno))
+
+    def _counter(self, name: str) -> bool:
+        """Whether the function being read adds to `name` (`num_steps += 1`): a counter, not a setting."""
+        return self.function_node is not None and any(
+            isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name
+            for n in ast.walk(self.function_node))
 
     def fact(self, kind: str, name: str, node: ast.AST, off: str | None = None) -> None:
         getattr(self.r, kind).append(self.made(name, node, off))
@@ -527,15 +533,16 @@ class _Reader(OptionsReader, ast.NodeVisitor):
         self.quiet += quiet
         self.depth += 1
         # its body runs when called
-        outer = self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default, self.bumped
+        outer = (self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default,
+                 self.function_node)
         self.blocks, self.given, self.loops, self.counters, self.function = [], [], [], [], node.lineno
-        self.bumped = {n.target.id for n in ast.walk(node) if isinstance(n, ast.AugAssign)
-                       and isinstance(n.target, ast.Name)}
+        self.function_node = node
         self.off_by_default = {a.arg for a, d in zip(node.args.args[::-1], node.args.defaults[::-1], strict=False)
                                if isinstance(d, ast.Constant) and d.value in (False, None)}
         for child in node.body:
             visit(child)
-        self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default, self.bumped = outer
+        (self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default,
+         self.function_node) = outer
         self.depth -= 1
         self.quiet -= quiet
 
@@ -643,7 +650,7 @@ class _Reader(OptionsReader, ast.NodeVisitor):
                 # or a counter (`num_steps = 0`, then `num_steps += 1`)
                 if (role := length_role(t.id)) and (not self.depth or isinstance(node.value, ast.Constant) and
                                                     isinstance(node.value.value, int | float)
-                                                    and t.id not in self.bumped):
+                                                    and not self._counter(t.id)):
                     self.r.step_controls.append(StepControl(name=t.id, file=self.rel, line=node.lineno,
                                                             default=literal_text(node.value), role=role))
                 if OUT_NAMES.search(t.id) and isinstance(node.value, ast.Constant) and isinstance(
