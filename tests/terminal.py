@@ -48,7 +48,9 @@ def enter_until(session: str, done, timeout: float = 180) -> None:
     while not done():
         if time.monotonic() > end:
             screen = tmux("capture-pane", "-p", "-t", session)
-            raise AssertionError(f"not done after {timeout} s of Enter; screen:\n{screen}")
+            # an app that died printed its traceback and left the screen blank: it is in the history
+            history = tmux("capture-pane", "-p", "-t", session, "-S", "-400")
+            raise AssertionError(f"not done after {timeout} s of Enter; screen:\n{screen}\nhistory:\n{history}")
         before = tmux("capture-pane", "-p", "-t", session)
         tmux("send-keys", "-t", session, "Enter")
         settle = time.monotonic() + 5

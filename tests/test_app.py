@@ -687,3 +687,46 @@ async def test_resume_reads_a_script_that_changed_and_the_run_line_follows_it(tm
         said = str(again.screen.query_one("#message").render())
         assert "train.py changed since your answers" in said and "the run line follows it" in said
         assert moved and {c.where for c in again.state.checks} == moved  # one line down, as the file moved
+
+
+async def test_a_fit_left_for_a_step_screen_switched_away_does_nothing(tmp_path, monkeypatch):
+    """A fit the question area asked for runs after the next refresh of the screen current by then (Textual
+    forwards it there). When Enter moved to the next step meanwhile, the old step's screen is being taken apart,
+    its parts removed one by one: the fit found no `#prompt` and the app died, its pane left blank (seen after
+    a kill -9 and resume under load, where Enter comes while the screens switch)."""
+    import asyncio
+
+    from wamf_tui.ui.widgets import AnswerInput
+
+    app = demo_app(tmp_path)
+    gate = asyncio.Event()
+
+    async def held(self) -> None:  # the old answer line goes last: the area stays, half taken apart
+        await asyncio.wait_for(gate.wait(), 30)
+
+    async def waiting(condition, what: str) -> None:  # not the pilot's pause: it waits for the held removal
+        for _ in range(600):
+            if condition():
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(what)
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("enter")  # step 1, over step 0's screen: the next step replaces it
+        await until(pilot, lambda: isinstance(app.screen, StepScreen) and app.screen.STEP == Step.JOB, "step 1")
+        old = app.screen.qview
+        monkeypatch.setattr(AnswerInput, "on_unmount", held, raising=False)
+        app.state = app.state.model_copy(update={"step": Step.CHECKS})
+        app.show_step()  # the screen switch an Enter at a step's last question makes
+        await waiting(lambda: [w.id for w in old.children] == ["answer"], "the old area's parts were never removed")
+        assert old.is_attached  # still there, waiting for its answer line
+        try:
+            old._fit()  # what the next screen's refresh ran
+        finally:
+            monkeypatch.undo()
+            gate.set()
+        await waiting(lambda: not old.is_attached, "the old area was never removed")
+        old._fit()  # and once it is gone
+        await pilot.pause()
+        assert app.return_code is None and isinstance(app.screen, StepScreen) and app.screen.STEP == Step.CHECKS

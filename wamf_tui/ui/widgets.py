@@ -11,6 +11,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.dom import NoScreen
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static
@@ -261,7 +262,8 @@ class QuestionView(Vertical):
             target.focus()
             # a list hidden by the question before (a reading, a write) took the focus away to a pane, and a
             # widget shown in this same tick takes it only once laid out: ask again after the refresh
-            self.call_after_refresh(lambda: target.display and self.screen.focused is not target and target.focus())
+            self.call_after_refresh(lambda: self._on_a_live_screen() and target.display
+                                    and self.screen.focused is not target and target.focus())
 
     def _line_width(self) -> int:
         """The columns the answer line shows (the area's width less its border and the line's indent)."""
@@ -328,6 +330,16 @@ class QuestionView(Vertical):
     def on_resize(self, event: events.Resize) -> None:
         self.refit()
 
+    def _on_a_live_screen(self) -> bool:
+        """Whether this area's screen is still one of the app's. What `call_after_refresh` left runs after the
+        refresh of the screen current by then (Textual hands it there): when Enter ended the step meanwhile,
+        that is the next step's, and this area's screen is being taken apart, its parts removed one by one.
+        Then there is nothing to fit or focus; a query for a part already gone would take the app down."""
+        try:
+            return self.is_attached and self.screen in self.app.screen_stack
+        except NoScreen:  # already detached
+            return False
+
     def _rows(self) -> int:
         """The rows the area may have, from the layout rather than its current size (which the fitting
         itself shrinks): all it is given on a small screen, else its `max-height` of 60%."""
@@ -340,6 +352,8 @@ class QuestionView(Vertical):
         each keeping a little (the prompt three rows, the list one, scrolled to the highlighted option): what
         the area cannot hold is clipped from the end of the prompt or the list, never the answer line."""
         self._fitting = False
+        if not self._on_a_live_screen():
+            return
         prompt = self.query_one("#prompt", Static)
         options = self.query_one("#options", OptionList)
         answer, message = self.query_one("#answer", Input), self.query_one("#message", Static)
