@@ -1108,3 +1108,39 @@ def test_an_input_whose_default_is_a_folder_this_machine_lacks_is_required(tmp_p
     assert [(r.name, r.kind, r.line) for r in a.required] == [("--data_path", "option", 3)]
     assert check_run("python train.py", root, a).problems == ["train.py requires --data_path"]
     assert check_run("python train.py --data_path /d", root, a).problems == []
+
+
+ROLLOUTS = """\
+import argparse
+
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--num-steps", type=int, default=2048)  # the rollout's length, not the run's
+p.add_argument("--total-timesteps", type=int, default=1000000)
+p.add_argument("--num-iterations", type=int, default=0)
+
+if __name__ == "__main__":
+    args = p.parse_args()
+    args.num_iterations = args.total_timesteps // args.num_steps
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.Adam(model.parameters())
+    for iteration in range(1, args.num_iterations + 1):
+        for step in range(args.num_steps):
+            obs = torch.ones(2)
+        loss = model(obs).sum()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_the_cap_is_the_setting_the_loop_reads_and_none_the_job_computes_itself(tmp_path):
+    """cleanrl's PPO: `--num-steps` is named like a step count but sizes a rollout; the loop reads
+    `num_iterations`, which the job computes from the total, so no flag caps it: the wrapper does."""
+    root, a, rows = changes(tmp_path, {"train.py": ROLLOUTS})
+    assert a.loop_reads == ["num_iterations"] and "num_iterations" in a.computed
+    assert rows[0].env == ["WAMF_MAX_STEPS=30"]
+    assert not any(f in ("--num-steps", "--num-iterations") for c in rows for f in c.flags)
+    given = ROLLOUTS.replace("    args.num_iterations = args.total_timesteps // args.num_steps\n", "")
+    root, a, rows = changes(tmp_path / "given", {"train.py": given})  # a flag the loop reads and the job keeps
+    assert rows[0].flags == ["--num-iterations=30"]

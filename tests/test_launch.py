@@ -341,6 +341,33 @@ def test_a_shell_scripts_cd_lines_hold_for_the_commands_after_them(tmp_path):
     assert got["README.md:5"] == ("python train.py --lr 2", "train.py")
 
 
+def test_a_docs_cd_holds_to_the_end_of_its_block_and_a_script_may_run_by_its_shebang(tmp_path):
+    """detectron2's GETTING_STARTED: `cd tools/` then `./train_net.py --num-gpus 8 --config-file ../configs/x.yaml`
+    in one block; the next block starts back at the root."""
+    guide = ("```\ncd tools/\n./train.py --num-gpus 8 \\\n  --config-file ../configs/x.yaml\n```\n"
+             "```\n./train.py --eval\n```\n")
+    root = make_repo(tmp_path / "job", {"GETTING_STARTED.md": guide, "tools/train.py": TRAIN,
+                                        "configs/x.yaml": "a: 1\n"})
+    got = {launch.source: (launch.command, launch.path) for launch in scan_scripts(root).launches}
+    assert got["GETTING_STARTED.md:3"] == (
+        "cd tools && python ./train.py --num-gpus 8 --config-file ../configs/x.yaml", "tools/train.py")
+    assert "GETTING_STARTED.md:7" not in got  # `./train.py` from the root names no file
+
+
+def test_a_command_naming_a_config_the_repo_lacks_is_not_the_one_proposed(tmp_path):
+    """A benchmark page compares with another project's line (`--config-file configs/e2e_x.yaml`, which this repo
+    does not hold): the guide's line whose config exists is proposed, launcher or not."""
+    docs = "```\npython -m torch.distributed.launch --nproc_per_node=8 train.py --config-file configs/old.yaml\n```\n"
+    root = make_repo(tmp_path / "job", {"docs/benchmarks.md": docs, "GETTING_STARTED.md":
+                                        "```\npython train.py --config-file configs/x.yaml\n```\n",
+                                        "train.py": TRAIN, "configs/x.yaml": "a: 1\n"})
+    launches = {launch.source: launch for launch in scan_scripts(root).launches}
+    assert launches["docs/benchmarks.md:2"].absent == ["configs/old.yaml"]
+    assert launches["GETTING_STARTED.md:2"].absent == []
+    top = next(c for c in scan_scripts(root).candidates if c.path == "train.py")
+    assert top.launch is not None and top.launch.command == "python train.py --config-file configs/x.yaml"
+
+
 def test_the_repos_own_readme_outranks_an_extensions(tmp_path):
     """An extension's README that launches its own trainer three times does not outrank the job the repo's
     front page starts."""

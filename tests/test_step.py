@@ -441,3 +441,37 @@ def test_a_sum_of_losses_is_followed_to_a_model_named_by_what_the_optimizer_trai
     assert got["loss"].where == at(HIFI, "loss_disc_all = loss_disc_s + loss_disc_f")
     assert got["model outputs"].where == at(HIFI, "= msd(y, y_g_hat.detach())")
     assert got["batch"].where == at(HIFI, "x, y, _, y_mel = batch")
+
+
+REWRAPPED = """\
+import torch
+
+
+class Trainer:
+    def run_step(self):
+        data = next(self.data_iter)
+        loss_dict = self.model(data)
+        if isinstance(loss_dict, torch.Tensor):
+            loss_dict = {"total_loss": loss_dict}
+        losses = sum(loss_dict.values())
+        self.optimizer.zero_grad()
+        losses.backward()
+        self.optimizer.step()
+
+    def train(self):
+        for _ in range(10):
+            self.run_step()
+
+
+Trainer().train()
+"""
+
+
+def test_the_forward_behind_a_rewrap_of_its_output_is_the_model_call(tmp_path):
+    """`loss_dict = {"total_loss": loss_dict}` rewraps what the model made: the forward is the model call
+    above it, and the batch where that call's input was taken (detectron2's SimpleTrainer.run_step)."""
+    root = make_repo(tmp_path / "job", {"train.py": REWRAPPED})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["forward"] == at(REWRAPPED, "loss_dict = self.model(data)")
+    assert got["batch"] == at(REWRAPPED, "data = next(self.data_iter)")
+    assert got["loss"] == at(REWRAPPED, "losses = sum(loss_dict.values())")

@@ -144,3 +144,37 @@ def test_a_readmes_your_placeholder_in_an_opts_pair_leaves_the_pair_out():
     assert launch is not None
     assert launch.args == ["--config_file=c.yml", "DATASETS.NAMES", "('market1501')"]
     assert launch.unresolved == ["your device id", "your path to save logs"]
+
+
+LIBRARY = {  # detectron2's shape: the parser and the defaults live in the package the entry imports
+    "lib/__init__.py": "",
+    "lib/config/__init__.py": "from .config import get_cfg\nfrom .lazy import LazyConfig\n",
+    "lib/config/config.py": "def get_cfg():\n    from .defaults import _C\n    return _C.clone()\n",
+    "lib/config/defaults.py": DEFAULTS,
+    "lib/config/lazy.py": "from omegaconf import OmegaConf\n\n\nclass LazyConfig:\n"
+                          "    def apply_overrides(self, cfg):\n"
+                          "        from hydra.core.override_parser.overrides_parser import OverridesParser\n",
+    "lib/utils.py": "def locate(name):\n    from hydra.utils import _locate\n    return _locate(name)\n",
+    "lib/engine.py": "import argparse\n\nfrom .utils import locate\n\n\ndef default_argument_parser():\n"
+                     "    parser = argparse.ArgumentParser()\n"
+                     "    parser.add_argument('--config-file', default='')\n"
+                     "    parser.add_argument('opts', default=None, nargs=argparse.REMAINDER)\n"
+                     "    return parser\n",
+    "tools/train_net.py": "import torch\nfrom lib.config import get_cfg\n"
+                          "from lib.engine import default_argument_parser\n\n\n"
+                          "def main(args):\n    cfg = get_cfg()\n    cfg.merge_from_list(args.opts)\n"
+                          "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                          "    for it in range(cfg.SOLVER.MAX_ITER):\n        model(torch.ones(2)).sum().backward()\n"
+                          "        opt.step()\n\n\n"
+                          "if __name__ == '__main__':\n    main(default_argument_parser().parse_args())\n",
+}
+
+
+def test_a_library_that_uses_hydra_and_omegaconf_inside_does_not_make_the_job_a_hydra_one(tmp_path):
+    """Importing `hydra.utils` or OmegaConf in a library module is no Hydra app; the yacs defaults behind the
+    package's `get_cfg` (three imports down, the last inside a function) are the job's keys."""
+    root = make_repo(tmp_path / "job", LIBRARY)
+    a = analyze_script(root / "tools/train_net.py", root)
+    assert a.config_system == "yacs"
+    assert a.flags["SOLVER.MAX_ITER"] == "40000"
+    assert [c.name for c in a.step_controls if c.role == "bound"][:1] == ["SOLVER.MAX_ITER"]

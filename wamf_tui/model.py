@@ -193,6 +193,7 @@ class LaunchCommand(BaseModel):
     nnodes: int | None = None
     unresolved: list[RepoText] = []  # shell variables it uses that the file never sets
     left_out: list[RepoText] = []  # the entry's options whose value was left to the reader: `--model <your_path>`
+    absent: list[RepoText] = []  # config files it names that the repo lacks: an example of another project's
     source: RepoText = ""  # file:line it was found at
 
 
@@ -389,6 +390,8 @@ class Analysis(BaseModel):
     train_loop: Span | None = None  # the outermost loop around the training step, in its function
     train_scope: Span | None = None  # that function (or the whole module)
     train_inner: Span | None = None  # the loop inside it that holds the step (batches, in a loop of epochs)
+    loop_reads: list[RepoText] = []  # the names the training loop's header reads (`num_iterations` of `range(...)`)
+    computed: list[RepoText] = []  # settings the job assigns itself before training: a value given is overwritten
     train_calls: list[Span] = []  # each call of that function, to the end of the caller: what follows runs after
     files: list[RepoText] = []
     digests: dict[RepoText, str] = {}  # file -> digest of the bytes read: a resumed session sees what changed

@@ -15,7 +15,7 @@ import html
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from ..model import LaunchCommand
@@ -385,7 +385,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
             known[name] = _expand(value, known)[0]
             continue
         launch = _parse_words(_unredirected(words), known, consoles or {})
-        if launch is None:
+        if launch is None or any(w in ("-h", "--help") for w in launch.args):  # prints the flags, runs nothing
             continue
         launch.unresolved = [holes.get(u, u) for u in launch.unresolved]
         if _EXAMPLE.fullmatch(source):  # the repo's own example, not the user's line nor their queued job
@@ -531,6 +531,9 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
                     module = mod
                     i += 2
                     break
+        elif word.endswith(".py") and "/" in word and not launchers:  # `./train_net.py`: run by its shebang
+            kind = "python"
+            prefix.append("python")
         elif name in consoles and not launchers:
             launchers.append("console script")
             prefix.append(word)
@@ -654,6 +657,16 @@ def _place(launch: LaunchCommand, where: str, cwd: str | None, exists: Callable[
     launch.cwd = "" if chosen in ("", ".") else chosen
     launch.command = format_command(launch)
     return launch
+
+
+_CONFIG_FILE = re.compile(r"(?!/|~|\$)[\w./-]+\.(?:ya?ml|json|toml|cfg|ini)")  # one the repo itself would hold
+
+
+def absent_configs(launch: LaunchCommand, listed: Container[str], names: Container[str]) -> list[str]:
+    """The config files a command names that the repo holds nowhere: not at that path from its folder, nor
+    under that name anywhere in `names` (yolov5's `--data coco.yaml` is found in data/ by the job itself)."""
+    return [v for v in (w.split("=", 1)[-1] for w in launch.args) if _CONFIG_FILE.fullmatch(v)
+            and posixpath.normpath(posixpath.join(launch.cwd, v)) not in listed and v.rsplit("/", 1)[-1] not in names]
 
 
 def format_command(launch: LaunchCommand, args: list[str] | None = None, entry_words: list[str] | None = None) -> str:

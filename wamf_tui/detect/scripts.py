@@ -23,6 +23,7 @@ from ..read.subcommands import refine_console
 from .launch import (
     DOCS,
     Branches,
+    absent_configs,
     commands_in,
     console_scripts,
     docstring_commands,
@@ -88,6 +89,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
     deadline = time.monotonic() + TIME_BUDGET_S
     files = tracked_files(root) if files is None else files
     listed = set(files)
+    names = {f.rsplit("/", 1)[-1] for f in files}
     scan = ScriptScan(files_seen=len(files))
     scan.folders = sorted({f.split("/", 1)[0] + "/" for f in files if "/" in f})[:30]
     consoles = scan.consoles = _consoles(root, listed)
@@ -102,6 +104,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
 
     def found(launch: LaunchCommand | None) -> None:
         if launch and launch.path:
+            launch.absent = absent_configs(launch, listed, names)
             refine_console(launch, lambda p: texts[p] if p in texts else texts.setdefault(p, _read(root / p)),
                            listed.__contains__, py)
             scan.launches.append(launch)
@@ -190,11 +193,17 @@ def entry_points(root: Path) -> tuple[dict[str, str], frozenset[str]]:
 
 def _script_commands(name: str, text: str) -> Iterator[tuple[int, str]]:
     """`commands_in`, with a script's own `cd DIR` lines kept before the commands that follow them: a
-    shell script runs top-down in one folder. Docs are copied a block at a time, so theirs are not."""
-    moves = ""
+    shell script runs top-down in one folder. Docs are copied a block at a time, so a doc's `cd tools/`
+    holds to the end of its code block."""
+    doc = name.lower().endswith(DOCS)
+    fences = [n for n, line in enumerate(text.splitlines(), 1) if line.strip().startswith(("```", "~~~"))] \
+        if doc else []
+    moves, since = "", 0
     for n, cmd in commands_in(name, text):
-        if not name.lower().endswith(DOCS) and re.fullmatch(r"cd\s+\S+", cmd):
-            moves += f"{cmd} && "
+        if doc and any(since < f < n for f in fences):  # a new block: back in the folder the doc starts in
+            moves = ""
+        if re.fullmatch(r"cd\s+\S+", cmd):
+            moves, since = moves + f"{cmd} && ", n
             continue
         yield n, moves + cmd
 
@@ -279,13 +288,14 @@ EVAL_ONLY = re.compile(r"^--?(eval|evaluate|eval[-_]only|test|test[-_]only|throu
 
 def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
     """The launch to show for a script: the user's queued job, then one with nothing left unresolved, then
-    one with no value the docs left as a template (`experiment=experiment_name.yaml`), then one that does
-    not ask for the CPU (the README's `trainer=cpu` example is not the GPU job), then one not from a docs page
-    nor a script's docstring, then a real launcher."""
+    one whose config files the repo holds (a benchmark page's line for another project has none), then one
+    with no value the docs left as a template (`experiment=experiment_name.yaml`), then one that does not ask
+    for the CPU (the README's `trainer=cpu` example is not the GPU job), then one not from a docs page nor a
+    script's docstring, then a real launcher."""
     def rank(x: LaunchCommand) -> tuple[bool, ...]:
         values = [w.split("=", 1)[-1] for w in x.args]
         synopsis = any(w.startswith("[") or w.endswith("]") and "[" not in w for w in x.args)  # `[--tag <t>]`
-        return (_queued(x), not _evaluates_only(x), not synopsis, not x.unresolved,
+        return (_queued(x), not _evaluates_only(x), not synopsis, not x.unresolved, not x.absent,
                 not any(TEMPLATE.search(v) for v in values),
                 not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),
                 not _docs_page(x), not _docstring(x), x.launcher not in ("python", "python -m"))

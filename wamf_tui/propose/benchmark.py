@@ -296,10 +296,20 @@ def _total(control: StepControl | None, args: list[str] | tuple[str, ...], a: An
 
 
 def _step_control(a: Analysis) -> StepControl | None:
-    """The step count's setting, in the order the reading found them: a flag of the parser that the loop
-    never reads (litgpt's `--train.max_steps`, only warned about) must not win over the loop's own bound."""
-    return next((s for s in a.step_controls if s.role == "bound" and "epoch" not in s.name and "limit" not in s.name),
-                None)
+    """The step count's setting: the one the training loop's header reads, else the first the reading found
+    (a flag of the parser that the loop never reads, litgpt's `--train.max_steps`, must not win over the loop's
+    own bound). None when the loop's bound is one the job computes itself (cleanrl's `num_iterations =
+    total_timesteps // batch_size`): no flag caps it, the wrapper does."""
+    bounds = [s for s in a.step_controls if s.role == "bound" and "epoch" not in s.name and "limit" not in s.name]
+    read = next((s for s in bounds if _leaf(s.name) in {r.lower() for r in a.loop_reads}), None)
+    if read is not None and _leaf(read.name) in {c.lower() for c in a.computed}:
+        return None
+    return read or next(iter(bounds), None)
+
+
+def _leaf(setting: str) -> str:
+    """`num_iterations` of `--num-iterations`, `SOLVER.MAX_ITER` -> `max_iter`: as the code reads it."""
+    return setting.lstrip("-+").split(".")[-1].replace("-", "_").lower()
 
 
 def _epoch_control(a: Analysis) -> StepControl | None:

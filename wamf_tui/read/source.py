@@ -55,6 +55,7 @@ from .hydra_config import add_switches, compose, hydra_defaults, hydra_targets
 from .inputs import paths_needed, required_by_use
 from .launch import add_needs, process_signals
 from .lengths import BOUND, length_role
+from .loop_bound import assigned_at_run_time, header_reads
 from .needs import argv_required, dataclass_required, own_options, read_needs, submits
 from .options import (
     ABSL_DEFINES,
@@ -147,6 +148,9 @@ def _acts_on(last: str) -> bool:
 
 
 
+
+
+HYDRA_APP = {"main", "compose", "initialize", "initialize_config_dir", "initialize_config_module"}
 
 
 class _Reader(OptionsReader, ast.NodeVisitor):
@@ -485,10 +489,11 @@ class _Reader(OptionsReader, ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.imports += imported_modules(node, self.rel)
-        if node.module and "hydra" in node.module:
-            self.r.config_system = "hydra"
-        elif node.module and "omegaconf" in node.module and self.r.config_system not in ("hydra", "argparse"):
-            self.r.config_system = "omegaconf"  # a parser read before it is the job's (Megatron's argparse)
+        if node.module in ("hydra", "hydra.experimental") and {a.name for a in node.names} & HYDRA_APP:
+            self.r.config_system = "hydra"  # not `hydra.utils`' instantiate, which any library may use
+        elif node.module and "omegaconf" in node.module and self.r.config_system not in ("hydra", "argparse") \
+                and self.rel == self.r.script:  # a parser read before it is the job's (Megatron's argparse); a
+            self.r.config_system = "omegaconf"  # library's own use of OmegaConf (detectron2's LazyConfig) is not
         self.generic_visit(node)
 
     def hydra_main(self, tree: ast.Module) -> None:
@@ -972,6 +977,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if why and depth == 0 and "not UTF-8" not in why:
             result.partial = True
         modules.append(summarize(tree, rel, depth == 0))
+        if depth == 0:
+            result.computed = assigned_at_run_time(tree)
         result.processes += process_signals(tree, rel, text, depth == 0)
         result.precision += precision_signals(tree, rel, text, depth == 0)
         reader = _Reader(result, rel, defaults, classes)
@@ -1001,6 +1008,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             if spans:
                 result.train_loop = Span(file=rel, start=spans[0][0], end=spans[0][1])
                 result.train_scope = Span(file=rel, start=spans[1][0], end=spans[1][1])
+                result.loop_reads = header_reads(tree, spans[0][0])
+                if depth:
+                    result.computed += [n for n in assigned_at_run_time(tree) if n not in result.computed]
                 if inner := inner_loop(tree, backward, spans[0]):
                     result.train_inner = Span(file=rel, start=inner[0], end=inner[1])
         if depth and _MAIN.search(text) and re.search(r"\.backward\(|\.step\(", text):

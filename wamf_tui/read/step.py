@@ -394,13 +394,14 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
             inner = inner.func if isinstance(inner, ast.Call) else inner.value
         if isinstance(inner, ast.Name):
             node = _assigned(inner.id, line, assigns)
-            call = _call_of(_value(node)) if node is not None else None
-            for _ in range(4):  # `pred = torch.chunk(pred, 2)`: a reshaping of what the model made above
-                if call is None or node is None or _looks_like_model(call) or not any(
-                        isinstance(a, ast.Name) and a.id == inner.id for a in call.args):
+            for _ in range(4):  # `pred = torch.chunk(pred, 2)`, `out = {"total": out}`: a rewrap of what was made
+                held = _value(node) if node is not None else None  # above
+                call = _call_of(held)
+                if node is None or held is None or call is not None and _looks_like_model(call) or not any(
+                        isinstance(n, ast.Name) and n.id == inner.id for n in ast.walk(held)):
                     break
                 node = _assigned(inner.id, node.lineno, assigns)
-                call = _call_of(_value(node)) if node is not None else None
+            call = _call_of(_value(node)) if node is not None else None
             if call is not None and not _looks_like_model(call):  # recons = Signal(out["audio"]): out = model(x)
                 call, node = _made_by_model(call, node, assigns) or (call, node)
             if call is not None:

@@ -61,7 +61,7 @@ class Yacs(Argparse):
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
         found = False
-        for path in imported_files(tree, rel, find, depth=2):
+        for path in imported_files(tree, rel, find, depth=3):  # detectron2: config/__init__ -> config -> defaults
             module = parsed(path)
             keys = defaults(module)
             if not keys:
