@@ -13,7 +13,7 @@ from conftest import make_repo
 
 from wamf_tui import answers, flow
 from wamf_tui.detect import detect_all
-from wamf_tui.detect.launch import console_scripts, parse_launch, shell_defaults
+from wamf_tui.detect.launch import commands_in, console_scripts, parse_launch, shell_defaults
 from wamf_tui.detect.scripts import scan_scripts
 from wamf_tui.model import GpuFacts, HardwareFacts, Step
 from wamf_tui.propose import proposals
@@ -834,3 +834,10 @@ def test_an_examples_input_path_this_machine_lacks_is_left_for_the_users_own():
     assert launch.unresolved == ["/data/cc12m/shard-{0000..2175}.tar", "/data/imagenet/validation/"]
     mine = parse_launch("python train.py --data=/nonexistent/x", "your answer")
     assert mine is not None and mine.args == ["--data=/nonexistent/x"]
+
+
+def test_a_makefile_recipes_continued_lines_keep_their_dashes():
+    """`@`/`-` prefix a recipe line; a continued line's `--policy.type=act` is a flag."""
+    text = "train:\n\t@lerobot-train \\\n\t\t--policy.type=act \\\n\t\t--steps=4\n"
+    assert [(n, c.split()) for n, c in commands_in("Makefile", text)] == [
+        (2, ["lerobot-train", "--policy.type=act", "--steps=4"])]

@@ -76,11 +76,19 @@ def test_rank_variables_read_in_a_module_beside_the_entry_get_torchrun(tmp_path)
     assert "reads os.environ['RANK'] with no default (trainer.py:4)" in proposals.run_notes(state)
 
 
-def test_an_accelerator_built_in_an_imported_module_gets_accelerate_launch(tmp_path):
-    engine = "from accelerate import Accelerator\ndef make():\n    return Accelerator(mixed_precision='bf16')\n"
+@pytest.mark.parametrize(("built", "launcher"), [
+    ("Accelerator()", "accelerate launch"),
+    # the code sets its precision: one process under plain python is the job as its authors run it (lerobot)
+    ("Accelerator(mixed_precision='bf16')", "python"),
+    ("Accelerator(**kwargs)", "python"),
+])
+def test_an_accelerator_built_in_an_imported_module_gets_accelerate_launch_unless_it_sets_its_precision(
+        tmp_path, built, launcher):
+    engine = ("from accelerate import Accelerator\ndef make():\n"
+              f"    kwargs: dict = {{'mixed_precision': 'bf16', 'cpu': False}}\n    return {built}\n")
     root, state, refused = walk(tmp_path, {"train.py": "from engine import make\nacc = make()\n" + TRAIN,
                                            "engine.py": engine, "README.md": "```\npython train.py\n```\n"})
-    assert run_of(root, state) == f"{BENCH} accelerate launch ROOT/wamf_bench.py train.py"
+    assert run_of(root, state) == f"{BENCH} {launcher} ROOT/wamf_bench.py train.py"
 
 
 FABRIC = ("import lightning as L\nfabric = L.Fabric(accelerator='cuda', devices=2, strategy='ddp')\n"

@@ -92,7 +92,8 @@ def commands_in(name: str, text: str) -> list[tuple[int, str]]:
         if make:
             if not line.startswith("\t"):
                 continue
-            s = s.lstrip("@-")
+            if not (kept and kept[-1][1].endswith("\\")):  # a recipe's `@`/`-`, not a continued line's `--flag`
+                s = s.lstrip("@-")
         s = s[2:] if s.startswith("$ ") else s
         s = s.lstrip(">").strip()
         if doc and kept and _FLAG_LINE.match(s) and _runs_on(*kept[-1], n):

@@ -45,6 +45,8 @@ def process_signals(tree: ast.Module, rel: str, text: str, entry: bool) -> list[
     body = tree.body if entry else [s for s in tree.body if not main_block(s)]
     for node, guard in guarded(body, None):
         kind = _kind(node, trainers)
+        if kind == "accelerator" and _precision_given(cast(ast.Call, node), tree):
+            continue  # one process of the job's own precision: what plain python runs, as its authors do
         if kind is not None:
             found.append(ProcessSignal(kind=kind, file=rel, line=cast(ast.expr, node).lineno, text=_short(node),
                                        guard=guard))
@@ -53,6 +55,18 @@ def process_signals(tree: ast.Module, rel: str, text: str, entry: bool) -> list[
             found.append(ProcessSignal(kind="fabric_launch", file=rel, line=text.count("\n", 0, m.start()) + 1,
                                        text=m.group(0).strip()[:80], commented=True))
     return found + fewest(tree, rel, entry)
+
+
+def _precision_given(call: ast.Call, tree: ast.Module) -> bool:
+    """`Accelerator(mixed_precision=...)`, or `Accelerator(**kwargs)` after `kwargs = {"mixed_precision": ...}`:
+    the code sets the precision that `accelerate launch` would otherwise give it."""
+    if any(k.arg == "mixed_precision" for k in call.keywords):
+        return True
+    splatted = {k.value.id for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)}
+    return any(isinstance(n, ast.Assign | ast.AnnAssign) and isinstance(n.value, ast.Dict) and any(
+        isinstance(t, ast.Name) and t.id in splatted for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+        and any(isinstance(k, ast.Constant) and k.value == "mixed_precision" for k in n.value.keys)
+        for n in ast.walk(tree))
 
 
 def main_block(stmt: ast.stmt) -> bool:
