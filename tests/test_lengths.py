@@ -21,6 +21,8 @@ from wamf_tui.read.source import analyze_script
     ("--max_train_samples", "scale"), ("--initial_epoch", "scale"), ("--training_epochs", "bound"),
     ("--batch-norm", None), ("eval_accumulation_steps", None), ("--eval_steps", None), ("--lr", None),
     ("save_interval", None), ("--profiler.profiler_warmup", None),
+    ("--total-timesteps", "scale"), ("--num-envs", "scale"), ("--update-epochs", "scale"),
+    ("--accelerator.gradient_accumulation.steps", "scale"), ("--steps", "bound"),
 ])
 def test_a_setting_is_judged_by_its_name_in_any_spelling(name, role):
     assert length_role(name) == role

@@ -24,7 +24,7 @@ from .infra.visible import RepoText  # noqa: E402
 # The config system an entry's own parse call uses: `read/systems/` has one module per kind.
 Kind = Literal["unknown", "constants", "argparse", "configurator", "hf", "hf_trainer", "fire", "hydra",
                "omegaconf", "omegaconf_cli", "tyro", "jsonargparse", "lightning_cli", "click", "typer", "absl",
-               "yacs", "ml_collections", "simple_parsing", "configargparse", "argbind", "mmengine"]
+               "yacs", "ml_collections", "simple_parsing", "configargparse", "argbind", "mmengine", "draccus"]
 # Sessions saved before the kinds were typed hold the old labels: read them as their kind, so a resumed
 # session keeps its answers (an unknown label reads as "unknown", and the job is read again anyway).
 _OLD_LABELS = {"HfArgumentParser": "hf", "HfArgumentParser (TrainingArguments)": "hf_trainer",

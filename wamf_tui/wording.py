@@ -337,6 +337,7 @@ SYSTEM_LABELS: dict[Kind, str] = {
     "lightning_cli": "LightningCLI", "click": "click", "typer": "typer", "absl": "absl",
     "yacs": "yacs (KEY VALUE opts)", "mmengine": "mmengine config (--cfg-options key=value)", "ml_collections": "absl with an ml_collections config",
     "simple_parsing": "simple_parsing", "configargparse": "configargparse", "argbind": "argbind",
+    "draccus": "draccus",
 }
 
 

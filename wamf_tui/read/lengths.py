@@ -23,10 +23,12 @@ SCALE = re.compile(r"^(\w*warmup\w*|(lr_)?decay_(iters|steps|epochs)|cooldown_\w
                    r"max_time|min_(epochs|steps)|patience|kimg|total_kimg|"
                    r"max_tokens|num_tokens\w*|tokens_per_\w+|target_flops|target_\w+_ratio|"
                    r"(\w+_)?batch_size(_\w+)?|batch|batch_gpu|ims_per_batch|"
-                   r"max_(train_)?samples|max_examples|(train_)?num_samples|num_train_samples|max_new_tokens)$")
+                   r"max_(train_)?samples|max_examples|(train_)?num_samples|num_train_samples|max_new_tokens|"
+                   r"(total_)?timesteps|total_env_steps|num_envs|update_epochs|num_minibatches)$")  # RL: env steps
 
-# a section that counts evaluation, not training: `eval.max_iters`, `validator.steps`
-_EVAL_SECTION = re.compile(r"(^|_)(eval|evaluation|val|valid|validation|validator|test)(_|$)")
+# a section that counts evaluation, not training (`eval.max_iters`, `validator.steps`), or a part of a step
+# (`gradient_accumulation.steps`, `warmup.steps`)
+_EVAL_SECTION = re.compile(r"(^|_)(eval|evaluation|val|valid|validation|validator|test)(_|$)|accum|warmup")
 
 
 def length_role(name: str) -> Role | None:

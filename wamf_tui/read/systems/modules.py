@@ -74,7 +74,7 @@ def classes_of(tree: ast.Module, rel: str, root: Path, find: Callable[[str], Pat
     return found
 
 
-def _annotated(annotation: ast.expr | None) -> list[str]:
+def annotated(annotation: ast.expr | None) -> list[str]:
     """The class names an annotation can hold (`Optional[DataArgs]`, `DataArgs | None` -> DataArgs)."""
     return [n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)] if annotation is not None else []
 
@@ -87,7 +87,7 @@ def fields(name: str, classes: Classes, prefix: str = "", depth: int = 0) -> Ite
         yield from fields(base, classes, prefix, depth + 1)
     for s in (x for x in node.body if isinstance(x, ast.AnnAssign) and isinstance(x.target, ast.Name)):
         key = prefix + s.target.id  # type: ignore[union-attr]
-        nested = next((c for c in _annotated(s.annotation) if c in classes), None)
+        nested = next((c for c in annotated(s.annotation) if c in classes), None)
         if nested is not None and depth < 6:
             yield from fields(nested, classes, key + ".", depth + 1)
         else:

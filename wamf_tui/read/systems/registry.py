@@ -37,6 +37,7 @@ def refine(tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[
     for s in registry().values():
         if isinstance(s, Refines) and s.uses(tree, a) and s.read(tree, rel, root, a, find, command):
             a.config_system = s.kind
+            _switches_now_flags(a, s)
             break
     a.resolved = layered(a.flags, a.resolved, system(a).values(a, command))
     named = {r.name for r in a.required}  # yacs's are `KEY VALUE` pairs of its opts list
@@ -44,3 +45,14 @@ def refine(tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[
                                             a.fetched) if r.name not in named]
     if a.config_system in ("argparse", "configargparse"):
         a.required += [r for r in default_config_inputs(a, root) if r.name not in named]
+
+
+def _switches_now_flags(a: Analysis, s: ConfigSystem) -> None:
+    """A feature's switch read as a bare setting (`if cfg.save_checkpoint and ...:`) before this system's flags
+    were known: now the flag that sets it, a boolean that defaults on set to false in the system's spelling."""
+    for kind in ("checkpoints", "evals", "uploads", "trackers", "seeds"):
+        for f in getattr(a, kind):
+            flag = f"--{f.off_switch}"
+            if f.off_switch and f.off_switch.isidentifier() and flag in a.flags:
+                on = a.flags[flag] == "True" and kind != "seeds"
+                f.off_switch = " ".join(s.render(a, flag, "false")) if on else flag
