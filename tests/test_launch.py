@@ -345,13 +345,15 @@ def test_a_docs_cd_holds_to_the_end_of_its_block_and_a_script_may_run_by_its_she
     """detectron2's GETTING_STARTED: `cd tools/` then `./train_net.py --num-gpus 8 --config-file ../configs/x.yaml`
     in one block; the next block starts back at the root."""
     guide = ("```\ncd tools/\n./train.py --num-gpus 8 \\\n  --config-file ../configs/x.yaml\n```\n"
-             "```\n./train.py --eval\n```\n")
+             "```\n./train.py --eval\n```\n"
+             "```\ncd $HOME/project\npython tools/train.py --lr 1\n```\n")  # the reader's checkout: its root
     root = make_repo(tmp_path / "job", {"GETTING_STARTED.md": guide, "tools/train.py": TRAIN,
                                         "configs/x.yaml": "a: 1\n"})
     got = {launch.source: (launch.command, launch.path) for launch in scan_scripts(root).launches}
     assert got["GETTING_STARTED.md:3"] == (
         "cd tools && python ./train.py --num-gpus 8 --config-file ../configs/x.yaml", "tools/train.py")
     assert "GETTING_STARTED.md:7" not in got  # `./train.py` from the root names no file
+    assert got["GETTING_STARTED.md:11"] == ("python tools/train.py --lr 1", "tools/train.py")
 
 
 def test_a_command_naming_a_config_the_repo_lacks_is_not_the_one_proposed(tmp_path):

@@ -203,7 +203,9 @@ def _script_commands(name: str, text: str) -> Iterator[tuple[int, str]]:
         if doc and any(since < f < n for f in fences):  # a new block: back in the folder the doc starts in
             moves = ""
         if re.fullmatch(r"cd\s+\S+", cmd):
-            moves, since = moves + f"{cmd} && ", n
+            # a doc's `cd $HOME/project` or `cd /path/to/repo` is the reader's own checkout: its root
+            home = doc and cmd.split()[1].startswith(("$", "/", "~"))
+            moves, since = ("" if home else moves + f"{cmd} && "), n
             continue
         yield n, moves + cmd
 

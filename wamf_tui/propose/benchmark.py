@@ -659,29 +659,3 @@ def _capped(changes: list[BenchmarkChange]) -> list[BenchmarkChange]:
     return kept[:at] + [row] + kept[at:]
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

@@ -144,12 +144,6 @@ def _acts_on(last: str) -> bool:
     return last in CALLS or last.endswith(("compile", "Trainer")) or EVAL_CALLS.search(last) is not None
 
 
-
-
-
-
-
-
 HYDRA_APP = {"main", "compose", "initialize", "initialize_config_dir", "initialize_config_module"}
 
 
@@ -815,12 +809,6 @@ def _text_scan(result: Analysis, text: str, rel: str) -> None:
         result.kind = "training"
 
 
-
-
-
-
-
-
 def _command_step_flag(command: Sequence[str]) -> StepControl | None:
     """The step count's flag as the job's documented command gives it (`--training.steps 763`), for a
     parser whose flags are not all read from the code (a tyro config in classes built elsewhere): the
@@ -835,55 +823,7 @@ def _command_step_flag(command: Sequence[str]) -> StepControl | None:
     return None
 
 
-
-
-
-
 _FUNCTION_NAME = re.compile(r"(func|fn|function|fns)(_|$)", re.I)  # `loss_func_kd = build(...)`: a function
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 READ_BUDGET_S = 60.0  # the whole reading, the CLI's too; the app's child is stopped at 120 s
