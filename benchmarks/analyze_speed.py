@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from wamf_tui.read.source import analyze_script
+from wamf_tui.read.analyze import analyze_script
 
 BLOCK = '''
 def step_{i}(model, batch, optimizer, args):

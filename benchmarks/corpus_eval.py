@@ -26,8 +26,8 @@ from wamf_tui.propose import proposals
 from wamf_tui.propose.benchmark import default_steps, propose
 from wamf_tui.propose.run_line import job_args, needs_wrapper, wrapper_path
 from wamf_tui.propose.validate import check_run
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.needs import missing_inputs, say_missing
-from wamf_tui.read.source import analyze_script
 from wamf_tui.read.subcommands import called
 
 FACTS = ("found", "top", "launcher", "cwd", "needs", "required", "check")

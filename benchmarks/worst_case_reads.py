@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from wamf_tui.detect.environment import _locked
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.config_file import load_yaml
 from wamf_tui.read.hydra_config import compose
-from wamf_tui.read.source import analyze_script
 
 RUNS = 3
 LAUGHS = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'

@@ -22,7 +22,7 @@ from wamf_tui.model import (
     ScriptScan,
     Step,
 )
-from wamf_tui.read.source import analyze_script
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.ui.app import WamfApp
 
 ROOT = "/home/ana/nanogpt"

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from wamf_tui.infra import children
 from wamf_tui.propose.benchmark import propose
 from wamf_tui.propose.wrapper import WRAPPER
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.isolated import AnalysisFailed, analyze_in_child
-from wamf_tui.read.source import analyze_script
 
 RAW = """\
 import argparse

@@ -38,8 +38,8 @@ async def test_enter_everywhere_writes_a_passing_contract(tmp_path, monkeypatch)
     def parsed_in_the_app(*args, **kwargs):
         raise AssertionError("the app parsed the script in its own process")
 
-    monkeypatch.setattr("wamf_tui.read.source.analyze_script", parsed_in_the_app)
-    monkeypatch.setattr("wamf_tui.read.source.analyze_script", parsed_in_the_app)
+    monkeypatch.setattr("wamf_tui.read.analyze.analyze_script", parsed_in_the_app)
+    monkeypatch.setattr("wamf_tui.read.analyze.analyze_script", parsed_in_the_app)
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 
 from wamf_tui.propose.benchmark import propose
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.branches import dead_lines
-from wamf_tui.read.source import analyze_script
 from wamf_tui.read.values import defaults
 
 JOB = """\

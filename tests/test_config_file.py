@@ -6,7 +6,7 @@ import pytest
 from conftest import make_repo
 
 from wamf_tui.propose.benchmark import propose
-from wamf_tui.read.source import analyze_script
+from wamf_tui.read.analyze import analyze_script
 
 TRAIN = """\
 import sys, yaml, torch

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wamf_tui.read.source import analyze_script
+from wamf_tui.read.analyze import analyze_script
 
 LOOP = """\
 for step in range(100):

@@ -415,7 +415,7 @@ def test_the_training_command_outranks_an_eval_only_one_and_a_usage_synopsis(tmp
 
 def test_a_required_local_rank_is_what_the_legacy_launcher_passes(tmp_path):
     from wamf_tui.propose.validate import check_run
-    from wamf_tui.read.source import analyze_script
+    from wamf_tui.read.analyze import analyze_script
 
     body = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--cfg', required=True)\n"
             "p.add_argument('--local_rank', type=int, required=True)\nargs = p.parse_args()\n")

@@ -144,7 +144,7 @@ def test_a_reread_keeps_the_users_step_count_and_toggles(tmp_path):
     from conftest import make_repo
 
     from wamf_tui.propose import proposals
-    from wamf_tui.read.source import analyze_script
+    from wamf_tui.read.analyze import analyze_script
 
     body = ("import argparse, torch\np = argparse.ArgumentParser()\n"
             "p.add_argument('--{steps}', type=int, default=5000)\np.add_argument('--seed', type=int, default=1)\n"

@@ -344,7 +344,7 @@ TRAIN = ("import argparse, torch\np = argparse.ArgumentParser()\n"
 
 
 def test_a_reading_that_lands_shows_the_table_first_and_a_later_one_keeps_the_users_place(tmp_path):
-    from wamf_tui.read.source import analyze_script
+    from wamf_tui.read.analyze import analyze_script
 
     (tmp_path / "train.py").write_text(TRAIN)
     analysis = analyze_script(tmp_path / "train.py", tmp_path)
@@ -374,7 +374,7 @@ def test_a_reading_that_fails_lets_the_run_line_be_asked_on_what_is_known():
 
 def test_a_reread_says_what_moved_and_keeps_the_users_own_run_line(tmp_path):
     from wamf_tui.propose import proposals
-    from wamf_tui.read.source import analyze_script
+    from wamf_tui.read.analyze import analyze_script
 
     (tmp_path / "train.py").write_text(TRAIN)
     state = flow.take_analysis(at(Step.RULES, "allowed", repo_path=str(tmp_path), script="train.py"),

@@ -22,7 +22,7 @@ from wamf_tui.detect import detect_all
 from wamf_tui.detect.environment import detect_environment
 from wamf_tui.infra import children
 from wamf_tui.infra.visible import visible
-from wamf_tui.read.source import analyze_script
+from wamf_tui.read.analyze import analyze_script
 
 # OSC 52 sets the clipboard (through tmux too), OSC 2 the pane's title.
 CLIPBOARD = "\x1b]52;c;ZXZpbA==\x07"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from wamf_tui.propose.validate import check_run
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.needs import missing_inputs
-from wamf_tui.read.source import analyze_script
 from wamf_tui.read.values import defaults, truth
 
 DATA_ROOT = """\

@@ -11,8 +11,8 @@ from test_launch import BENCH, TRAIN, run_of, walk
 
 from wamf_tui.propose import proposals
 from wamf_tui.propose.validate import check_run
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.launch import process_signals, starts
-from wamf_tui.read.source import analyze_script
 
 MIN_GPUS = ("import sys, torch\nfrom torch.distributed import init_process_group\n"
             "def enough(min_gpus: int = 4) -> bool:\n"

@@ -6,8 +6,8 @@ import pytest
 from conftest import make_repo
 
 from wamf_tui.propose.benchmark import propose
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.lengths import length_role
-from wamf_tui.read.source import analyze_script
 
 
 @pytest.mark.parametrize(("name", "role"), [

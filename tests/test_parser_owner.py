@@ -4,7 +4,7 @@ builds (a library's `parse_known_args` does not make the job's own flags unknowa
 from __future__ import annotations
 
 from wamf_tui.propose.validate import check_run
-from wamf_tui.read.source import analyze_script
+from wamf_tui.read.analyze import analyze_script
 
 ENTRY = """\
 import argparse

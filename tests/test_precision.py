@@ -9,8 +9,8 @@ import pytest
 from test_launch import walk
 
 from wamf_tui.propose import proposals
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.precision import Precision, job_precision
-from wamf_tui.read.source import analyze_script
 
 ARGS = "import argparse, torch\np = argparse.ArgumentParser()\n{flags}args = p.parse_args()\n"
 LOOP = "for step in range(10):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wamf_tui.propose.benchmark import propose
-from wamf_tui.read.source import analyze_script
+from wamf_tui.read.analyze import analyze_script
 
 TRAIN = """\
 import torch

@@ -10,7 +10,7 @@ from conftest import make_repo
 
 from wamf_tui.model import InitState
 from wamf_tui.propose import proposals
-from wamf_tui.read.source import analyze_script
+from wamf_tui.read.analyze import analyze_script
 
 EVAL_FIRST = """\
 import torch

@@ -7,8 +7,8 @@ from __future__ import annotations
 from conftest import make_repo
 
 from wamf_tui.propose.validate import check_run
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.settings import accepts
-from wamf_tui.read.source import analyze_script
 
 TRAIN = """\
 import argbind

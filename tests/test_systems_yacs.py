@@ -11,8 +11,8 @@ from wamf_tui.model import InitState
 from wamf_tui.propose.benchmark import propose
 from wamf_tui.propose.run_line import run_command
 from wamf_tui.propose.validate import check_run
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.settings import accepts
-from wamf_tui.read.source import analyze_script
 
 DEFAULTS = """\
 from yacs.config import CfgNode as CN

@@ -355,7 +355,7 @@ def test_a_billion_laughs_config_is_refused_not_walked(tmp_path):
                                                     "    loss.backward()\n    opt.step()\n",
                                         "laughs.yaml": LAUGHS, "conf/config.yaml": LAUGHS})
     out = _bounded_python(
-        "from wamf_tui.read.source import analyze_script\nfrom wamf_tui.read.hydra_config import compose\n"
+        "from wamf_tui.read.analyze import analyze_script\nfrom wamf_tui.read.hydra_config import compose\n"
         "from pathlib import Path\n"
         f"a = analyze_script(Path({str(root / 'train.py')!r}), Path({str(root)!r}), ['--config', 'laughs.yaml'])\n"
         f"t = compose(Path({str(root / 'conf')!r}), 'config', None, 'conf/config.yaml')\n"
@@ -370,7 +370,7 @@ def test_a_script_of_ten_thousand_constants_is_read_in_linear_time(tmp_path):
     lines = ["import torch"] + [f"x{i} = {i}" for i in range(10_000)] + [
         "for step in range(10):", "    loss = model(x).sum()", "    loss.backward()", "    opt.step()"]
     root = make_repo(tmp_path / "job", {"train.py": "\n".join(lines) + "\n"})
-    out = _bounded_python(f"from wamf_tui.read.source import analyze_script\n"
+    out = _bounded_python(f"from wamf_tui.read.analyze import analyze_script\n"
                           f"a = analyze_script({str(root / 'train.py')!r}, {str(root)!r})\n"
                           "print(sorted(x.role for x in a.anchors))", timeout=40)
     assert "'backward'" in out.stdout, out.stderr
@@ -378,7 +378,7 @@ def test_a_script_of_ten_thousand_constants_is_read_in_linear_time(tmp_path):
 
 def test_the_reading_stops_at_its_budget_and_names_what_it_skipped(tmp_path, monkeypatch):
     from wamf_tui.read import source
-    from wamf_tui.read.source import analyze_script
+    from wamf_tui.read.analyze import analyze_script
 
     root = make_repo(tmp_path / "job", {
         "train.py": "import torch\nimport helpers\nimport models\nfor step in range(10):\n"
@@ -497,7 +497,7 @@ def test_an_unreadable_repository_is_one_line(tmp_path):
 def test_bom_and_latin1_sources_are_read_as_python_reads_them(tmp_path):
     """A script with a UTF-8 BOM, one with a Latin-1 coding line and Latin-1 bytes: parsed whole (a BOM
     made the reader fall back to a text scan), every line number right."""
-    from wamf_tui.read.source import analyze_script
+    from wamf_tui.read.analyze import analyze_script
 
     body = "import torch\nfor step in range(3):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"
     root = make_repo(tmp_path / "job", {})

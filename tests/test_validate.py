@@ -167,7 +167,7 @@ def test_yes_writes_no_contract_whose_run_line_fails(tmp_path):
 ])
 def test_a_cli_made_from_a_functions_parameters_has_those_flags(tmp_path, library, call, flag):
     from wamf_tui.propose.benchmark import propose
-    from wamf_tui.read.source import analyze_script
+    from wamf_tui.read.analyze import analyze_script
 
     body = (f"{library}\nimport torch\n\ndef main(data_dir: str = 'data', out_dir: str = 'out', max_iters: int = 600,"
             " seed: int = 1337):\n    for i in range(max_iters):\n        loss = model(x)\n        loss.backward()\n"
@@ -190,8 +190,8 @@ def test_a_cli_made_from_a_functions_parameters_has_those_flags(tmp_path, librar
 def test_a_fire_function_with_kwargs_takes_any_flag_so_none_is_proven(tmp_path):
     """`fire.Fire(main)` over `main(**kwargs)`: an unknown name is taken (and may be ignored), so a flag it
     does not name is said, not refused, and the app adds none it cannot prove."""
+    from wamf_tui.read.analyze import analyze_script
     from wamf_tui.read.settings import accepts
-    from wamf_tui.read.source import analyze_script
 
     body = ("import fire\nimport torch\n\ndef main(max_iters: int = 600, **kwargs):\n"
             "    for i in range(max_iters):\n        loss = model(x)\n        loss.backward()\n        opt.step()\n\n"
@@ -236,7 +236,7 @@ def test_a_tyro_config_is_read_as_nested_groups(tmp_path, call, group):
     """`tyro.cli(Config)`: its fields are the flags, a dataclass-typed field a group (`--optim.weight-decay`);
     `tyro.cli(main)` with `cfg: Config` puts them under `--cfg.`."""
     from wamf_tui.propose.benchmark import propose
-    from wamf_tui.read.source import analyze_script
+    from wamf_tui.read.analyze import analyze_script
 
     root = make_repo(tmp_path / "job", {"train.py": TYRO.replace("{call}", call)})
     a = analyze_script(root / "train.py", root)
@@ -253,7 +253,7 @@ def test_a_functions_dataclass_groups_are_read_from_the_module_it_imports_them_f
     """jsonargparse's `CLI(setup)` with `train: TrainArgs = TrainArgs(save_interval=1000)`, the class in another
     module of the repo: `--train.*` and `--eval.*` are the flags, the instance's keywords their defaults."""
     from wamf_tui.propose.benchmark import propose
-    from wamf_tui.read.source import analyze_script
+    from wamf_tui.read.analyze import analyze_script
 
     args = ("from dataclasses import dataclass\n\n@dataclass\nclass TrainArgs:\n    save_interval: int = 5\n"
             "    max_steps: int | None = None\n\n@dataclass\nclass EvalArgs:\n    interval: int = 600\n")

@@ -100,7 +100,7 @@ def fill(state: InitState, answers: dict[str, object]) -> tuple[InitState, list[
         if outcome.error:
             return state, [f"{field or q.key}: {outcome.error}"]
         if q.key == "command" and state.analysis is None and state.script:
-            from .read.source import analyze_script
+            from .read.analyze import analyze_script
 
             script = Path(state.repo_path) / state.script
             if script.is_file():

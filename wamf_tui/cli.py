@@ -121,8 +121,8 @@ def _served(script: Path, root: Path) -> tuple[str, str] | None:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    from .read.analyze import analyze_script
     from .read.report import describe
-    from .read.source import analyze_script
 
     script = Path(args.script)
     if not script.is_file():

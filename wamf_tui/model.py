@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from enum import IntEnum
-from typing import Literal
+from typing import Literal, cast
 
 # We use no pydantic plugins; without this, the first model class makes pydantic read the
 # entry points of every installed distribution, which takes long in a venv holding torch.
@@ -35,6 +35,11 @@ def _kind(value: object) -> object:
     if isinstance(value, str) and value not in Kind.__args__:  # type: ignore[attr-defined]
         return _OLD_LABELS.get(value, "unknown")
     return value
+
+
+def as_kind(label: str) -> Kind:
+    """A config system's kind from its name or an old label (`jsonargparse CLI`); "unknown" for anything else."""
+    return cast(Kind, _kind(label))
 
 
 _FS = "fs-bytes:"  # a path that is not UTF-8 (a byte from another encoding in a folder name), saved as hex

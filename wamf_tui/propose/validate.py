@@ -79,7 +79,7 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
         if not read:
             v.warnings.append(f"{launch.path} was not read; the run line was not checked against it")
             return v
-        from ..read.source import analyze_script
+        from ..read.analyze import analyze_script
 
         analysis = analyze_script(root / launch.path, root, args, called(launch))
     v.problems += _needs(launch, analysis, args)

@@ -1,62 +1,35 @@
-"""Static reading of a job script with `ast`: never imported, never executed.
-
-Finds the training facts the benchmark conversion and the correctness plan
-need, each anchored to file:line, following imports into the repo's own
-modules to a bounded depth. Source that cannot be parsed gets a plain text
-scan, marked `partial`.
+"""One module of a job read with `ast` (never imported, never executed): `Reader` visits its tree once and
+records the training facts the benchmark conversion and the correctness plan need (saves, evals, uploads,
+trackers, seeds, length settings, anchors of the step), each at file:line. `read.analyze` drives it over
+the entry and the repo modules the entry imports.
 """
 
 from __future__ import annotations
 
 import ast
-import gc
 import re
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
-from ..infra.checkout import find_root
-from ..infra.files import digest, rel_path
-from ..infra.visible import gated
-from ..model import GIVEN, Analysis, Anchor, Fact, Need, Required, Span, StepControl
-from .branches import dead_lines
-from .config_file import interval_set, leaves_off, named_files
-from .constants import fixed_constants
+from ..model import GIVEN, Analysis, Anchor, Fact, StepControl
 from .crawl import (
-    as_module,
-    class_finder,
     imported_modules,
-    mentioned_names,
-    module_path,
-    read_source,
 )
-from .deepspeed_config import named_configs, read_config
-from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags
 from .guards import (
     UNSET,
     above_zero,
     asserted_unset,
     conjuncts,
     counts_up,
-    dead_by_values,
     field_default,
     interval_terms,
-    loop_of_the_optimizer_step,
     needs_set,
-    optimizer_steps,
     setting_name,
     starts_ahead,
-    step_by_values,
     tests_setting,
-    unset_now_known,
 )
-from .hydra_config import add_switches, compose, hydra_defaults, hydra_targets
-from .inputs import paths_needed, required_by_use
-from .launch import add_needs, process_signals
 from .lengths import BOUND, length_role
-from .loop_bound import assigned_at_run_time, header_reads
-from .needs import argv_required, dataclass_required, own_options, read_needs, submits
 from .options import (
     ABSL_DEFINES,
     HF_PARSERS,
@@ -67,29 +40,15 @@ from .options import (
     literal_text,
 )
 from .outputs import OUT_NAMES
-from .precision import precision_signals
-from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
-from .step import QUIET_FUNCTIONS, ROLES, find_step, inner_loop, loop_of
-from .systems.registry import refine
+from .step import QUIET_FUNCTIONS
 from .tyro_config import (
     FOLDER,
     ConfigClasses,
-    nested_lengths,
-    nested_output,
-    nested_seed,
-    nested_step,
-    nested_switches,
 )
-from .values import resolved, settings_objects
-from .writes import folder_flags
 
 # Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
 HF_HOOK = "TrainerCallback.on_log (logging_steps=1: loss and grad_norm every step)"
 PL_HOOK = "on_before_optimizer_step hook (grad norm before each step)"
-FOLLOW_DEPTH = 2
-# Config systems whose flags the code may not show in full (classes built in other packages, flags made
-# when the job runs): there a step flag the documented command gives is taken at its word.
-FLAGS_UNREAD = ("tyro", "jsonargparse", "omegaconf", "unknown")
 
 TRACKERS = {  # call suffix -> (name, environment switch)
     "wandb.init": ("wandb", "WANDB_MODE=disabled"),
@@ -147,7 +106,7 @@ def _acts_on(last: str) -> bool:
 HYDRA_APP = {"main", "compose", "initialize", "initialize_config_dir", "initialize_config_module"}
 
 
-class _Reader(OptionsReader, ast.NodeVisitor):
+class Reader(OptionsReader, ast.NodeVisitor):
     def __init__(self, result: Analysis, rel: str, defaults: dict[str, object] | None = None,
                  classes: ConfigClasses | None = None) -> None:
         self.r = result
@@ -786,308 +745,4 @@ class _Reader(OptionsReader, ast.NodeVisitor):
             self.sites.setdefault(hook, []).extend(states)
 
 
-_MAIN = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]""", re.M)
-
-
-def _text_scan(result: Analysis, text: str, rel: str) -> None:
-    """What a plain line scan can still find in source that does not parse."""
-    patterns = (
-        ("backward", r"\.backward\("), ("optimizer_step", r"optim\w*\.step\("), ("loss", r"\bloss\w*\s*="),
-        ("forward", r"\bmodel\(|\.generate\("), ("grad_clip", r"clip_grad_"), ("compile", r"torch\.compile\("),
-    )
-    seen = set()
-    for n, line in enumerate(text.splitlines(), 1):
-        for role, pat in patterns:
-            if role not in seen and re.search(pat, line):
-                seen.add(role)
-                result.anchors.append(Anchor(role=role, file=rel, line=n))
-        if "wandb.init" in line:
-            result.trackers.append(Fact(name="wandb", file=rel, line=n, off_switch="WANDB_MODE=disabled"))
-        if "torch.save(" in line or "save_pretrained(" in line:
-            result.checkpoints.append(Fact(name="checkpoint", file=rel, line=n))
-    if "backward" in seen:
-        result.kind = "training"
-
-
-def _command_step_flag(command: Sequence[str]) -> StepControl | None:
-    """The step count's flag as the job's documented command gives it (`--training.steps 763`), for a
-    parser whose flags are not all read from the code (a tyro config in classes built elsewhere): the
-    command proves the flag exists."""
-    for i, word in enumerate(command):
-        name, eq, value = word.partition("=")
-        last = name.lstrip("-").split(".")[-1].replace("-", "_")
-        if name.startswith("--") and length_role(name) == "bound" and "epoch" not in last:
-            value = value if eq else command[i + 1] if i + 1 < len(command) else ""
-            if value.isdigit():
-                return StepControl(name=name, file="the job's command", line=0, default=value)
-    return None
-
-
 _FUNCTION_NAME = re.compile(r"(func|fn|function|fns)(_|$)", re.I)  # `loss_func_kd = build(...)`: a function
-
-
-READ_BUDGET_S = 60.0  # the whole reading, the CLI's too; the app's child is stopped at 120 s
-
-
-def _out_of_time(result: Analysis, skipped: list[str]) -> None:
-    """The reading's time is spent: the modules not yet read are named, never silently dropped."""
-    names = list(dict.fromkeys(skipped))
-    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
-    result.notes.append(f"reading stopped after {READ_BUDGET_S:g} s; not read: {', '.join(names[:5])}{more}")
-
-
-def analyze_script(script: str | Path, repo_root: str | Path | None = None, command: Sequence[str] = (),
-                   called: tuple[str, str] | None = None) -> Analysis:
-    """Read `script` (and the repo modules it imports) and return its facts; never raises on bad input.
-    `command`: the job's arguments as its command gives them (a Hydra app's group choices count);
-    `called`: (the CLI, the function) when a console script's dispatcher makes the flags from a function
-    of `script` (`("jsonargparse", "setup")`)."""
-    # A syntax tree is millions of objects with no cycles; the cyclic collector rescanning them while
-    # they are built made a 40,000-line parse 2.5 times slower. Plain reference counting frees them.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return gated(_analyze(Path(script), repo_root, command, called))
-    finally:
-        if paused:
-            gc.enable()
-
-
-def _kept_on(result: Analysis) -> None:
-    """A switch the job trains only with (`if opt.train: trainer.fit(...)`) is never a row's way off: leaving
-    it out would switch the training off with the save after it."""
-    on = {s for n in result.needs if n.code == "trains_with" for s in (*n.spellings, *n.words)}
-    for facts in (result.checkpoints, result.evals, result.trackers, result.uploads, result.output_dirs):
-        for i, f in enumerate(facts):
-            if f.off_switch and f.off_switch.split("=")[0].split(" ")[0] in on:
-                facts[i] = f.model_copy(update={"off_switch": None})
-
-
-def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
-             called: tuple[str, str] | None) -> Analysis:
-    root = Path(repo_root) if repo_root else find_root(script.parent)
-    result = Analysis(script=rel_path(script, root))
-    queue = [(script, 0)]
-    done: set[Path] = set()
-    step = None  # the training step: in the entry, else in the first module it reaches that has one
-    submitter: Need | None = None  # where the entry, or a module it calls, queues the job on a cluster
-    mains: list[Path] = []  # modules it reaches that train and run as `__main__`: what a submitter queues
-    hydra_line = ("", 0)  # where the entry's composed Trainer runs: its `fit()`, else its `@hydra.main`
-    dispatched = ""  # the CLI a console script's dispatcher reads the entry's function with
-    modules: list[ModuleDefs] = []  # each parsed module's functions: which of them the job reaches
-    beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
-    helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]] = []  # each module's calls of its own functions
-    defaults: dict[str, object] = {}  # config class fields' defaults (`save_final_state: bool = True`)
-    classes = ConfigClasses()  # the config classes' fields, all modules read: a tyro job's sections
-    fits: list[Span] = []  # each `trainer.train()` / `.fit()` call, to the end of its function
-    options: dict[str, int] = {}  # each module read: how many parser options it declares
-    whole = True  # every module read parsed: the walk can tell what is never reached
-    entry: tuple[ast.Module, str] | None = None  # the entry's tree, once parsed
-    opened: dict[str, str] = {}  # module -> why its parser's flags cannot all be known
-    roots = {called[1]} if called else set()  # what calls in from outside the code (a dispatcher, a config)
-    deadline = time.monotonic() + READ_BUDGET_S
-    while queue:
-        if done and time.monotonic() > deadline:  # the entry is always read
-            _out_of_time(result, [rel_path(p, root) for p, _ in queue if p.resolve() not in done])
-            whole = False
-            break
-        path, depth = queue.pop(0)
-        if path.resolve() in done:
-            continue
-        done.add(path.resolve())
-        rel = rel_path(path, root)
-        result.files.append(rel)
-        result.digests[rel] = digest(path)
-        text, why = read_source(path)
-        if why:
-            result.notes.append(f"{rel}: {why}")
-        if text is None or text == "":
-            result.partial = result.partial or depth == 0
-            continue
-        try:
-            tree = ast.parse(text, filename=rel)
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
-            if depth == 0:
-                result.partial = True
-            line = getattr(e, "lineno", None)
-            result.notes.append(f"{rel}: does not parse{f' (line {line})' if line else ''}; text scan only")
-            whole = False
-            _text_scan(result, text, rel)
-            continue
-        if why and depth == 0 and "not UTF-8" not in why:
-            result.partial = True
-        modules.append(summarize(tree, rel, depth == 0))
-        if depth == 0:
-            result.computed = assigned_at_run_time(tree)
-        result.processes += process_signals(tree, rel, text, depth == 0)
-        result.precision += precision_signals(tree, rel, text, depth == 0)
-        reader = _Reader(result, rel, defaults, classes)
-        reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
-        reader.consts = fixed_constants(tree, text)
-        was_open, result.parser_open = result.parser_open, None
-        try:
-            reader.hydra_main(tree)
-            reader.visit(tree)
-            if reader.factories:
-                factory_flags(reader.factories, class_finder(tree, path, root), rel, result)
-            options[rel] = reader.options + len(reader.factories)
-            reader.hooks_run_in_save_state()
-            helpers.append((modules[-1], reader.sites))
-            fits += [Span(file=rel, start=n, end=c.end if (c := modules[-1].innermost(n)) else 10**9)
-                     for n in reader.fits]
-        except RecursionError:
-            result.partial = True
-            result.notes.append(f"{rel}: nested too deeply; facts may be missing")
-        if result.parser_open:  # said only of the job's own parser (below), not of one a library builds
-            opened.setdefault(rel, result.parser_open)
-        result.parser_open = was_open
-        if step is None and "backward" in text:
-            step = find_step(tree, rel)
-            backward = next((x.line for x in step or [] if x.role == "backward"), None)
-            spans = loop_of(tree, backward, stepped=optimizer_steps(text), text=text) if backward else None
-            if spans:
-                result.train_loop = Span(file=rel, start=spans[0][0], end=spans[0][1])
-                result.train_scope = Span(file=rel, start=spans[1][0], end=spans[1][1])
-                result.loop_reads = header_reads(tree, spans[0][0])
-                if depth:
-                    result.computed += [n for n in assigned_at_run_time(tree) if n not in result.computed]
-                if inner := inner_loop(tree, backward, spans[0]):
-                    result.train_inner = Span(file=rel, start=inner[0], end=inner[1])
-        if depth and _MAIN.search(text) and re.search(r"\.backward\(|\.step\(", text):
-            mains.append(path)
-        if submitter is None and depth <= 1 and "submitit" in text and (hit := submits(tree)):
-            submitter = Need(code="submits", file=rel, line=hit[0], drop=own_options(tree),
-                             why=f"queues the job on Slurm through submitit ({hit[1]}, {rel}:{hit[0]}), "
-                                 "so it trains nothing on this node")
-        # the job's HfArgumentParser: the entry's, or (a thin entry, `from llava.train.train import train;
-        # train()`) the first one of a module it imports, while no module read has declared flags
-        if reader.hf_classes and (depth == 0 or depth == 1 and not result.flags):
-            result.required += dataclass_required(tree, reader.hf_classes, rel)
-            # the Trainer saves, evaluates and logs inside its `train()`: its rows sit there when this module calls it
-            hf_arguments(tree, reader.hf_classes, rel, (reader.fits or [reader.hf_line])[0], result)
-        if depth == 0:
-            reader.trains_with()  # its flags are all known now (an HfArgumentParser's dataclasses included)
-            entry = (tree, rel)
-            result.module, result.module_root = as_module(path, root)
-            read_needs(tree, rel, result)
-            result.required += argv_required(tree, rel, text)
-            if reader.cli_function is None and called and result.config_system == "unknown":
-                line = next((n.lineno for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == called[1]), 0)
-                result.config_system, reader.cli_function, dispatched = called[0], (called[1], line), called[0]
-            if reader.cli_function is not None:
-                signature_flags(tree, *reader.cli_function, rel, result, class_finder(tree, path, root))
-            if reader.lightning_cli:
-                lightning_cli(rel, reader.lightning_cli, result)
-        if reader.hydra_line and depth == 0:  # Hydra's own run folder (`outputs/<date>/<time>`, its logs)
-            result.output_dirs.append(Fact(name="hydra.run.dir", off_switch="hydra.run.dir=...", file=rel,
-                                           line=reader.hydra_line))
-        if reader.hydra_file is not None and depth == 0:
-            conf = path.parent / reader.hydra_file
-            result.hydra = compose(conf.parent, conf.stem, reader.hydra_version, rel_path(conf, root), command)
-            if result.hydra.note:
-                result.notes.append(result.hydra.note)
-            if result.hydra.composed:
-                result.required += [Required(name=k, kind="hydra", file=result.hydra.config, line=1)
-                                    for k, v in result.hydra.keys.items() if v == "???"]
-                hydra_line = (rel, (reader.fits or [reader.hydra_line])[0])  # a Trainer's rows: at its fit()
-            else:
-                hydra_defaults(result, conf, root, True)
-        targets = hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
-        roots.update(t.rsplit(".", 1)[-1] for t in targets)
-        for mod in [*reader.imports, *dict.fromkeys(t.rsplit(".", 1)[0] for t in targets)]:
-            p = module_path(root, mod, script.parent)
-            if p is None or p.resolve() in done:
-                continue
-            if depth < FOLLOW_DEPTH:
-                queue.append((p, depth + 1))
-            else:
-                beyond.append(p)
-    if result.hydra is not None and result.hydra.composed:
-        add_switches(result, result.hydra, *hydra_line)
-    if submitter is not None and step is not None:
-        if mains:
-            submitter.runs, submitter.runs_from = as_module(mains[0], root)
-        result.needs.append(submitter)
-    if step is not None:  # data flow beats names: an eval function computes `loss = ...` too
-        result.kind = "training"
-        # a role the step's own function lacks (the optimizer stepped in a sibling method, `train_step` after
-        # `forward_backward_step`) is taken from the name-based reading of the same file
-        backward = next((a.file for a in step if a.role == "backward"), None)
-        found = {a.role for a in step}
-        elsewhere = [a for a in result.anchors if a.role == "optimizer_step" and a.file != backward]
-        result.anchors = [a for a in result.anchors if a.role not in ROLES or a.role not in found
-                          and a.file == backward] + step
-        if result.train_loop is None and "optimizer_step" not in found:
-            loop_of_the_optimizer_step(result, root, elsewhere)
-    if entry is not None:  # with every flag now known: what the code cannot run without
-        named = {r.name for r in result.required}
-        result.required += [r for r in required_by_use(*entry, result.flags) if r.name not in named]
-    unset_now_known(result)
-    for module, sites in helpers:
-        lift_to_callers(result, module, sites)
-    if result.config_system == "tyro":  # at the call that starts a tracker (`if config.enable_tensorboard:`)
-        nested_switches(result, classes, command)
-        nested_step(result, classes)
-        nested_lengths(result, classes)
-        nested_seed(result, classes)
-        nested_output(result, classes)
-    result.train_calls = train_calls(result, helpers) + fits
-    # under a condition the job's values make false: never reached. Only where the defaults are the entry's
-    # own parser's, read from its code (a library's table, HF TrainingArguments', varies with its version)
-    if entry is not None and result.config_system == "argparse":
-        dead = dead_lines(entry[0], resolved(result.flags, command, settings_objects(entry[0])))
-        dead_by_values(result, entry[1], dead)
-        step_by_values(result, *entry, dead)
-        named = {r.name for r in result.required}
-        result.required += [r for r in paths_needed(*entry, result.flags, dead) if r.name not in named]
-        for f in result.checkpoints:  # where a save writes, by the flag that names its folder
-            if f.file == entry[1] and f.line not in dead:
-                f.folder = next(iter(folder_flags(entry[0], f.line, result.flags)), None)
-                if f.folder and all(o.name != f.folder for o in result.output_dirs):  # a name in the path it writes:
-                    result.output_dirs.append(Fact(name=f.folder, file=f.file, line=f.line))  # no folder to route
-    for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
-        setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])
-    files = named_files(root, script.parent, command)
-    for f in (f for kind in ("checkpoints", "evals", "uploads", "trackers") for f in getattr(result, kind)):
-        f.config_off = leaves_off(f, files, defaults)
-        if f.every is None and f.counted and (n := interval_set(f, files)):  # never at step 0 (counted first)
-            f.every, f.every_set = n
-    for name, text, data in named_configs(root, script.parent, command, files):
-        trackers, overheads = read_config(name, text, data)
-        result.trackers += trackers
-        result.overheads += overheads
-        result.digests.setdefault(name, digest(root / name))
-    for name, _ in files:  # a changed config file is read again, like a changed script
-        result.digests.setdefault(name, digest(root / name))
-    # the job's own parser is in its entry, in the module a launcher it calls runs (submitit's), or in the
-    # module that declares most options; an output flag of another tool's parser in a module it imports (a
-    # profiler's `--output`) is not the job's
-    own = {result.script, max(options, key=options.__getitem__, default="")}
-    if submitter is not None and mains:
-        own.add(rel_path(mains[0], root))
-    # a library's own parse_known_args says nothing of the job's parser; a helper that adds computed flags
-    # to it (`add_dict_to_argparser(parser, defaults)`) or copies another's does, wherever it is
-    result.parser_open = result.parser_open or next((why for rel, why in opened.items() if rel in own), None) \
-        or next((why for why in opened.values() if "parse_known_args" not in why), None)
-    result.output_dirs = [o for o in result.output_dirs if not (o.off_switch or "").startswith("--")
-                          or o.file in own or not options.get(o.file)]
-    mentioned = mentioned_names(beyond, done, root) if whole else None
-    if mentioned is not None:
-        drop_unreached(result, modules, roots | mentioned)
-    add_needs(result)  # what the reached code asks of the command, beside what the entry's own lines ask
-    _kept_on(result)
-    if result.kind == "unknown" and any(a.role == "optimizer_step" for a in result.anchors):
-        result.kind = "training"  # its backward sits in a module past the depth read (a pipeline schedule)
-    if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
-        result.kind = "inference"
-    if entry is not None:  # a system that sits on the parser found (yacs opts on argparse) takes it over
-        refine(*entry, root, result, lambda m: module_path(root, m, script.parent), command)
-    given = _command_step_flag(command)
-    if given and not any(c.name.startswith("-") and c.role == "bound" for c in result.step_controls) and (
-            result.config_system in FLAGS_UNREAD or result.parser_open):
-        result.step_controls.insert(0, given)
-    if dispatched:  # what the modules it imports use (a helper wrapping another CLI) is not its own
-        result.config_system = dispatched
-    if result.config_system == "unknown" and any(c.role == "bound" for c in result.step_controls):
-        result.config_system = "constants"
-    return result
