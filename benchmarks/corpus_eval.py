@@ -23,7 +23,8 @@ from wamf_tui.detect.launch import parse_launch
 from wamf_tui.detect.scripts import scan_scripts
 from wamf_tui.model import Detected, InitState
 from wamf_tui.propose import proposals
-from wamf_tui.propose.benchmark import default_steps, propose
+from wamf_tui.propose.benchmark import propose
+from wamf_tui.propose.cap import default_steps
 from wamf_tui.propose.run_line import job_args, needs_wrapper, wrapper_path
 from wamf_tui.propose.validate import check_run
 from wamf_tui.read.analyze import analyze_script

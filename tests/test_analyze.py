@@ -435,7 +435,7 @@ def test_hydra_overrides_are_key_value_with_defaults_from_the_yaml(tmp_path):
 
 
 def test_a_job_that_already_fits_is_left_whole(tmp_path):
-    from wamf_tui.propose.benchmark import default_steps
+    from wamf_tui.propose.cap import default_steps
 
     short = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--max_steps', type=int, default=20)\n" \
             "args = p.parse_args()\nfor s in range(args.max_steps):\n    loss = model(x)\n    loss.backward()\n" \

@@ -74,7 +74,8 @@ def answer(state: InitState, value: Value) -> tuple[InitState, Outcome]:
 def take_analysis(state: InitState, analysis: Analysis) -> InitState:
     """Fold a script's analysis in: the benchmark table appears, and the user is taken to it
     unless they already answered it; otherwise they stay on the question they were at."""
-    from .propose.benchmark import default_steps, propose
+    from .propose.benchmark import propose
+    from .propose.cap import default_steps
     from .propose.run_line import job_launch
 
     q = current(state)

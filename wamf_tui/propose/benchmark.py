@@ -12,7 +12,7 @@ import ast
 import re
 from pathlib import Path
 
-from ..model import Analysis, BenchmarkChange, Fact, StepControl
+from ..model import Analysis, BenchmarkChange, Fact
 from ..read.hydra_config import cpu_trainers
 from ..read.settings import accepts, flag_name
 from ..read.switches import switch_off
@@ -20,17 +20,14 @@ from ..read.systems.base import ConfigSystem
 from ..read.systems.registry import system
 from ..read.values import dest
 from ..wording import system_label
+from .cap import DEFAULT_STEPS, UNSET_DEFAULTS, epoch_control, step_control, total_steps
+from .prices import EVAL_BATCHES_MIN, checkpoint_price, eval_batches_cut, eval_price
 
-DEFAULT_STEPS = 30  # warm-up until step time settles, then at least 10 steady steps
 OUT_DIR = "runs/wamf-bench"
 BENCH_NAME = "wamf-bench"  # a run or model name the job makes a folder of
 MAX_EXCLUSIONS = 8  # save, eval and upload rows shown one by one; the rest no switch reaches are priced as one
 TRACKER_ENV = {"wandb": "WANDB_MODE=disabled", "comet": "COMET_MODE=disabled", "swanlab": "SWANLAB_MODE=disabled",
                "clearml": "CLEARML_OFFLINE_MODE=1"}  # the variable that switches each tracker off, where it has one
-_SAVE_INTERVAL = re.compile(r"^-*(save|ckpt|checkpoint)[-_]?(every|interval|steps|freq)$", re.I)
-_EVAL_INTERVAL = re.compile(r"^-*(eval|val|validation)[-_]?(every|interval|steps|freq)$|^-*val_check_interval$", re.I)
-EVAL_BATCHES_MIN = 1  # an eval the cap cannot skip reads this many batches: its cost, not its result, is timed
-_EVAL_BATCHES = re.compile(r"^-*(eval|val)[-_]?(iters|batches)$|^-*limit_val_batches$|^-*num_eval_batches$", re.I)
 
 
 def _named_as_in(switch: str | None, args: list[str] | tuple[str, ...]) -> str | None:
@@ -251,7 +248,6 @@ def _past(fact: Fact, steps: int | None) -> bool:
     return fact.every is not None and steps is not None and steps < fact.every
 
 
-UNSET_DEFAULTS = ("None", "''", '""')  # a step flag's default that says no total
 TIMED = "timed in every benchmark run (its price is in the contract)"  # a row's reason, when it still runs
 
 
@@ -271,106 +267,15 @@ def still_runs(fact: Fact) -> str | None:
     return None
 
 
-def default_steps(a: Analysis, args: list[str] | tuple[str, ...] = ()) -> int | None:
-    """The proposed step count, or None to keep the whole job: a job whose total (as its command sets
-    it, else its default) is already within one benchmark run is left whole, as the spec asks."""
-    control = _step_control(a)
-    total = _total(control, args, a)
-    if total and total.isdigit() and 0 < int(total) <= DEFAULT_STEPS and control and "epoch" not in control.name:
-        return None
-    return DEFAULT_STEPS
-
-
-def _total(control: StepControl | None, args: list[str] | tuple[str, ...], a: Analysis | None = None) -> str | None:
-    """The job's step total: the value its command gives the step flag (`--num_iterations 18865`), else the
-    config file's it names, else the flag's default. A default of 10 says nothing of a command that asks for
-    18865."""
-    if control is None:
-        return None
-    for i, word in enumerate(args):
-        name, eq, value = word.partition("=")
-        if name == control.name:
-            return value if eq else (args[i + 1] if i + 1 < len(args) else None)
-    said = a.resolved.get(control.name) if a is not None else None
-    return said.value if said is not None and said.source != "default" and said.value else control.default
-
-
-def _step_control(a: Analysis) -> StepControl | None:
-    """The step count's setting: the one the training loop's header reads, else the first the reading found
-    (a flag of the parser that the loop never reads, litgpt's `--train.max_steps`, must not win over the loop's
-    own bound). None when the loop's bound is one the job computes itself (cleanrl's `num_iterations =
-    total_timesteps // batch_size`): no flag caps it, the wrapper does."""
-    bounds = [s for s in a.step_controls if s.role == "bound" and "epoch" not in s.name and "limit" not in s.name]
-    read = next((s for s in bounds if _leaf(s.name) in {r.lower() for r in a.loop_reads}), None)
-    if read is not None and _leaf(read.name) in {c.lower() for c in a.computed}:
-        return None
-    return read or next(iter(bounds), None)
-
-
-def _leaf(setting: str) -> str:
-    """`num_iterations` of `--num-iterations`, `SOLVER.MAX_ITER` -> `max_iter`: as the code reads it."""
-    return setting.lstrip("-+").split(".")[-1].replace("-", "_").lower()
-
-
-def _epoch_control(a: Analysis) -> StepControl | None:
-    """The job's own epoch count flag (`--epochs`), where its parser has one."""
-    return next((s for s in a.step_controls if s.role == "bound" and "epoch" in s.name and s.name.startswith("--")),
-                None)
-
-
-def _number(a: Analysis, pattern: re.Pattern[str], first: str | None = None) -> tuple[str, int] | None:
-    """(flag, default) of the first flag matching `pattern` whose default is a whole number; `first` is tried first."""
-    for name in ([first] if first in a.flags else []) + list(a.flags):
-        default = (a.flags[name] or "").strip("'\"")
-        if pattern.search(name) and default.isdigit() and int(default) > 0:
-            return name, int(default)
-    return None
-
-
-def _eval_batches_cut(a: Analysis) -> list[str] | None:
-    """The job's own setting of how many batches an eval reads (`eval_iters`), set to EVAL_BATCHES_MIN in the
-    spelling its parser takes; None where it has none or is already that small."""
-    found = _number(a, _EVAL_BATCHES)
-    if found is None or found[1] <= EVAL_BATCHES_MIN or found[0].startswith("limit_"):
-        return None
-    return system(a).render(a, found[0], EVAL_BATCHES_MIN) if system(a).settable(a, found[0]) else None
-
-
-def checkpoint_price(a: Analysis, off_switch: str | None) -> str:
-    """The spec's arithmetic for a switched-off checkpoint: what the script says, and what is left to measure."""
-    found = _number(a, _SAVE_INTERVAL, off_switch)
-    if found is None:
-        return "price: bytes on disk / write bandwidth x saves per run (save interval not found; measure one save)"
-    flag, every = found
-    control = _step_control(a)
-    total = control.default if control and (control.default or "").isdigit() else None
-    saves = f", {int(total) // every} saves in the real job's {total} steps" if total else ""
-    return (f"price: one save every {every} steps ({flag} default){saves}; share of train time = save time / "
-            f"({every} x step time), save time = bytes on disk / write bandwidth (to measure)")
-
-
-def eval_price(a: Analysis) -> str:
-    """The spec's arithmetic for an eval pass in the real job: batches x 1/3 of a train step / steps between
-    evals (the benchmark's own cut of its batches does not change what it costs the job)."""
-    every, batches = _number(a, _EVAL_INTERVAL), _number(a, _EVAL_BATCHES)
-    if every and batches:
-        share = batches[1] / 3 / every[1]
-        return (f"price: {batches[1]} eval batches ({batches[0]}) x 1/3 train step / {every[1]} steps "
-                f"({every[0]}) = about {share:.1%} of train time")
-    known = ", ".join(f"{n} {v} ({f})" for n, x in (("every", every), ("batches", batches)) if x for f, v in [x])
-    return ("price: eval batches x 1/3 of a train step / steps between evals"
-            + (f"; found {known}, the rest is to measure" if known else "; interval and batches not found"))
-
-
 def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             args: list[str] | tuple[str, ...] = ()) -> list[BenchmarkChange]:
     """The changes table: what changes, the flag or variable it maps to, and why. `steps` None keeps the
     whole job; `args` are the job's command's own, which may set its step total."""
     changes: list[BenchmarkChange] = []
     wrapper_cap = False
-    control = _step_control(a)
+    control = step_control(a)
     parser, hydra = system(a), a.config_system == "hydra"
-    total = _total(control, args, a)
+    total = total_steps(control, args, a)
     if control is not None and not parser.settable(a, control.name) and control.file != a.script:
         total = None  # a name read in a module the entry imports (`max_iter = iteration`) says nothing of its total
     said = a.resolved.get(control.name) if control is not None else None
@@ -386,7 +291,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         if control is not None and parser.settable(a, control.name):  # in the spelling its parser takes
             flags, env = parser.render(a, control.name, steps), []
             how = " ".join(flags)
-        elif _by_hand(a) and (epochs := _epoch_control(a)) is not None:  # nothing counts steps: the fewest
+        elif _by_hand(a) and (epochs := epoch_control(a)) is not None:  # nothing counts steps: the fewest
             flags, env, how = [f"{epochs.name}=1"], [], f"{epochs.name}=1 (one epoch: its weights are updated by " \
                 "hand, so no optimizer step can be counted)"
         elif _by_hand(a):
@@ -519,7 +424,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                                   "step count below the eval interval", [], [])
         still = None if _made_false(e, given) else _runs_after(end) or still_runs(e) or (
             f"runs at step {e.every}: the code sets its interval" if within else None)
-        cut = _eval_batches_cut(a) if still else None
+        cut = eval_batches_cut(a) if still else None
         changes.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
             how=how, flags=flags, env=env, why=f"it is {TIMED}" if still else "evals are priced, not timed",

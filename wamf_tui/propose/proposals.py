@@ -14,7 +14,8 @@ from ..model import Analysis, Anchor, BenchmarkChange, Checkpoint, InitState, La
 from ..read.needs import missing_inputs, passes_local_rank, say_missing
 from ..read.precision import job_precision
 from ..read.subcommands import reader, refine_console
-from .benchmark import DEFAULT_STEPS, propose
+from .benchmark import propose
+from .cap import DEFAULT_STEPS
 from .run_line import entry_fixes, job_args, job_launch, run_command
 
 PARITY = (
