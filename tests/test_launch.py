@@ -13,8 +13,9 @@ from conftest import make_repo
 
 from wamf_tui import answers, flow
 from wamf_tui.detect import detect_all
-from wamf_tui.detect.launch import commands_in, console_scripts, parse_launch, shell_defaults
+from wamf_tui.detect.launch import console_scripts, parse_launch
 from wamf_tui.detect.scripts import scan_scripts
+from wamf_tui.detect.shell import commands_in, shell_defaults
 from wamf_tui.model import GpuFacts, HardwareFacts, Step
 from wamf_tui.propose import proposals
 from wamf_tui.propose.run_line import wrapper_path
@@ -700,7 +701,7 @@ def test_a_launched_script_ranks_over_the_module_it_runs(tmp_path):
     ('if [[ "$C" -ne 3 ]]; then\nx\nfi\nif [ "$C" -eq 3 ]; then y; fi', ["if [ \"$C\" -eq 3 ]; then y; fi"]),
 ])
 def test_a_scripts_branches_as_the_shell_takes_them(script, runs):
-    from wamf_tui.detect.launch import Branches
+    from wamf_tui.detect.shell import Branches
 
     branches, known = Branches(), {"A": "0", "B": "2", "C": "3"}
     assert [line for line in script.splitlines() if branches.read(line, known)] == runs
@@ -758,7 +759,7 @@ def test_composers_launcher_and_a_script_that_reads_its_config_from_argv(tmp_pat
 
 
 def test_a_docs_command_ending_in_a_stray_backslash_ends_at_its_code_fence():
-    from wamf_tui.detect.launch import commands_in
+    from wamf_tui.detect.shell import commands_in
 
     text = ("```bash\naccelerate launch train.py \\\n--lr 1 \\\n--report_to wandb\\\n```\n\n"
             "**Next**\n```bash\ncompute_environment: LOCAL_MACHINE\n```\n")
@@ -770,7 +771,7 @@ def test_a_docs_two_commands_glued_by_stray_backslashes_are_two():
     """llm.c's scripts/README: `torchrun ... train_gpt2.py \\` then `python train_gpt2.py \\`: two ways to
     start the same job, not one command with `python train_gpt2.py` as its arguments; `srun ... \\` then
     `python x.py` stays one command."""
-    from wamf_tui.detect.launch import commands_in
+    from wamf_tui.detect.shell import commands_in
 
     text = "```bash\ntorchrun --nproc_per_node=8 train.py \\\npython train.py \\\n```\n"
     assert [c.split() for _, c in commands_in("docs/x.md", text)] == [
@@ -783,7 +784,7 @@ def test_a_docs_two_commands_glued_by_stray_backslashes_are_two():
 def test_a_docs_command_written_a_flag_a_line_without_backslashes_is_one_command():
     """A guide that breaks a long command over lines with no backslashes ("write this in a single line"):
     each line that is only flags goes on the command above it; a comment or a blank line ends it."""
-    from wamf_tui.detect.launch import commands_in
+    from wamf_tui.detect.shell import commands_in
 
     text = ("```bash\naccelerate launch --num_cpu_threads_per_process 1 train.py \n --model=\"m.safetensors\" \n"
             " --network_module=networks.lora \n --fp16\n```\n\n```bash\n# --not-a-flag\n--help\n```\n"
@@ -807,7 +808,7 @@ def test_a_placeholder_quoted_whole_or_not_begun_by_a_latin_letter_is_a_hole():
 
 
 def test_a_docs_command_with_its_middle_left_out_is_a_sketch_not_a_command():
-    from wamf_tui.detect.launch import commands_in
+    from wamf_tui.detect.shell import commands_in
 
     text = "```\naccelerate launch train.py ... --validation_split 0.1\npython train.py --tag a...b\n```\n"
     assert [c for _, c in commands_in("docs/x.md", text)] == ["python train.py --tag a...b"]
@@ -816,7 +817,7 @@ def test_a_docs_command_with_its_middle_left_out_is_a_sketch_not_a_command():
 def test_a_readmes_html_pre_block_is_code():
     """BLIP's README: `<pre>python -m torch.distributed.run --nproc_per_node=8 train_caption.py </pre>` is its
     training command; a block over several lines is one too, its text HTML-unescaped; inline code is not."""
-    from wamf_tui.detect.launch import commands_in
+    from wamf_tui.detect.shell import commands_in
 
     text = ("Fine-tune:\n<pre>python -m torch.distributed.run --nproc_per_node=8 train_caption.py </pre> \n"
             "see <code>python x.py</code>\n<pre>\ntorchrun a.py \\\n  --x &lt;y&gt;\n</pre>\n")

@@ -20,17 +20,8 @@ from ..infra import children, gitcmd
 from ..infra.files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
 from ..read.subcommands import refine_console
-from .launch import (
-    DOCS,
-    Branches,
-    absent_configs,
-    commands_in,
-    console_scripts,
-    docstring_commands,
-    parse_launch,
-    script_call,
-    shell_defaults,
-)
+from .launch import absent_configs, console_scripts, parse_launch, script_call
+from .shell import DOCS, Branches, commands_in, docstring_commands, shell_defaults
 from .slurm import SOURCE, QueuedJob
 
 ENTRY_NAME = re.compile(
