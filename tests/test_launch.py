@@ -844,3 +844,19 @@ def test_a_makefile_recipes_continued_lines_keep_their_dashes():
     text = "train:\n\t@lerobot-train \\\n\t\t--policy.type=act \\\n\t\t--steps=4\n"
     assert [(n, c.split()) for n, c in commands_in("Makefile", text)] == [
         (2, ["lerobot-train", "--policy.type=act", "--steps=4"])]
+
+
+def test_a_model_zoos_config_is_the_users_to_name(tmp_path):
+    """mmpretrain documents `python tools/train.py configs/<model>/<x>.py` once per model, in each model's own
+    README: no one config is the job, so the proposed command names none (the parser then asks for it); a
+    repo whose docs show a few configs keeps the one its command names."""
+    files = {f"configs/m{i}/README.md": f"```\npython tools/train.py configs/m{i}/m{i}_cifar.py\n```\n"
+             for i in range(10)}
+    files |= {f"configs/m{i}/m{i}_cifar.py": "model = dict()\n" for i in range(10)}
+    root = make_repo(tmp_path / "zoo", {**files, "tools/train.py": TRAIN})
+    top = next(c for c in scan_scripts(root).candidates if c.path == "tools/train.py")
+    assert top.launch is not None and top.launch.args == [] and top.launch.command == "python tools/train.py"
+    few = {k: v for k, v in files.items() if k.startswith(("configs/m1/", "configs/m2/"))}
+    root = make_repo(tmp_path / "few", {**few, "tools/train.py": TRAIN})
+    top = next(c for c in scan_scripts(root).candidates if c.path == "tools/train.py")
+    assert top.launch is not None and top.launch.args[0].startswith("configs/m")
