@@ -475,3 +475,40 @@ def test_the_forward_behind_a_rewrap_of_its_output_is_the_model_call(tmp_path):
     assert got["forward"] == at(REWRAPPED, "loss_dict = self.model(data)")
     assert got["batch"] == at(REWRAPPED, "data = next(self.data_iter)")
     assert got["loss"] == at(REWRAPPED, "losses = sum(loss_dict.values())")
+
+
+MICROBATCHES = """\
+import torch
+import torch.nn.functional as F
+
+
+def main(data):
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.Adam(model.parameters())
+    mp_trainer = MixedPrecisionTrainer(model)
+
+    def forward_backward(loader):
+        batch = next(loader)
+        for i, (sub_batch, sub_labels) in enumerate(split(batch)):
+            logits = model(sub_batch)
+            loss = F.cross_entropy(logits, sub_labels)
+            loss = loss.mean()
+            mp_trainer.backward(loss * len(sub_batch) / len(batch))
+
+    for step in range(100):
+        forward_backward(data)
+        mp_trainer.optimize(opt)
+
+
+main(None)
+"""
+
+
+def test_a_scaled_microbatch_loss_and_a_helpers_optimize_are_the_step(tmp_path):
+    """guided-diffusion: `mp_trainer.backward(loss * len(sub_batch) / len(batch))` scales the loss by two
+    sizes (the loss is the left term, not `batch`), and `mp_trainer.optimize(opt)` steps the optimizer."""
+    root = make_repo(tmp_path / "job", {"train.py": MICROBATCHES})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["loss"] == at(MICROBATCHES, "loss = F.cross_entropy(logits, sub_labels)")
+    assert got["forward"] == at(MICROBATCHES, "logits = model(sub_batch)")
+    assert got["optimizer_step"] == at(MICROBATCHES, "mp_trainer.optimize(opt)")

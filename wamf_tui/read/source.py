@@ -79,7 +79,7 @@ CALLS = frozenset(
     {k.split(".")[-1] for k in (*TRACKERS, *CHECKPOINTS, *UPLOADS, *SEEDS)} | {
         "ArgumentParser", *HF_PARSERS, *SIGNATURE_CLIS, "LightningCLI", "Typer", "exec", "add_argument",
         "TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "Trainer", "SFTTrainer", "Seq2SeqTrainer",
-        "backward", "step", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
+        "backward", "step", "optimize", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
         "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
         "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
@@ -649,6 +649,8 @@ class Reader(OptionsReader, ast.NodeVisitor):
                 self.anchor("scheduler", node)
             elif "optim" in base or base in ("opt", "scaler", "self.optimizer", "accelerator") or "opt" in base:
                 self.anchor("optimizer_step", node)
+        elif last == "optimize" and any("opt" in ast.unparse(a).lower() for a in node.args):
+            self.anchor("optimizer_step", node)  # a mixed-precision helper's `mp_trainer.optimize(opt)` steps it
         elif last in ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32"):
             self.anchor("grad_clip", node)
         elif name.endswith("compile") and name.startswith("torch") or name == "compile":

@@ -280,10 +280,14 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
     source: ast.AST | None = None
     expr: ast.expr | None = loss
     line = backward.lineno
-    if isinstance(expr, ast.BinOp):  # backward(loss / accum): the computed term
-        names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)})
+    if isinstance(expr, ast.BinOp):  # backward(loss / accum): the computed term; of several (`loss * len(sub) /
+        names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)})  # len(batch)`), the left one
         computed = [n for n in names if isinstance(_value(_assigned(n, line, assigns)), ast.Call)]
-        expr = ast.Name(computed[0]) if computed else expr
+        left = expr
+        while isinstance(left, ast.BinOp):
+            left = left.left
+        expr = ast.Name(left.id) if isinstance(left, ast.Name) and left.id in computed else \
+            ast.Name(computed[0]) if computed else expr
     if isinstance(expr, ast.Attribute) and _assigned(name_of(expr), line, assigns) is not None:
         source = _assigned(name_of(expr), line, assigns)  # `logits, self.loss = model(x, y)`
         line = source.lineno  # type: ignore[union-attr]
