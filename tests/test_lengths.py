@@ -22,7 +22,7 @@ from wamf_tui.read.lengths import length_role
     ("--batch-norm", None), ("eval_accumulation_steps", None), ("--eval_steps", None), ("--lr", None),
     ("save_interval", None), ("--profiler.profiler_warmup", None),
     ("--total-timesteps", "scale"), ("--num-envs", "scale"), ("--update-epochs", "scale"),
-    ("--accelerator.gradient_accumulation.steps", "scale"), ("--steps", "bound"),
+    ("--accelerator.gradient_accumulation.steps", "scale"), ("--steps", "bound"), ("--iterations", "bound"),
 ])
 def test_a_setting_is_judged_by_its_name_in_any_spelling(name, role):
     assert length_role(name) == role

@@ -28,6 +28,7 @@ from .crawl import (
     read_source,
 )
 from .deepspeed_config import named_configs, read_config
+from .dict_options import dict_flags
 from .frameworks import factory_flags, hf_arguments, lightning_cli, signature_flags
 from .guards import (
     dead_by_values,
@@ -42,6 +43,7 @@ from .launch import add_needs, process_signals
 from .lengths import length_role
 from .loop_bound import assigned_at_run_time, header_reads
 from .needs import argv_required, dataclass_required, own_options, read_needs, submits
+from .options import COMPUTED
 from .precision import precision_signals
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
 from .source import Reader
@@ -293,6 +295,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                           and a.file == stepped_in] + step
         if result.train_loop is None and "optimizer_step" not in found:
             loop_of_the_optimizer_step(result, root, elsewhere)
+    from_dict = entry is not None and result.config_system == "argparse" and dict_flags(  # a dict of defaults
+        *entry, result, lambda m: module_path(root, m, script.parent))
     if entry is not None:  # with every flag now known: what the code cannot run without
         named = {r.name for r in result.required}
         result.required += [r for r in required_by_use(*entry, result.flags) if r.name not in named]
@@ -343,6 +347,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     # to it (`add_dict_to_argparser(parser, defaults)`) or copies another's does, wherever it is
     result.parser_open = result.parser_open or next((why for rel, why in opened.items() if rel in own), None) \
         or next((why for why in opened.values() if "parse_known_args" not in why), None)
+    if from_dict and result.parser_open == COMPUTED:  # those computed names are the dict's keys, all read
+        result.parser_open = None
     result.output_dirs = [o for o in result.output_dirs if not (o.off_switch or "").startswith("--")
                           or o.file in own or not options.get(o.file)]
     mentioned = mentioned_names(beyond, done, root) if whole else None

@@ -13,7 +13,7 @@ from typing import Literal
 Role = Literal["bound", "scale"]
 
 BOUND = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
-                   r"num_train_steps|max_iterations|num_iters|n_iters|total_iters|train_iters|num_iterations|"
+                   r"num_train_steps|max_iterations|num_iters|n_iters|total_iters|train_iters|num_iterations|iterations|"
                    r"max_train_step|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|max_train_epochs|"
                    r"train_epochs|training_epochs|total_epochs|limit_train_batches)$")
 

@@ -17,6 +17,8 @@ from .outputs import OUT_NAMES
 from .step import name_of
 from .systems.modules import INPUT, LOADED, not_here
 
+COMPUTED = "adds flags whose names are computed when it runs"  # a parser_open: `add_argument(f"--{k}")`
+
 
 class OptionsReader:
     """The option-declaring calls of a module; `source._Reader` sets up what these methods read and fill."""
@@ -69,7 +71,7 @@ class OptionsReader:
             opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             # the factory's own `add_argument(*arg_names)`: its flags are read from the dataclasses it is given
             if not opts and node.args and not (self.classes and self.classes[-1][0] == "ArgumentGroupFactory"):
-                self.r.parser_open = self.r.parser_open or "adds flags whose names are computed when it runs"
+                self.r.parser_open = self.r.parser_open or COMPUTED
             required = argparse_required(node, self.rel) if self.rel == self.r.script else None
             if required is not None:
                 self.r.required.append(required)
