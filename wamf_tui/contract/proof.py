@@ -54,7 +54,9 @@ def cap(state: InitState) -> int | None:
 
 
 def _facts(a: Analysis) -> dict[str, list[Fact]]:
-    return {"save": a.checkpoints, "tracker": a.trackers, "upload": a.uploads, "eval": a.evals}
+    return {kind: [f for f in facts if not f.dead]  # one the job's values never reach is claimed nowhere
+            for kind, facts in (("save", a.checkpoints), ("tracker", a.trackers), ("upload", a.uploads),
+                                ("eval", a.evals))}
 
 
 def expected(state: InitState) -> Expected:

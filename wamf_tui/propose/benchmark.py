@@ -267,10 +267,18 @@ def still_runs(fact: Fact) -> str | None:
     return None
 
 
+def reached(a: Analysis) -> Analysis:
+    """The job's effects its values let run: one under a condition they make false (`if args.log_wandb:` with
+    the flag off) stays in the reading, said as never reached, and gets no row, switch or price."""
+    return a.model_copy(update={k: [f for f in getattr(a, k) if not f.dead]
+                                for k in ("checkpoints", "evals", "uploads", "trackers")})
+
+
 def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             args: list[str] | tuple[str, ...] = ()) -> list[BenchmarkChange]:
     """The changes table: what changes, the flag or variable it maps to, and why. `steps` None keeps the
     whole job; `args` are the job's command's own, which may set its step total."""
+    a = reached(a)
     changes: list[BenchmarkChange] = []
     wrapper_cap = False
     control = step_control(a)

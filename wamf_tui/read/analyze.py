@@ -323,8 +323,6 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 f.folder = next(iter(folder_flags(entry[0], f.line, result.flags)), None)
                 if f.folder and all(o.name != f.folder for o in result.output_dirs):  # a name in the path it writes:
                     result.output_dirs.append(Fact(name=f.folder, file=f.file, line=f.line))  # no folder to route
-    for kind in ("checkpoints", "evals", "uploads", "trackers"):  # under a condition the code fixes false
-        setattr(result, kind, [f for f in getattr(result, kind) if not f.dead])
     files = named_files(root, script.parent, command)
     for f in (f for kind in ("checkpoints", "evals", "uploads", "trackers") for f in getattr(result, kind)):
         f.config_off = leaves_off(f, files, defaults)

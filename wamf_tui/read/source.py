@@ -91,6 +91,7 @@ TRACKERS_BY_LAST: dict[str, list[str]] = {}
 for _suffix in TRACKERS:
     TRACKERS_BY_LAST.setdefault(_suffix.split(".")[-1], []).append(_suffix)
 CHECKPOINTS_BY_LAST = {c.split(".")[-1] for c in CHECKPOINTS}
+SAVER = re.compile(r"(saver|checkpoint(er)?|ckpt)$", re.I)  # an object that saves checkpoints
 SEEDS_BY_LAST = {s.split(".")[-1] for s in SEEDS}
 # Nodes with nothing below them the reader looks at: not walked into.
 _LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
@@ -100,7 +101,8 @@ CONSTANT_FLAGS = ("wandb_log", "seed", "eval_interval", "eval_iters", "always_sa
 @lru_cache(maxsize=4096)
 def _acts_on(last: str) -> bool:
     """Whether visit_Call reads a call whose last name part is `last`; names repeat, so it is cached."""
-    return last in CALLS or last.endswith(("compile", "Trainer")) or EVAL_CALLS.search(last) is not None
+    return last in CALLS or last.endswith(("compile", "Trainer")) or EVAL_CALLS.search(last) is not None \
+        or "clip_grad" in last or last.startswith("save_")
 
 
 HYDRA_APP = {"main", "compose", "initialize", "initialize_config_dir", "initialize_config_module"}
@@ -651,7 +653,7 @@ class Reader(OptionsReader, ast.NodeVisitor):
                 self.anchor("optimizer_step", node)
         elif last == "optimize" and any("opt" in ast.unparse(a).lower() for a in node.args):
             self.anchor("optimizer_step", node)  # a mixed-precision helper's `mp_trainer.optimize(opt)` steps it
-        elif last in ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32"):
+        elif "clip_grad" in last:  # torch's, and a library's own (`dispatch_clip_grad`, `clip_grad_norm_fp32`)
             self.anchor("grad_clip", node)
         elif name.endswith("compile") and name.startswith("torch") or name == "compile":
             self.anchor("compile", node)
@@ -669,6 +671,8 @@ class Reader(OptionsReader, ast.NodeVisitor):
                 self.fact("trackers", tracker, node, self.guard() or env)
         saved = next((c for c in CHECKPOINTS if name == c or name.endswith("." + c)), None) \
             if last in CHECKPOINTS_BY_LAST else None
+        if not saved and last.startswith("save_") and SAVER.search(name.rsplit(".", 1)[0]):
+            saved = last  # a checkpoint saver's own method (`saver.save_recovery(epoch)`)
         if saved:
             self.fact("checkpoints", saved if last == "save" else last, node)
         if last in UPLOADS:
