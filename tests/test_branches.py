@@ -83,7 +83,8 @@ def test_names_exec_may_rewrite_are_never_followed():
 def test_the_job_model_drops_the_unreached_save_and_routes_the_needed_output(tmp_path):
     (tmp_path / "train.py").write_text(JOB)
     a = analyze_script(tmp_path / "train.py", tmp_path)
-    assert [(c.name, c.line) for c in a.checkpoints] == [("save_state", _line(JOB, '"best"'))]
+    assert [(c.name, c.line) for c in a.checkpoints if not c.dead] == [("save_state", _line(JOB, '"best"'))]
+    assert all("is false with the job's values" in c.dead for c in a.checkpoints if c.line != _line(JOB, '"best"'))
     assert [(r.name, r.kind) for r in a.required] == [("--output_dir", "output")]
     assert [t.unset for t in a.trackers] == ["--with_tracking"]  # left out of the command: said off by it
     rows = propose(a, 30)

@@ -33,7 +33,7 @@ args = Hyperparameters({call})
 
 def saves(tmp_path: Path, text: str) -> list[int]:
     (tmp_path / "train.py").write_text(text)
-    return [f.line for f in analyze_script(tmp_path / "train.py", tmp_path).checkpoints]
+    return [f.line for f in analyze_script(tmp_path / "train.py", tmp_path).checkpoints if not f.dead]
 
 
 @pytest.mark.parametrize(("head", "cond", "kept"), [

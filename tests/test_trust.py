@@ -377,14 +377,14 @@ def test_a_script_of_ten_thousand_constants_is_read_in_linear_time(tmp_path):
 
 
 def test_the_reading_stops_at_its_budget_and_names_what_it_skipped(tmp_path, monkeypatch):
-    from wamf_tui.read import source
+    from wamf_tui.read import analyze
     from wamf_tui.read.analyze import analyze_script
 
     root = make_repo(tmp_path / "job", {
         "train.py": "import torch\nimport helpers\nimport models\nfor step in range(10):\n"
                     "    loss = model(x)\n    loss.backward()\n    opt.step()\n",
         "helpers.py": "def f():\n    pass\n", "models.py": "class M:\n    pass\n"})
-    monkeypatch.setattr(source, "READ_BUDGET_S", 0.0)
+    monkeypatch.setattr(analyze, "READ_BUDGET_S", 0.0)
     analysis = analyze_script(root / "train.py", root)
     assert analysis.files == ["train.py"]  # the entry is always read
     assert any(n.startswith("reading stopped after 0 s; not read: helpers.py, models.py") for n in analysis.notes)

@@ -125,7 +125,7 @@ def conjuncts(test: ast.expr) -> list[ast.expr]:
     return test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
 
 
-_OPT_STEP = re.compile(r"\b[\w.]*opt\w*\.step\(", re.I)
+_OPT_STEP = re.compile(r"\b[\w.]*opt\w*\.step\(|\.optimize\(\s*[\w.]*opt", re.I)  # `mp_trainer.optimize(opt)`
 
 
 def optimizer_steps(text: str) -> tuple[int, ...]:
