@@ -262,3 +262,12 @@ def test_the_composed_configs_length_settings_and_output_folders_are_the_jobs(tm
     assert outs["trainer.default_root_dir"] == "+trainer.default_root_dir=..." and "ckpt_path" not in outs
     rows = propose(a, 30, "speed", [])
     assert [f for r in rows for f in r.flags].count(f"hydra.run.dir={OUT}") == 1
+
+
+def test_a_placeholder_override_is_never_a_switch():
+    """`logger=...` (a Lightning Trainer's `logger=` keyword read in a Hydra app) says a value is wanted, not
+    which: written as it is, Hydra would look up a config group option named `...` and the job would crash."""
+    from wamf_tui.read.switches import switch_off
+
+    assert switch_off("+logger=...", {}) is None and switch_off("logger=...", {}) is None
+    assert switch_off("trainer.logger=false", {}) == ("trainer.logger=false", ["trainer.logger=false"], [])

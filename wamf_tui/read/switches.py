@@ -26,7 +26,8 @@ def switch_off(flag: str | None, defaults: dict[str, str | None],
     if flag.endswith(f" {GIVEN}"):  # `if not args.no_wandb:`: the store_true flag given turns it off
         name = flag.removesuffix(f" {GIVEN}")
         return f"{name} given", [name], []
-    if all(is_override(w) and ("=" in w or w.startswith("~")) for w in flag.split(" ")):  # Hydra: `test=false`
+    if all(is_override(w) and ("=" in w or w.startswith("~")) and not w.endswith("=...")  # Hydra: `test=false`;
+           for w in flag.split(" ")):  # `logger=...` is a placeholder for a value, never a switch
         return flag, flag.split(" "), []
     if flag.startswith("--") and " " in flag:  # HF style: "--save_strategy no"
         return flag, flag.split(), []
