@@ -512,3 +512,27 @@ def test_a_scaled_microbatch_loss_and_a_helpers_optimize_are_the_step(tmp_path):
     assert got["loss"] == at(MICROBATCHES, "loss = F.cross_entropy(logits, sub_labels)")
     assert got["forward"] == at(MICROBATCHES, "logits = model(sub_batch)")
     assert got["optimizer_step"] == at(MICROBATCHES, "mp_trainer.optimize(opt)")
+
+
+INLINE_LOSS = """\
+import torch
+import torch.nn.functional as F
+
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+warm = torch.empty(2, requires_grad=True)
+torch.empty(2).sum().backward()
+for inputs, labels in loader:
+    outputs = model(inputs)
+    F.cross_entropy(outputs, labels, reduction="sum").backward()
+    opt.step()
+"""
+
+
+def test_a_loss_computed_in_the_backward_call_is_the_loss_row(tmp_path):
+    """airbench: `F.cross_entropy(outputs, labels).backward()` computes the loss on the backward's own line; a
+    tensor made there (`torch.empty(2).sum().backward()`) is no loss."""
+    root = make_repo(tmp_path / "job", {"train.py": INLINE_LOSS})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["loss"] == got["backward"] == at(INLINE_LOSS, "F.cross_entropy(outputs")
+    assert got["forward"] == at(INLINE_LOSS, "outputs = model(inputs)")

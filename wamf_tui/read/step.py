@@ -71,6 +71,9 @@ def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     return out
 
 
+_LOSS_CALL = re.compile(r"loss|criterion|cross_entropy|nll|mse|bce|kl_div|l1", re.I)
+
+
 def _backward_loss(call: ast.Call) -> ast.expr | None:
     """The loss a backward call consumes, or None when `call` is no backward."""
     func = call.func
@@ -78,8 +81,10 @@ def _backward_loss(call: ast.Call) -> ast.expr | None:
         return None
     if func.attr == "backward" and not call.args:  # loss.backward(), scaler.scale(loss).backward()
         target = func.value
-        if isinstance(target, ast.Call):  # a tensor made on the spot (a warm-up `torch.empty(...).backward()`)
-            return target.args[0] if name_of(target.func).endswith("scale") and target.args else None
+        if isinstance(target, ast.Call):  # a tensor made on the spot (a warm-up `torch.empty(...).backward()`),
+            if name_of(target.func).endswith("scale"):  # or a loss computed there (`F.cross_entropy(o, y).backward()`)
+                return target.args[0] if target.args else None
+            return target if _LOSS_CALL.search(name_of(target.func).rsplit(".", 1)[-1]) else None
         return target
     if func.attr in BACKWARD_BY_ARG and call.args:  # accelerator.backward(loss), self.manual_backward(loss)
         return call.args[0]
@@ -318,8 +323,8 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
         break  # a call, or a sum of several computed terms: the loss is here
     if source is not None:
         add("loss", source, ast.unparse(source))
-    elif isinstance(loss, ast.Attribute | ast.Subscript):
-        add("loss", backward, ast.unparse(loss))
+    elif isinstance(loss, ast.Attribute | ast.Subscript | ast.Call):  # `F.cross_entropy(out, y).backward()`:
+        add("loss", backward, ast.unparse(loss))  # computed on the backward's own line
     # the forward: the model call that made the loss, or that made what the loss call reads
     forward = _forward(source, loss, line, assigns)
     if forward is not None:
