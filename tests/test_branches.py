@@ -176,3 +176,31 @@ def test_an_input_remade_in_a_branch_the_values_skip_is_not_the_batch(tmp_path):
     assert {x.role: x.line for x in a.anchors}["batch"] == _line(text, "noisy = add_noise")
     given = analyze_script(tmp_path / "train.py", tmp_path, ["--dream_training"])
     assert {x.role: x.line for x in given.anchors}["batch"] == _line(text, "noisy = dream")
+
+
+MATCH = """\
+import argparse
+p = argparse.ArgumentParser()
+p.add_argument("--loss_fn", default="fvu")
+args = p.parse_args()
+match args.loss_fn:
+    case "ce":
+        ce_loss.backward()
+    case "fvu":
+        fvu_loss.backward()
+    case other:
+        raise ValueError(other)
+match args.mode:
+    case "a":
+        a_step()
+"""
+
+
+def test_a_match_on_a_setting_runs_only_the_case_its_value_takes():
+    tree = ast.parse(MATCH)
+    dead = dead_lines(tree, defaults({"--loss_fn": "'fvu'"}))
+    assert _line(MATCH, "ce_loss.backward()") in dead and _line(MATCH, "raise ValueError") in dead
+    assert _line(MATCH, "fvu_loss.backward()") not in dead
+    assert _line(MATCH, "a_step()") not in dead  # `args.mode` is no setting read here: not judged
+    dead = dead_lines(tree, defaults({"--loss_fn": "'ce'"}))
+    assert _line(MATCH, "fvu_loss.backward()") in dead and _line(MATCH, "ce_loss.backward()") not in dead

@@ -536,3 +536,13 @@ def test_a_loss_computed_in_the_backward_call_is_the_loss_row(tmp_path):
     got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
     assert got["loss"] == got["backward"] == at(INLINE_LOSS, "F.cross_entropy(outputs")
     assert got["forward"] == at(INLINE_LOSS, "outputs = model(inputs)")
+
+
+def test_a_reduced_loss_given_to_backward_is_the_loss(tmp_path):
+    """sparsify: `loss.div(acc_steps).backward()` backpropagates the loss computed above it."""
+    text = ("import torch\nfor x in loader:\n    out = model(x)\n    loss = out.fvu + out.aux\n"
+            "    loss.div(acc_steps).backward()\n    opt.step()\n")
+    root = make_repo(tmp_path / "job", {"train.py": text})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["loss"] == at(text, "loss = out.fvu") and got["backward"] == at(text, "loss.div(acc_steps)")
+    assert got["forward"] == at(text, "out = model(x)")

@@ -75,9 +75,36 @@ class _Walk:
                 self.body(handler.body, env)
             self.body(stmt.orelse, env)
             self.body(stmt.finalbody, env)
+        elif isinstance(stmt, ast.Match):
+            self.match(stmt, env)
         else:
-            _forget(stmt, env)  # `match`, `global` and the like: what they assign is not followed
+            _forget(stmt, env)  # `global` and the like: what they assign is not followed
             self.expr(stmt, env)
+
+    def match(self, stmt: ast.Match, env: dict[str, object]) -> None:
+        """`match cfg.loss_fn:` on a value the job's values fix: the literal case it equals runs, the others
+        (and every case after the one taken) never do. A case the reading cannot judge (a capture, a class
+        pattern, a guard) before the one taken leaves the rest as they are."""
+        self.expr(stmt.subject, env)
+        subject = self.value(stmt.subject, env)
+        said = f"{ast.unparse(stmt.subject)} is {subject!r}"
+        state = "open" if subject is not UNKNOWN else "unknown"
+        for case in stmt.cases:
+            pattern = case.pattern
+            literal = isinstance(pattern, ast.MatchValue) and isinstance(pattern.value, ast.Constant) \
+                and case.guard is None
+            if state == "taken":
+                self.kill(case.body, said)
+            elif state == "open" and literal:
+                if pattern.value.value == subject:  # type: ignore[attr-defined]
+                    state = "taken"
+                    self.body(case.body, env)
+                else:
+                    self.kill(case.body, said)
+            else:
+                state = "unknown"
+                _forget(case, env)
+                self.body(case.body, dict(env))
 
     def branch(self, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt], env: dict[str, object]) -> None:
         self.expr(test, env)

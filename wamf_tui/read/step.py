@@ -72,6 +72,7 @@ def _own_nodes(scope: ast.AST) -> list[ast.AST]:
 
 
 _LOSS_CALL = re.compile(r"loss|criterion|cross_entropy|nll|mse|bce|kl_div|l1", re.I)
+_REDUCE = frozenset({"div", "mul", "mean", "sum", "float", "double"})  # a tensor's own scaling and reductions
 
 
 def _backward_loss(call: ast.Call) -> ast.expr | None:
@@ -84,6 +85,9 @@ def _backward_loss(call: ast.Call) -> ast.expr | None:
         if isinstance(target, ast.Call):  # a tensor made on the spot (a warm-up `torch.empty(...).backward()`),
             if name_of(target.func).endswith("scale"):  # or a loss computed there (`F.cross_entropy(o, y).backward()`)
                 return target.args[0] if target.args else None
+            func = target.func  # `loss.div(acc_steps).backward()`: a reduction of the loss
+            if isinstance(func, ast.Attribute) and func.attr in _REDUCE and isinstance(func.value, ast.Name):
+                return func.value
             return target if _LOSS_CALL.search(name_of(target.func).rsplit(".", 1)[-1]) else None
         return target
     if func.attr in BACKWARD_BY_ARG and call.args:  # accelerator.backward(loss), self.manual_backward(loss)
@@ -244,6 +248,14 @@ def _loader_loop(name: str, before: int, assigns: list[ast.AST],
     return None
 
 
+def _operands(node: ast.expr) -> set[str]:
+    """The names an arithmetic expression combines as they are (`raw / accum * 2`), not through an attribute or
+    a call (`out.fvu + out.aux`)."""
+    if isinstance(node, ast.BinOp):
+        return _operands(node.left) | _operands(node.right)
+    return {node.id} if isinstance(node, ast.Name) else set()
+
+
 def _names(node: ast.AST) -> list[str]:
     return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
 
@@ -317,8 +329,9 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
             if expr.id in names:
                 continue  # loss = loss / accum: the same name, computed above
             computed = [n for n in sorted(names) if isinstance(_value(_assigned(n, line, assigns)), ast.Call)]
-            if len(computed) == 1:  # scaled: raw / accum
-                expr = ast.Name(computed[0])
+            bare = _operands(value)
+            if len(computed) == 1 and computed[0] in bare:  # scaled: raw / accum (not `out.fvu + out.aux`,
+                expr = ast.Name(computed[0])  # a loss made here from the model's outputs)
                 continue
         break  # a call, or a sum of several computed terms: the loss is here
     if source is not None:
