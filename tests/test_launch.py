@@ -860,3 +860,15 @@ def test_a_model_zoos_config_is_the_users_to_name(tmp_path):
     root = make_repo(tmp_path / "few", {**few, "tools/train.py": TRAIN})
     top = next(c for c in scan_scripts(root).candidates if c.path == "tools/train.py")
     assert top.launch is not None and top.launch.args[0].startswith("configs/m")
+
+
+def test_an_mmengine_runner_trains_and_an_ops_test_script_is_no_entry(tmp_path):
+    """mmpretrain: `tools/train.py` trains through `runner.train()`; `ops_dcnv3/test.py` (a CUDA op's check
+    that calls backward) must not outrank it."""
+    train = "import torch\nfrom mmengine.runner import Runner\n\nif __name__ == '__main__':\n" \
+            "    runner = Runner.from_cfg(cfg)\n    runner.train()\n"
+    root = make_repo(tmp_path / "r", {"tools/train.py": train, "README.md": "```\npython tools/train.py c.py\n```\n",
+                                      "c.py": "model = dict()\n", "projects/ops/test.py": "import torch\n"
+                                      "if __name__ == '__main__':\n    x.sum().backward()\n"})
+    top = scan_scripts(root).candidates[0]
+    assert top.path == "tools/train.py" and "trains" in top.reasons

@@ -31,7 +31,8 @@ ENTRY_NAME = re.compile(
 # Scripts that sit beside a trainer but are not the job: ranked down when something trains.
 ASIDE_NAME = re.compile(r"(generat|download|prepar|convert|export|eval|infer|sampl|release|test|preprocess|tokeni[sz]|"
                         r"upload|merge|demo|visuali[sz]|plot|benchmark_data|setup)", re.I)
-TRAINS = re.compile(r"\.backward\(|optimizer\.step\(|\bTrainer\(|\.fit\(|trainer\.train\(|manual_backward\(")
+TRAINS = re.compile(r"\.backward\(|optimizer\.step\(|\bTrainer\(|\.fit\(|trainer\.train\(|manual_backward\(|"
+                    r"\brunner\.train\(")  # mmengine's Runner
 _IMPORT = re.compile(r"^[ \t]*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
 _FROM_IMPORT = re.compile(r"^[ \t]*from\s+([A-Za-z_][\w.]*)\s+import\s+\(?([\w ,]+)", re.M)
 # a value the docs leave for the reader to fill in: `your_data`, `experiment_name.yaml`, `path/to/ckpt`
@@ -272,7 +273,7 @@ def _score(rel: str, text: str) -> tuple[int, list[str]]:
         score += 6
         reasons.append("trains")
     score -= rel.count("/")
-    if re.search(r"(^|/)tests?/|(^|/)test_|_test\.py$", rel):
+    if re.search(r"(^|/)tests?/|(^|/)test_|_test\.py$|(^|/)test\.py$", rel):
         score -= 10
     return score, reasons
 
