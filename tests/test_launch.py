@@ -872,3 +872,13 @@ def test_an_mmengine_runner_trains_and_an_ops_test_script_is_no_entry(tmp_path):
                                       "if __name__ == '__main__':\n    x.sum().backward()\n"})
     top = scan_scripts(root).candidates[0]
     assert top.path == "tools/train.py" and "trains" in top.reasons
+
+
+def test_a_path_from_the_scripts_own_folder_is_written_from_the_commands_folder():
+    """`PYTHONPATH=$(dirname $0)/..:$PYTHONPATH` in projects/dino/tools/slurm_train.sh: the reading's own
+    marker for the repo root never reaches the command shown."""
+    launch = parse_launch('PYTHONPATH="$(dirname $0)/..":$PYTHONPATH python tools/train.py --cfg $(dirname $0)/c.yaml',
+                          "projects/dino/tools/slurm_train.sh:14", "projects/dino/tools", {}, {},
+                          {"tools/train.py"}.__contains__)
+    assert launch is not None and launch.env == ["PYTHONPATH=projects/dino:$PYTHONPATH"]
+    assert launch.args == ["--cfg", "projects/dino/tools/c.yaml"] and "root" not in launch.command

@@ -17,6 +17,7 @@ import shlex
 from collections.abc import Callable, Container, Mapping
 from pathlib import Path
 
+from ..infra.visible import visible
 from ..model import LaunchCommand
 from ..read.launch import NPROC
 from ..read.systems.modules import LOADED, not_here
@@ -340,8 +341,20 @@ def _place(launch: LaunchCommand, where: str, cwd: str | None, exists: Callable[
             if launch.path:
                 break
     launch.cwd = "" if chosen in ("", ".") else chosen
+    launch.env, launch.args = [_from_cwd(w, launch.cwd) for w in launch.env], [_from_cwd(w, launch.cwd)
+                                                                               for w in launch.args]
     launch.command = format_command(launch)
     return launch
+
+
+def _from_cwd(word: str, cwd: str) -> str:
+    """A path the script's own folder gave (`PYTHONPATH=$(dirname $0)/..:$PYTHONPATH`), from the folder the
+    command runs in: the root's marker never reaches a command."""
+    return _ROOTED.sub(lambda m: posixpath.relpath(posixpath.normpath(m.group(1)), cwd or "."), word)
+
+
+# the marker as a word holds it, and as a model's text field shows it (`visible` escapes the NUL)
+_ROOTED = re.compile(f"(?:{re.escape(_ROOT)}|{re.escape(visible(_ROOT))})" + r"([^:\s]*)")
 
 
 _CONFIG_FILE = re.compile(r"(?!/|~|\$)[\w./-]+\.(?:ya?ml|json|toml|cfg|ini)")  # one the repo itself would hold
