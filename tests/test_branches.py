@@ -204,3 +204,49 @@ def test_a_match_on_a_setting_runs_only_the_case_its_value_takes():
     assert _line(MATCH, "a_step()") not in dead  # `args.mode` is no setting read here: not judged
     dead = dead_lines(tree, defaults({"--loss_fn": "'ce'"}))
     assert _line(MATCH, "fvu_loss.backward()") in dead and _line(MATCH, "ce_loss.backward()") not in dead
+
+
+TRAINER = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, cfg, model):
+        self.cfg, self.model = cfg, model
+        self.opt = torch.optim.Adam(model.parameters())
+
+    def fit(self, loader):
+        for x in loader:
+            match self.cfg.loss_fn:
+                case "ce":
+                    ce = self.model(x).loss
+                    ce.backward()
+                case "fvu":
+                    out = self.model(x)
+                    fvu = out.fvu + out.aux
+                    fvu.backward()
+            self.opt.step()
+"""
+ENTRY = """\
+import argparse
+
+from trainer import Trainer
+
+p = argparse.ArgumentParser()
+p.add_argument("--loss_fn", default="fvu")
+cfg = p.parse_args()
+Trainer(cfg, model).fit(loader)
+"""
+
+
+def test_the_step_in_an_imported_module_is_the_one_the_jobs_values_take(tmp_path):
+    """sparsify: the trainer's `match self.cfg.loss_fn:` backpropagates another loss in each case; the
+    default `fvu` takes the second."""
+    (tmp_path / "train.py").write_text(ENTRY)
+    (tmp_path / "trainer.py").write_text(TRAINER)
+    got = {a.role: f"{a.file}:{a.line}" for a in analyze_script(tmp_path / "train.py", tmp_path).anchors}
+    assert got["backward"] == f"trainer.py:{_line(TRAINER, 'fvu.backward()')}"
+    assert got["loss"] == f"trainer.py:{_line(TRAINER, 'fvu = out.fvu')}"
+    (tmp_path / "train.py").write_text(ENTRY.replace('default="fvu"', 'default="ce"'))
+    got = {a.role: f"{a.file}:{a.line}" for a in analyze_script(tmp_path / "train.py", tmp_path).anchors}
+    assert got["backward"] == f"trainer.py:{_line(TRAINER, 'ce.backward()')}"

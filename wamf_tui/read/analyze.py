@@ -111,6 +111,25 @@ def _out_of_time(result: Analysis, skipped: list[str]) -> None:
     result.notes.append(f"reading stopped after {READ_BUDGET_S:g} s; not read: {', '.join(names[:5])}{more}")
 
 
+def _step_under_values(result: Analysis, root: Path, command: Sequence[str]) -> None:
+    """The step read again in the module it sits in, past the branches the job's values never take there
+    (`match self.cfg.loss_fn:` whose other cases backpropagate other losses): only the entry's branches were
+    judged while the flags were not all known."""
+    stepped_in = next((a.file for a in result.anchors if a.role == "backward"), None)
+    if stepped_in is None or stepped_in == result.script:
+        return
+    text, _ = read_source(root / stepped_in)
+    try:
+        tree = ast.parse(text or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    dead = dead_lines(tree, resolved(result.flags, command, settings_objects(tree)))
+    again = find_step(tree, stepped_in, dead) if dead else None
+    if again:
+        found = {a.role for a in again}
+        result.anchors = [a for a in result.anchors if not (a.file == stepped_in and a.role in found)] + again
+
+
 def analyze_script(script: str | Path, repo_root: str | Path | None = None, command: Sequence[str] = (),
                    called: tuple[str, str] | None = None) -> Analysis:
     """Read `script` (and the repo modules it imports) and return its facts; never raises on bad input.
@@ -360,6 +379,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.kind = "inference"
     if entry is not None:  # a system that sits on the parser found (yacs opts on argparse) takes it over
         refine(*entry, root, result, lambda m: module_path(root, m, script.parent), command)
+        _step_under_values(result, root, command)
     given = _command_step_flag(command)
     if given and not any(c.name.startswith("-") and c.role == "bound" for c in result.step_controls) and (
             result.config_system in FLAGS_UNREAD or result.parser_open):

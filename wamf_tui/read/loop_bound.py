@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-# the names a job's parsed settings go by (`args = parser.parse_args()`, `cfg = tyro.cli(Config)`)
-SETTINGS_OBJECTS = frozenset({"args", "opt", "opts", "cfg", "config", "FLAGS", "hparams", "hp"})
+from .values import SETTINGS_OBJECTS
+
 _BUILTINS = frozenset({"range", "len", "enumerate", "zip", "int", "min", "max", "tqdm", "trange"})
 
 

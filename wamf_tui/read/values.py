@@ -82,8 +82,10 @@ def resolved(flags: Mapping[str, str | None], command: Sequence[str], objects: f
 def setting(node: ast.AST, values: Values) -> str | None:
     """The setting an expression reads (`args.data_dir`, `script_args.dataset_name`): an attribute, naming a
     known setting, of one of the objects the job's settings are held in."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in values.objects \
-            and node.attr in values:
+    if isinstance(node, ast.Attribute) and node.attr in values and (
+            isinstance(node.value, ast.Name) and node.value.id in values.objects
+            or isinstance(node.value, ast.Attribute) and node.value.attr in values.objects  # a trainer's own
+            and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"):  # `self.cfg.loss_fn`
         return node.attr
     return None
 
