@@ -169,3 +169,15 @@ def test_analyze_reads_an_entry_a_console_scripts_dispatcher_serves_with_that_fu
     assert a["config_system"] == "jsonargparse"
     assert {c["name"]: c["role"] for c in a["step_controls"]} == {"--max_steps": "bound", "--warmup_steps": "scale"}
     assert [o["off_switch"] for o in a["output_dirs"]] == ["--out_dir=..."]
+
+
+def test_analyze_into_a_pipe_closed_early_ends_without_a_traceback(tmp_path):
+    """`wamf-tui analyze train.py | head`: the reader stops reading; the app stops writing, quietly."""
+    (tmp_path / "train.py").write_text("import torch\n" + "".join(f"torch.save(m, 'f{i}')\n" for i in range(5000)))
+    p = subprocess.Popen([sys.executable, "-m", "wamf_tui", "analyze", str(tmp_path / "train.py"), "--repo",
+                          str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == 1 and b"Traceback" not in err and b"BrokenPipe" not in err

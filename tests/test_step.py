@@ -546,3 +546,38 @@ def test_a_reduced_loss_given_to_backward_is_the_loss(tmp_path):
     got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
     assert got["loss"] == at(text, "loss = out.fvu") and got["backward"] == at(text, "loss.div(acc_steps)")
     assert got["forward"] == at(text, "out = model(x)")
+
+
+CLOSURES = """\
+import torch
+
+
+def train_one_epoch(model, loader, optimizer, task):
+    for batch_idx, (input, target) in enumerate(loader):
+        def _forward():
+            with torch.autocast("cuda"):
+                result = task(input, target)
+                _loss = result["loss"]
+            return _loss, result
+
+        def _backward(_loss):
+            _loss.backward()
+            optimizer.step()
+
+        loss, result = _forward()
+        _backward(loss)
+
+
+train_one_epoch(model, loader, optimizer, task)
+"""
+
+
+def test_a_step_in_local_closures_is_traced_through_their_call_and_return(tmp_path):
+    """timm: `_backward(_loss)` backpropagates what `loss, result = _forward()` returned; the loss is made in
+    `_forward` (`_loss = result["loss"]`) from the model call `task(input, target)`."""
+    root = make_repo(tmp_path / "job", {"train.py": CLOSURES})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["backward"] == at(CLOSURES, "_loss.backward()")
+    assert got["optimizer_step"] == at(CLOSURES, "optimizer.step()")
+    assert got["loss"] == at(CLOSURES, '_loss = result["loss"]')
+    assert got["forward"] == at(CLOSURES, "result = task(input, target)")

@@ -342,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout, sys.stderr = GatedStream(out), GatedStream(err)  # type: ignore[assignment]
     try:
         return _main(argv)
+    except BrokenPipeError:  # `wamf-tui analyze ... | head`: the reader has what it wanted; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())  # Python flushes stdout again at exit
+        return 1
     finally:
         sys.stdout, sys.stderr = out, err
         gc.enable()

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextvars import ContextVar
+from typing import cast
 
 from ..model import Anchor
 
@@ -147,8 +148,62 @@ def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Ancho
         call, loss = next((b for b in stepped if not _fp16_branch(b[0], ifs)),
                           stepped[0] if stepped else backwards[0])
         loops = [n for n in nodes if isinstance(n, ast.For | ast.AsyncFor)]
-        return _anchored(rel, call, loss, assigns, calls, ifs, loops)
+        anchors = _anchored(rel, call, loss, assigns, calls, ifs, loops)
+        caller = _caller_of(tree, scope, loss, assigns, dead)
+        if caller is not None:  # `def _backward(_loss): _loss.backward()`: the loss is made where it is called
+            outer = _anchored(rel, *caller)
+            taken = {a.role for a in outer if a.role in ("loss", "forward", "batch")}
+            anchors = [a for a in anchors if a.role not in taken] + [a for a in outer if a.role in taken]
+        return anchors
     return None
+
+
+Caller = tuple[ast.Call, ast.expr, list[ast.AST], list[ast.Call], list[ast.If], list[ast.For | ast.AsyncFor],
+               dict[str, ast.FunctionDef | ast.AsyncFunctionDef]]
+
+
+def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[ast.AST],
+               dead: Collection[int]) -> Caller | None:
+    """Where a step function that takes its loss as a parameter (timm's `_backward(_loss)`) is called: the call,
+    the argument given for the loss, and the caller's own assignments, calls, ifs, loops and local functions,
+    for the loss to be traced there."""
+    if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) or not isinstance(loss, ast.Name) \
+            or _assigned(loss.id, scope.end_lineno or scope.lineno, assigns) is not None:
+        return None
+    params = [a.arg for a in scope.args.args]
+    if loss.id not in params:
+        return None
+    index = params.index(loss.id) - (params[:1] == ["self"])
+    for outer in _scopes(tree):
+        nodes = [n for n in _own_nodes(outer) if getattr(n, "lineno", 0) not in dead]
+        site = next((n for n in nodes if isinstance(n, ast.Call) and len(n.args) > index >= 0 and (
+            isinstance(n.func, ast.Name) and n.func.id == scope.name
+            or isinstance(n.func, ast.Attribute) and n.func.attr == scope.name)), None)
+        if site is None:
+            continue
+        local = {f.name: f for f in ast.walk(outer) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                 and f is not outer}
+        return (site, site.args[index],
+                sorted((n for n in nodes if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
+                       key=lambda n: n.lineno),
+                sorted((n for n in nodes if isinstance(n, ast.Call)), key=lambda n: n.lineno),
+                [n for n in nodes if isinstance(n, ast.If)],
+                [n for n in nodes if isinstance(n, ast.For | ast.AsyncFor)], local)
+    return None
+
+
+def _returned(helper: ast.FunctionDef | ast.AsyncFunctionDef, assigned: ast.AST, name: str) -> ast.Return | None:
+    """The return of a local helper that gives `name` its value (`loss, result = _forward()` and `return _loss,
+    result`), or None."""
+    ret = next((n for n in reversed(_own_nodes(helper)) if isinstance(n, ast.Return) and n.value is not None), None)
+    targets = getattr(assigned, "targets", [])
+    if ret is None or len(targets) != 1:
+        return None
+    target = targets[0]
+    if isinstance(target, ast.Tuple) and isinstance(ret.value, ast.Tuple) and len(target.elts) == len(ret.value.elts):
+        at = next((i for i, t in enumerate(target.elts) if isinstance(t, ast.Name) and t.id == name), None)
+        return ret if at is not None and isinstance(ret.value.elts[at], ast.Name) else None
+    return ret if isinstance(target, ast.Name) and isinstance(ret.value, ast.Name) else None
 
 
 def loop_of(tree: ast.Module, line: int, up: int = 2, stepped: tuple[int, ...] = (),
@@ -286,7 +341,8 @@ def _fp16_branch(node: ast.AST, ifs: list[ast.If]) -> bool:
 
 
 def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AST], calls: list[ast.Call],
-              ifs: list[ast.If], loops: Sequence[ast.For | ast.AsyncFor] = ()) -> list[Anchor]:
+              ifs: list[ast.If], loops: Sequence[ast.For | ast.AsyncFor] = (),
+              local: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None) -> list[Anchor]:
     anchors: list[Anchor] = []
 
     def add(role: str, node: ast.AST, text: str = "") -> None:
@@ -318,6 +374,17 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
         value = _value(node)
         if isinstance(node, ast.AugAssign):
             continue  # loss += part: where `loss` is first computed
+        helper = (local or {}).get(value.func.id) if isinstance(value, ast.Call) and isinstance(
+            value.func, ast.Name) and not value.args else None
+        ret = _returned(helper, node, expr.id) if helper is not None else None
+        if helper is not None and ret is not None and ret.value is not None:  # `loss, out = _forward()`: traced
+            returned = ret.value.elts[[t.id if isinstance(t, ast.Name) else "" for t in  # inside the helper
+                                       node.targets[0].elts].index(expr.id)] \
+                if isinstance(ret.value, ast.Tuple) else ret.value  # type: ignore[attr-defined]
+            expr, line, source = cast(ast.Name, returned), ret.lineno, None
+            assigns = sorted([*assigns, *(n for n in _own_nodes(helper) if isinstance(
+                n, ast.Assign | ast.AugAssign | ast.AnnAssign))], key=lambda n: n.lineno)  # type: ignore[attr-defined]
+            continue
         if isinstance(value, ast.Name):
             expr = value  # loss = raw_loss
             continue
