@@ -1144,3 +1144,33 @@ def test_the_cap_is_the_setting_the_loop_reads_and_none_the_job_computes_itself(
     given = ROLLOUTS.replace("    args.num_iterations = args.total_timesteps // args.num_steps\n", "")
     root, a, rows = changes(tmp_path / "given", {"train.py": given})  # a flag the loop reads and the job keeps
     assert rows[0].flags == ["--num-iterations=30"]
+
+
+SAMPLES = """\
+import argparse
+
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--sample_every", type=int, default=2000)
+p.add_argument("--steps", type=int, default=10000)
+args = p.parse_args()
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.Adam(model.parameters())
+for step in range(args.steps):
+    loss = model(torch.ones(2)).sum()
+    loss.backward()
+    opt.step()
+    if step % args.sample_every == 0:
+        engine.generate_batch(tokens, max_tokens=16)
+"""
+
+
+def test_samples_drawn_every_n_steps_are_an_eval_switched_off_by_their_interval(tmp_path):
+    """nanochat: `engine.generate_batch(...)` under `step % sample_every == 0` runs at step 0 and costs like an
+    eval; a `generate` with no interval around it (an inference job's forward) is not one."""
+    root, a, rows = changes(tmp_path, {"train.py": SAMPLES})
+    assert [(e.name, e.off_switch) for e in a.evals] == [("generate_batch", "--sample_every")]
+    root, a, rows = changes(tmp_path / "plain", {"train.py": SAMPLES.replace(
+        "    if step % args.sample_every == 0:\n        engine", "    engine")})
+    assert a.evals == []

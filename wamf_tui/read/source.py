@@ -60,8 +60,8 @@ TRACKERS = {  # call suffix -> (name, environment switch)
     "swanlab.init": ("swanlab", "SWANLAB_MODE=disabled"),
     "Task.init": ("clearml", "CLEARML_OFFLINE_MODE=1"),
 }
-CHECKPOINTS = ("torch.save", "fabric.save", "accelerator.save", "save_pretrained", "save_model", "save_state",
-               "ModelCheckpoint", "save_checkpoint")
+CHECKPOINTS = ("torch.save", "torch.onnx.export", "fabric.save", "accelerator.save", "save_pretrained", "save_model",
+               "save_state", "ModelCheckpoint", "save_checkpoint")
 UPLOADS = ("push_to_hub", "upload_file", "upload_folder", "upload_fileobj", "create_repo")
 SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "set_seed", "set_random_seed",
          "seed_everything", "manual_seed_all")
@@ -102,7 +102,7 @@ CONSTANT_FLAGS = ("wandb_log", "seed", "eval_interval", "eval_iters", "always_sa
 def _acts_on(last: str) -> bool:
     """Whether visit_Call reads a call whose last name part is `last`; names repeat, so it is cached."""
     return last in CALLS or last.endswith(("compile", "Trainer")) or EVAL_CALLS.search(last) is not None \
-        or "clip_grad" in last or last.startswith("save_")
+        or "clip_grad" in last or last.startswith(("save_", "generate"))
 
 
 HYDRA_APP = {"main", "compose", "initialize", "initialize_config_dir", "initialize_config_module"}
@@ -693,6 +693,8 @@ class Reader(OptionsReader, ast.NodeVisitor):
         if EVAL_CALLS.search(last) and not NOT_EVAL.search(last) and last not in ("eval",) \
                 and not name.startswith(("torch.", "ast.")):
             self.fact("evals", last, node)
+        elif last.startswith("generate") and any(interval_terms(g) for g in self.guards):
+            self.fact("evals", last, node)  # samples drawn every n steps (`step % sample_every == 0`): an eval's cost
         if last == "makedirs" and node.args:
             arg = node.args[0]
             label = dotted_name(arg) or (literal_text(arg) or "")
