@@ -581,3 +581,31 @@ def test_a_step_in_local_closures_is_traced_through_their_call_and_return(tmp_pa
     assert got["optimizer_step"] == at(CLOSURES, "optimizer.step()")
     assert got["loss"] == at(CLOSURES, '_loss = result["loss"]')
     assert got["forward"] == at(CLOSURES, "result = task(input, target)")
+
+
+CHAINED = """\
+import torch
+
+
+def train(model, loader, eval_loader, opt):
+    for step, batch in enumerate(loader):
+        loss = model(**batch).loss
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        for batch in eval_loader:
+            outputs = model(**batch)
+            print(outputs.loss)
+
+
+train(model, loader, eval_loader, opt)
+"""
+
+
+def test_a_loss_read_off_the_model_call_itself_has_its_forward_there(tmp_path):
+    """llama-cookbook: `loss = model(**batch).loss` is the forward; the eval loop's `model(**batch)` under
+    no_grad is not."""
+    root = make_repo(tmp_path / "job", {"train.py": CHAINED})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["forward"] == got["loss"] == at(CHAINED, "loss = model(**batch).loss")
+    assert got["batch"] == at(CHAINED, "for step, batch in enumerate(loader)")

@@ -453,6 +453,8 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
         base = value.value
         while isinstance(base, ast.Attribute | ast.Subscript):
             base = base.value
+        if isinstance(base, ast.Call) and _looks_like_model(base) and source is not None:
+            return source, base  # `loss = model(**batch).loss`: the model call on the loss's own line
         if isinstance(base, ast.Name):
             node = _assigned(base.id, line, assigns)
             call = _value(node) if node is not None else None
