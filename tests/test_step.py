@@ -609,3 +609,30 @@ def test_a_loss_read_off_the_model_call_itself_has_its_forward_there(tmp_path):
     got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
     assert got["forward"] == got["loss"] == at(CHAINED, "loss = model(**batch).loss")
     assert got["batch"] == at(CHAINED, "for step, batch in enumerate(loader)")
+
+
+LOSS_FN = """\
+import torch
+
+
+def training_loop(ddp, optimizer, dataset_iterator, loss_fn, scaling):
+    for step in range(100):
+        images, labels = next(dataset_iterator)
+        images = images.to("cuda") / 127.5 - 1
+        loss = loss_fn(net=ddp, images=images, labels=labels)
+        loss.sum().mul(scaling).backward()
+        optimizer.step()
+
+
+training_loop(ddp, optimizer, dataset_iterator, loss_fn, 1.0)
+"""
+
+
+def test_a_loss_function_given_the_model_runs_the_forward(tmp_path):
+    """edm: `loss_fn(net=ddp, images=images, ...)` runs the network inside, and
+    `loss.sum().mul(s).backward()` backpropagates that loss."""
+    root = make_repo(tmp_path / "job", {"train.py": LOSS_FN})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["backward"] == at(LOSS_FN, "loss.sum().mul(scaling).backward()")
+    assert got["forward"] == got["loss"] == at(LOSS_FN, "loss = loss_fn(net=ddp")
+    assert got["batch"] in (at(LOSS_FN, "images = images.to("), at(LOSS_FN, "images, labels = next("))

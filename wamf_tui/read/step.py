@@ -86,9 +86,12 @@ def _backward_loss(call: ast.Call) -> ast.expr | None:
         if isinstance(target, ast.Call):  # a tensor made on the spot (a warm-up `torch.empty(...).backward()`),
             if name_of(target.func).endswith("scale"):  # or a loss computed there (`F.cross_entropy(o, y).backward()`)
                 return target.args[0] if target.args else None
-            func = target.func  # `loss.div(acc_steps).backward()`: a reduction of the loss
-            if isinstance(func, ast.Attribute) and func.attr in _REDUCE and isinstance(func.value, ast.Name):
-                return func.value
+            reduced: ast.expr = target  # `loss.div(acc_steps).backward()`, `loss.sum().mul(s).backward()`: the
+            while isinstance(reduced, ast.Call) and isinstance(reduced.func, ast.Attribute) \
+                    and reduced.func.attr in _REDUCE:  # loss, reduced and scaled
+                reduced = reduced.func.value
+            if isinstance(reduced, ast.Name):
+                return reduced
             return target if _LOSS_CALL.search(name_of(target.func).rsplit(".", 1)[-1]) else None
         return target
     if func.attr in BACKWARD_BY_ARG and call.args:  # accelerator.backward(loss), self.manual_backward(loss)
@@ -410,7 +413,8 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
     if forward is not None:
         node, call = forward
         add("forward", node, ast.unparse(node))
-        batch = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg is None), None)
+        batch = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg is None), None) \
+            or next((k.value for k in call.keywords if not _is_model(k.value)), None)  # `images=images`
         base = batch
         while isinstance(base, ast.Attribute | ast.Subscript):  # `signal.audio_data`, `batch["input_ids"]`
             base = base.value
@@ -499,9 +503,15 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
                 made.append((node, call))  # type: ignore[arg-type]
     if made:  # the model's output over the target's: `mse_loss(model_pred, target)`
         return next(((n, c) for n, c in made if _looks_like_model(c)), made[0])
-    if source is not None and value.args:
-        return source, value  # loss = model.loss(x): the call itself runs the model
+    if source is not None and (value.args or any(_is_model(k.value) for k in value.keywords)):
+        return source, value  # `model.loss(x)`, `loss_fn(net=ddp, images=x)`: the call runs the model
     return None
+
+
+def _is_model(node: ast.expr) -> bool:
+    """A name that holds the trained model (`net=ddp`): one whose parameters the module trains, or named so."""
+    return isinstance(node, ast.Name) and (node.id in _TRAINED.get() or bool(re.search(
+        r"model|net|ddp|module|engine", node.id, re.I)))
 
 
 def _stores_into(node: ast.AST) -> bool:
