@@ -15,7 +15,6 @@ import ast
 import re
 from collections.abc import Collection, Mapping, Sequence
 from contextvars import ContextVar
-from typing import cast
 
 from ..model import Anchor
 
@@ -195,18 +194,21 @@ def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[a
     return None
 
 
-def _returned(helper: ast.FunctionDef | ast.AsyncFunctionDef, assigned: ast.AST, name: str) -> ast.Return | None:
-    """The return of a local helper that gives `name` its value (`loss, result = _forward()` and `return _loss,
-    result`), or None."""
+def _returned(helper: ast.FunctionDef | ast.AsyncFunctionDef, assigned: ast.AST,
+              name: str) -> tuple[ast.Name, int] | None:
+    """The name a local helper returns into `name` (`_loss` of `return _loss, result`, for `loss, result =
+    _forward()`) and the return's line; None when it returns no plain name there."""
     ret = next((n for n in reversed(_own_nodes(helper)) if isinstance(n, ast.Return) and n.value is not None), None)
     targets = getattr(assigned, "targets", [])
-    if ret is None or len(targets) != 1:
+    if ret is None or ret.value is None or len(targets) != 1:
         return None
-    target = targets[0]
-    if isinstance(target, ast.Tuple) and isinstance(ret.value, ast.Tuple) and len(target.elts) == len(ret.value.elts):
-        at = next((i for i, t in enumerate(target.elts) if isinstance(t, ast.Name) and t.id == name), None)
-        return ret if at is not None and isinstance(ret.value.elts[at], ast.Name) else None
-    return ret if isinstance(target, ast.Name) and isinstance(ret.value, ast.Name) else None
+    target, value = targets[0], ret.value
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        value = next((v for t, v in zip(target.elts, value.elts, strict=True)
+                      if isinstance(t, ast.Name) and t.id == name), None)
+    elif not isinstance(target, ast.Name):
+        return None
+    return (value, ret.lineno) if isinstance(value, ast.Name) else None
 
 
 def loop_of(tree: ast.Module, line: int, up: int = 2, stepped: tuple[int, ...] = (),
@@ -379,12 +381,9 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
             continue  # loss += part: where `loss` is first computed
         helper = (local or {}).get(value.func.id) if isinstance(value, ast.Call) and isinstance(
             value.func, ast.Name) and not value.args else None
-        ret = _returned(helper, node, expr.id) if helper is not None else None
-        if helper is not None and ret is not None and ret.value is not None:  # `loss, out = _forward()`: traced
-            returned = ret.value.elts[[t.id if isinstance(t, ast.Name) else "" for t in  # inside the helper
-                                       node.targets[0].elts].index(expr.id)] \
-                if isinstance(ret.value, ast.Tuple) else ret.value  # type: ignore[attr-defined]
-            expr, line, source = cast(ast.Name, returned), ret.lineno, None
+        returned = _returned(helper, node, expr.id) if helper is not None else None
+        if helper is not None and returned is not None:  # `loss, out = _forward()`: traced inside the helper
+            (expr, line), source = returned, None
             assigns = sorted([*assigns, *(n for n in _own_nodes(helper) if isinstance(
                 n, ast.Assign | ast.AugAssign | ast.AnnAssign))], key=lambda n: n.lineno)  # type: ignore[attr-defined]
             continue
