@@ -112,3 +112,15 @@ def test_a_save_and_an_upload_that_default_on_are_switched_off_with_false(tmp_pa
     assert "--policy.push_to_hub=false" in flags
     ok = check_run("python train.py --dataset.repo_id=x --policy.type=act " + " ".join(flags), root, a)
     assert ok.problems == []
+
+
+def test_pyrallis_reads_a_command_the_same_way(tmp_path):
+    entry = ("from dataclasses import dataclass\n\nimport pyrallis\nimport torch\n\n\n@dataclass\nclass Cfg:\n"
+             "    max_steps: int = 1000\n    lr: float = 0.1\n\n\n@pyrallis.wrap()\ndef main(cfg: Cfg):\n"
+             "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)\n"
+             "    for _ in range(cfg.max_steps):\n        model(torch.ones(2)).sum().backward()\n"
+             "        opt.step()\n\n\nif __name__ == '__main__':\n    main()\n")
+    root = make_repo(tmp_path / "job", {"train.py": entry})
+    a = analyze_script(root / "train.py", root)
+    assert a.config_system == "draccus" and a.flags["--max_steps"] == "1000"
+    assert propose(a, 30)[0].flags == ["--max_steps=30"]

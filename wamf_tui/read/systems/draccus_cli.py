@@ -1,4 +1,4 @@
-"""draccus (pyrallis's successor): `@draccus.wrap()` over `main(cfg: Config)` or `draccus.parse(Config)`, and a
+"""draccus and pyrallis, its origin: `@draccus.wrap()` over `main(cfg: Config)` or `draccus.parse(Config)`, and a
 project's own wrapper of it (`@parser.wrap()` from a module that imports draccus). One flag per dataclass field
 by its dotted path from the root (`--steps`, `--dataset.repo_id`, `--policy.push_to_hub`), written `--key=value`
 or `--key value`, booleans as `--key=false`; `--config_path` names a file of values. A field typed with a
@@ -32,16 +32,19 @@ def _root_class(tree: ast.Module) -> str | None:
             names = annotated(node.args.args[0].annotation)
             if names:
                 return names[0]
-        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("draccus.parse"):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(tuple(f"{p}.parse" for p in PARSERS)):
             given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "config_class")]
             if given and isinstance(given[0], ast.Name):
                 return given[0].id
     return None
 
 
+PARSERS = ("draccus", "pyrallis")  # pyrallis, draccus's origin, reads a command the same way (no choice types)
+
+
 def _imports_draccus(tree: ast.Module) -> bool:
-    return any(isinstance(n, ast.Import) and any(a.name == "draccus" for a in n.names)
-               or isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "draccus" for n in ast.walk(tree))
+    return any(isinstance(n, ast.Import) and any(a.name in PARSERS for a in n.names)
+               or isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in PARSERS for n in ast.walk(tree))
 
 
 def _choices(name: str, classes: Classes, prefix: str = "", depth: int = 0) -> list[str]:
