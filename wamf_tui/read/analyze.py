@@ -111,23 +111,16 @@ def _out_of_time(result: Analysis, skipped: list[str]) -> None:
     result.notes.append(f"reading stopped after {READ_BUDGET_S:g} s; not read: {', '.join(names[:5])}{more}")
 
 
-def _step_under_values(result: Analysis, root: Path, command: Sequence[str]) -> None:
+def _step_under_values(result: Analysis, tree: ast.Module, stepped_in: str, command: Sequence[str]) -> None:
     """The step read again in the module it sits in, past the branches the job's values never take there
     (`match self.cfg.loss_fn:` whose other cases backpropagate other losses): only the entry's branches were
     judged while the flags were not all known."""
-    stepped_in = next((a.file for a in result.anchors if a.role == "backward"), None)
-    if stepped_in is None or stepped_in == result.script:
-        return
-    text, _ = read_source(root / stepped_in)
-    try:
-        tree = ast.parse(text or "")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return
     dead = dead_lines(tree, resolved(result.flags, command, settings_objects(tree)))
     again = find_step(tree, stepped_in, dead) if dead else None
     if again:
         found = {a.role for a in again}
-        result.anchors = [a for a in result.anchors if not (a.file == stepped_in and a.role in found)] + again
+        stale = [a for a in result.anchors if a.file == stepped_in and (a.role in found or a.line in dead)]
+        result.anchors = [a for a in result.anchors if a not in stale] + again  # a row in a branch never taken goes
 
 
 def analyze_script(script: str | Path, repo_root: str | Path | None = None, command: Sequence[str] = (),
@@ -164,6 +157,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     queue = [(script, 0)]
     done: set[Path] = set()
     step = None  # the training step: in the entry, else in the first module it reaches that has one
+    stepped: tuple[ast.Module, str] | None = None  # that module, when it is not the entry
     submitter: Need | None = None  # where the entry, or a module it calls, queues the job on a cluster
     mains: list[Path] = []  # modules it reaches that train and run as `__main__`: what a submitter queues
     hydra_line = ("", 0)  # where the entry's composed Trainer runs: its `fit()`, else its `@hydra.main`
@@ -237,6 +231,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.parser_open = was_open
         if step is None and "backward" in text:
             step = find_step(tree, rel)
+            stepped = (tree, rel) if step and depth else None  # a module the entry imports: judged again below
             backward = next((x.line for x in step or [] if x.role == "backward"), None)
             spans = loop_of(tree, backward, stepped=optimizer_steps(text), text=text) if backward else None
             if spans and backward:
@@ -379,7 +374,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.kind = "inference"
     if entry is not None:  # a system that sits on the parser found (yacs opts on argparse) takes it over
         refine(*entry, root, result, lambda m: module_path(root, m, script.parent), command)
-        _step_under_values(result, root, command)
+        if stepped is not None:
+            _step_under_values(result, *stepped, command)
     given = _command_step_flag(command)
     if given and not any(c.name.startswith("-") and c.role == "bound" for c in result.step_controls) and (
             result.config_system in FLAGS_UNREAD or result.parser_open):

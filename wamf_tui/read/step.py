@@ -15,6 +15,7 @@ import ast
 import re
 from collections.abc import Collection, Mapping, Sequence
 from contextvars import ContextVar
+from typing import NamedTuple
 
 from ..model import Anchor
 
@@ -127,12 +128,29 @@ def _trained_names(tree: ast.Module) -> frozenset[str]:
     return frozenset(names)
 
 
+class _Parts(NamedTuple):
+    """What the step is read from in one scope: its own nodes past the lines the job's values never reach."""
+
+    nodes: list[ast.AST]
+    assigns: list[ast.AST]  # by line
+    calls: list[ast.Call]  # by line
+    ifs: list[ast.If]
+    loops: list[ast.For | ast.AsyncFor]
+
+
+def _parts(scope: ast.AST, dead: Collection[int]) -> _Parts:
+    nodes = [n for n in _own_nodes(scope) if getattr(n, "lineno", 0) not in dead]
+    return _Parts(nodes,
+                  sorted((n for n in nodes if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
+                         key=lambda n: n.lineno),  # type: ignore[attr-defined]
+                  sorted((n for n in nodes if isinstance(n, ast.Call)), key=lambda n: n.lineno),
+                  [n for n in nodes if isinstance(n, ast.If)],
+                  [n for n in nodes if isinstance(n, ast.For | ast.AsyncFor)])
+
+
 def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Anchor] | None:
     for scope in _scopes(tree):
-        nodes = [n for n in _own_nodes(scope) if getattr(n, "lineno", 0) not in dead]
-        assigns = sorted((n for n in nodes if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
-                         key=lambda n: n.lineno)
-        calls = sorted((n for n in nodes if isinstance(n, ast.Call)), key=lambda n: n.lineno)
+        nodes, assigns, calls, ifs, loops = _parts(scope, dead)
         backwards = [(call, loss) for call in calls if (loss := _backward_loss(call)) is not None]
         if not backwards:
             continue
@@ -141,7 +159,6 @@ def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Ancho
                 and WARM_UP.search(ast.unparse(n.test if isinstance(n, ast.While) else n.iter))]
         real = [(c, x) for c, x in backwards
                 if not any(w.lineno <= c.lineno <= (w.end_lineno or w.lineno) for w in warm)]
-        ifs = [n for n in nodes if isinstance(n, ast.If)]
         # `if scaler is not None: scaler.scale(loss).backward() else: loss.backward()`: fp16's branch is not the
         # default path (bf16 and fp32 runs build no scaler)
         # a probe's backward whose gradients are zeroed before any step (`probe_loss.backward();
@@ -149,26 +166,22 @@ def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Ancho
         stepped = [b for b in real if not _cancelled(b[0], calls)] or real
         call, loss = next((b for b in stepped if not _fp16_branch(b[0], ifs)),
                           stepped[0] if stepped else backwards[0])
-        loops = [n for n in nodes if isinstance(n, ast.For | ast.AsyncFor)]
         anchors = _anchored(rel, call, loss, assigns, calls, ifs, loops)
         caller = _caller_of(tree, scope, loss, assigns, dead)
         if caller is not None:  # `def _backward(_loss): _loss.backward()`: the loss is made where it is called
-            outer = _anchored(rel, *caller)
+            site, given, parts, local = caller
+            outer = _anchored(rel, site, given, parts.assigns, parts.calls, parts.ifs, parts.loops, local)
             taken = {a.role for a in outer if a.role in ("loss", "forward", "batch")}
             anchors = [a for a in anchors if a.role not in taken] + [a for a in outer if a.role in taken]
         return anchors
     return None
 
 
-Caller = tuple[ast.Call, ast.expr, list[ast.AST], list[ast.Call], list[ast.If], list[ast.For | ast.AsyncFor],
-               dict[str, ast.FunctionDef | ast.AsyncFunctionDef]]
-
-
-def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[ast.AST],
-               dead: Collection[int]) -> Caller | None:
+def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[ast.AST], dead: Collection[int]
+               ) -> tuple[ast.Call, ast.expr, _Parts, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] | None:
     """Where a step function that takes its loss as a parameter (timm's `_backward(_loss)`) is called: the call,
-    the argument given for the loss, and the caller's own assignments, calls, ifs, loops and local functions,
-    for the loss to be traced there."""
+    the argument given for the loss, and the caller's own parts and local functions, for the loss to be traced
+    there."""
     if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) or not isinstance(loss, ast.Name) \
             or _assigned(loss.id, scope.end_lineno or scope.lineno, assigns) is not None:
         return None
@@ -177,20 +190,14 @@ def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[a
         return None
     index = params.index(loss.id) - (params[:1] == ["self"])
     for outer in _scopes(tree):
-        nodes = [n for n in _own_nodes(outer) if getattr(n, "lineno", 0) not in dead]
-        site = next((n for n in nodes if isinstance(n, ast.Call) and len(n.args) > index >= 0 and (
+        parts = _parts(outer, dead)
+        site = next((n for n in parts.calls if len(n.args) > index >= 0 and (
             isinstance(n.func, ast.Name) and n.func.id == scope.name
             or isinstance(n.func, ast.Attribute) and n.func.attr == scope.name)), None)
-        if site is None:
-            continue
-        local = {f.name: f for f in ast.walk(outer) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
-                 and f is not outer}
-        return (site, site.args[index],
-                sorted((n for n in nodes if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
-                       key=lambda n: n.lineno),
-                sorted((n for n in nodes if isinstance(n, ast.Call)), key=lambda n: n.lineno),
-                [n for n in nodes if isinstance(n, ast.If)],
-                [n for n in nodes if isinstance(n, ast.For | ast.AsyncFor)], local)
+        if site is not None:
+            local = {f.name: f for f in ast.walk(outer) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                     and f is not outer}
+            return site, site.args[index], parts, local
     return None
 
 
@@ -507,10 +514,14 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
     return None
 
 
+# what a model, or the name it is held by, is called (`model`, `self.net`, `ddp`, `unet`)
+_MODEL_WORDS = re.compile(r"model|net|module|forward|engine|transformer|gpt|llm|unet|vae|generator|discriminator"
+                          r"|encoder|decoder|backbone|denoiser|policy|ddp", re.I)
+
+
 def _is_model(node: ast.expr) -> bool:
     """A name that holds the trained model (`net=ddp`): one whose parameters the module trains, or named so."""
-    return isinstance(node, ast.Name) and (node.id in _TRAINED.get() or bool(re.search(
-        r"model|net|ddp|module|engine", node.id, re.I)))
+    return isinstance(node, ast.Name) and (node.id in _TRAINED.get() or bool(_MODEL_WORDS.search(node.id)))
 
 
 def _stores_into(node: ast.AST) -> bool:
@@ -546,5 +557,4 @@ def _looks_like_model(call: ast.Call) -> bool:
         return False  # `gan_loss.discriminator_loss(fake, real)`: a loss over the model's output
     if name.rsplit(".", 1)[-1] in _TRAINED.get():
         return True
-    return bool(re.search(r"model|net|module|forward|engine|transformer|gpt|llm|unet|vae|generator|discriminator"
-                          r"|encoder|decoder|backbone|denoiser|policy", name)) or name in ("self",)
+    return bool(_MODEL_WORDS.search(name)) or name in ("self",)
