@@ -357,13 +357,13 @@ def _from_cwd(word: str, cwd: str) -> str:
 _ROOTED = re.compile(f"(?:{re.escape(_ROOT)}|{re.escape(visible(_ROOT))})" + r"([^:\s]*)")
 
 
-_CONFIG_FILE = re.compile(r"(?!/|~|\$)[\w./-]+\.(?:ya?ml|json|toml|cfg|ini)")  # one the repo itself would hold
+CONFIG_FILE = re.compile(r"(?!/|~|\$)[\w./-]+\.(?:ya?ml|json|toml|cfg|ini)")  # one the repo itself would hold
 
 
 def absent_configs(launch: LaunchCommand, listed: Container[str], names: Container[str]) -> list[str]:
     """The config files a command names that the repo holds nowhere: not at that path from its folder, nor
     under that name anywhere in `names` (yolov5's `--data coco.yaml` is found in data/ by the job itself)."""
-    return [v for v in (w.split("=", 1)[-1] for w in launch.args) if _CONFIG_FILE.fullmatch(v)
+    return [v for v in (w.split("=", 1)[-1] for w in launch.args) if CONFIG_FILE.fullmatch(v)
             and posixpath.normpath(posixpath.join(launch.cwd, v)) not in listed and v.rsplit("/", 1)[-1] not in names]
 
 

@@ -20,7 +20,7 @@ from ..infra import children, gitcmd
 from ..infra.files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
 from ..read.subcommands import refine_console
-from .launch import absent_configs, console_scripts, format_command, parse_launch, script_call
+from .launch import CONFIG_FILE, absent_configs, console_scripts, format_command, parse_launch, script_call
 from .shell import DOCS, Branches, commands_in, docstring_commands, shell_defaults
 from .slurm import SOURCE, QueuedJob
 
@@ -168,6 +168,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
                 c.reasons.append("does not train" + (" (by its name)" if ASIDE_NAME.search(Path(c.path).name) else ""))
     for c in cands.values():
         if c.launch is not None and _zoo(c.launch, scan.launches, listed):
+            _config_left_to_user(c.launch, listed)
             c.reasons.append("a model zoo: its docs train it on many configs, so the config is yours to name")
     scan.candidates = sorted(cands.values(), key=lambda c: (-c.score, c.path))[:MAX_CANDIDATES]
     return scan
@@ -301,24 +302,28 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
 
 
 ZOO_CONFIGS, ZOO_FILES = 10, 5  # this many configs documented for one entry, in this many files: a model zoo
-_CONFIG_EXT = (".py", ".yaml", ".yml", ".json", ".toml")
+
+
+def _configs(launch: LaunchCommand, listed: set[str]) -> list[tuple[int, str]]:
+    """(word index, file) of the repo's config files a command names; a Python one only from a config folder."""
+    return [(i, v) for i, w in enumerate(launch.args) if (v := w.split("=", 1)[-1])
+            and (CONFIG_FILE.fullmatch(v) or v.endswith(".py") and "config" in posixpath.dirname(v).lower())
+            and posixpath.normpath(posixpath.join(launch.cwd, v)) in listed]
 
 
 def _zoo(launch: LaunchCommand, launches: list[LaunchCommand], listed: set[str]) -> bool:
     """A model zoo's entry (mmpretrain's `tools/train.py CONFIG`, documented once per model in a README of its
-    own): no one config is the job, so the one the chosen command names is taken out of it, for the user to
-    name (a positional the parser requires is then asked for; a flag is said to be left to them)."""
-    def configs(x: LaunchCommand) -> list[tuple[int, str]]:  # a Python config only from a config folder
-        return [(i, v) for i, w in enumerate(x.args) if (v := w.split("=", 1)[-1]).endswith(_CONFIG_EXT)
-                and (not v.endswith(".py") or "config" in posixpath.dirname(v).lower())
-                and posixpath.normpath(posixpath.join(x.cwd, v)) in listed]
+    own): no one config is the job."""
     same = [x for x in launches if x.path == launch.path]
-    named = {v for x in same for _, v in configs(x)}
-    files = {x.source.rsplit(":", 1)[0] for x in same if configs(x)}
-    own = configs(launch)
-    if len(named) < ZOO_CONFIGS or len(files) < ZOO_FILES or not own:
-        return False
-    i, value = own[0]
+    named = {v for x in same for _, v in _configs(x, listed)}
+    files = {x.source.rsplit(":", 1)[0] for x in same if _configs(x, listed)}
+    return len(named) >= ZOO_CONFIGS and len(files) >= ZOO_FILES and bool(_configs(launch, listed))
+
+
+def _config_left_to_user(launch: LaunchCommand, listed: set[str]) -> None:
+    """The config the chosen command names taken out of it, for the user to name: a positional the parser
+    requires is then asked for; a flag is said to be left to them."""
+    i, _ = _configs(launch, listed)[0]
     word = launch.args[i]
     flag = word.split("=", 1)[0] if "=" in word else launch.args[i - 1] if i and launch.args[i - 1].startswith("-") \
         else None
@@ -327,7 +332,6 @@ def _zoo(launch: LaunchCommand, launches: list[LaunchCommand], listed: set[str])
     if flag:
         launch.left_out.append(f"{flag} <your config>")
     launch.command = format_command(launch)
-    return True
 
 
 def _evaluates_only(launch: LaunchCommand) -> bool:
