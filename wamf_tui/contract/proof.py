@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..model import Analysis, Claim, Effect, Fact, InitState, TrialResult
+from ..read.reach import reached_effects
 
 if TYPE_CHECKING:
     from ..bench.trial import Trial
@@ -54,9 +55,8 @@ def cap(state: InitState) -> int | None:
 
 
 def _facts(a: Analysis) -> dict[str, list[Fact]]:
-    return {kind: [f for f in facts if not f.dead]  # one the job's values never reach is claimed nowhere
-            for kind, facts in (("save", a.checkpoints), ("tracker", a.trackers), ("upload", a.uploads),
-                                ("eval", a.evals))}
+    a = reached_effects(a)
+    return {"save": a.checkpoints, "tracker": a.trackers, "upload": a.uploads, "eval": a.evals}
 
 
 def expected(state: InitState) -> Expected:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..model import Analysis, BenchmarkChange, Fact
 from ..read.hydra_config import cpu_trainers
+from ..read.reach import reached_effects
 from ..read.settings import accepts, flag_name
 from ..read.switches import switch_off
 from ..read.systems.base import ConfigSystem
@@ -267,18 +268,11 @@ def still_runs(fact: Fact) -> str | None:
     return None
 
 
-def reached(a: Analysis) -> Analysis:
-    """The job's effects its values let run: one under a condition they make false (`if args.log_wandb:` with
-    the flag off) stays in the reading, said as never reached, and gets no row, switch or price."""
-    return a.model_copy(update={k: [f for f in getattr(a, k) if not f.dead]
-                                for k in ("checkpoints", "evals", "uploads", "trackers")})
-
-
 def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             args: list[str] | tuple[str, ...] = ()) -> list[BenchmarkChange]:
     """The changes table: what changes, the flag or variable it maps to, and why. `steps` None keeps the
     whole job; `args` are the job's command's own, which may set its step total."""
-    a = reached(a)
+    a = reached_effects(a)
     changes: list[BenchmarkChange] = []
     wrapper_cap = False
     control = step_control(a)

@@ -319,3 +319,10 @@ def train_calls(result: Analysis, helpers: list[tuple[ModuleDefs, dict[str, list
             else:
                 out.append(Span(file=s.file, start=s.line, end=end))
     return out
+
+
+def reached_effects(a: Analysis) -> Analysis:
+    """The job's effects its values let run: one under a condition they make false (`if args.log_wandb:` with
+    the flag off) stays in the reading, said as never reached, and gets no row, switch, price or trial claim."""
+    return a.model_copy(update={k: [f for f in getattr(a, k) if not f.dead]
+                                for k in ("checkpoints", "evals", "uploads", "trackers")})
