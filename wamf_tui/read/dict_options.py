@@ -10,8 +10,8 @@ import ast
 from collections.abc import Callable
 from pathlib import Path
 
-from ..model import Analysis, StepControl
-from .lengths import length_role
+from ..model import Analysis
+from .lengths import length_control
 from .options import literal_text
 from .systems.modules import imported_files, parsed
 
@@ -36,9 +36,8 @@ def dict_flags(tree: ast.Module, rel: str, a: Analysis, find: Callable[[str], Pa
             for key, value in keys.items():
                 flag, default = f"--{key}", literal_text(value)
                 a.flags.setdefault(flag, default)
-                if (role := length_role(key)) and (role == "scale" or default and default.isdigit()):
-                    a.step_controls.append(StepControl(name=flag, file=rel, line=call.lineno, default=default,
-                                                       role=role))
+                if control := length_control(flag, default, rel, call.lineno):
+                    a.step_controls.append(control)
             found = True
     return found
 

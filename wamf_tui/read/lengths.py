@@ -10,6 +10,8 @@ One vocabulary, so that argparse, Hydra keys, dataclass fields and yacs keys are
 import re
 from typing import Literal
 
+from ..model import StepControl
+
 Role = Literal["bound", "scale"]
 
 BOUND = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
@@ -41,3 +43,12 @@ def length_role(name: str) -> Role | None:
     if BOUND.match(leaf):
         return "scale" if any(_EVAL_SECTION.search(s) for s in sections) else "bound"
     return "scale" if SCALE.match(leaf) else None
+
+
+def length_control(name: str, default: str | None, file: str, line: int) -> StepControl | None:
+    """A config system's setting as a step control, when it governs the run's length: a scale always, a bound
+    only with a whole-number default (`max_steps: int = 1000`; a `None` placeholder bounds nothing)."""
+    role = length_role(name)
+    if role and (role == "scale" or default and default.isdigit()):
+        return StepControl(name=name, file=file, line=line, default=default, role=role)
+    return None

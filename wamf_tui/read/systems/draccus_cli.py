@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ...model import Analysis, Fact, StepControl
-from ..lengths import length_role
+from ...model import Analysis, Fact
+from ..lengths import length_control
 from .base import Refusal, Verdict, documented, flag_name
 from .modules import Classes, annotated, classes_of, fields, imported_files, parsed
 from .signature import Signature
@@ -83,9 +83,8 @@ class Draccus(Signature):
             a.flags[f"--{key}"] = default
             if UPLOAD.search(key.split(".")[-1]) and default == "True":  # `push_to_hub: bool = True`
                 a.uploads.append(Fact(name=key, file=where, line=f.lineno, off_switch=f"--{key}=false"))
-            if (role := length_role(key)) and (role == "scale" or default and default.isdigit()):
-                a.step_controls.append(StepControl(name=f"--{key}", file=where, line=f.lineno, default=default,
-                                                   role=role))
+            if control := length_control(f"--{key}", default, where, f.lineno):
+                a.step_controls.append(control)
         for section in _choices(name, classes):
             a.flags[f"--{section}.{CHOICE}"] = None
         a.flags.setdefault("--config_path", None)

@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ...model import Analysis, Fact, StepControl
-from ..lengths import length_role
+from ...model import Analysis, Fact
+from ..lengths import length_control
 from .base import Kind, Refusal, Verdict
 from .common import Dashed
 from .modules import Classes, called, classes_of, fields, named_file, yaml_leaves
@@ -53,8 +53,8 @@ class OmegaConfCli(Dashed):
             default = ast.unparse(s.value)[:80] if s.value is not None else None
             a.flags[key] = default
             leaf = key.split(".")[-1]
-            if (role := length_role(key)) and (role == "scale" or default and default.isdigit()):
-                a.step_controls.insert(0, StepControl(name=key, file=where, line=s.lineno, default=default, role=role))
+            if control := length_control(key, default, where, s.lineno):
+                a.step_controls.insert(0, control)
             if OUTPUT.match(leaf):
                 a.output_dirs.append(Fact(name=key, off_switch=key, file=where, line=s.lineno))
 

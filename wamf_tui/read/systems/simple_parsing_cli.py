@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ...model import Analysis, Fact, StepControl
-from ..lengths import length_role
+from ...model import Analysis, Fact
+from ..lengths import length_control
 from .modules import called, classes_of, fields
 from .signature import Signature
 
@@ -47,8 +47,8 @@ class SimpleParsing(Signature):
             flag = f"--{leaf}" if leaves.count(leaf) == 1 else f"--{key}"
             default = ast.unparse(f.value)[:80] if f.value is not None else None
             a.flags[flag] = default
-            if (role := length_role(leaf)) and (role == "scale" or default and default.isdigit()):
-                a.step_controls.insert(0, StepControl(name=flag, file=where, line=f.lineno, default=default, role=role))
+            if control := length_control(flag, default, where, f.lineno):
+                a.step_controls.insert(0, control)
             if OUTPUT.match(leaf):
                 a.output_dirs.append(Fact(name=flag, off_switch=flag, file=where, line=f.lineno))
         return bool(read)

@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ...model import Analysis, Fact, StepControl
-from ..lengths import length_role
+from ...model import Analysis, Fact
+from ..lengths import length_control
 from .argparser import Argparse
 from .base import Kind, Refusal, Verdict
 from .modules import imported_files, named_file, parsed, yaml_leaves
@@ -72,8 +72,8 @@ class Yacs(Argparse):
                 a.flags.setdefault(key, default)
                 if OUTPUT.match(key.split(".")[-1]):  # where it writes: the run line may point it elsewhere
                     a.output_dirs.append(Fact(name=key, off_switch=key, file=where, line=line))
-                if (role := length_role(key)) and (role == "scale" or default.isdigit()):
-                    a.step_controls.insert(0, StepControl(name=key, file=where, line=line, default=default, role=role))
+                if control := length_control(key, default, where, line):
+                    a.step_controls.insert(0, control)
         files = [f for f in a.flags if f.startswith("-") and ("config" in f or "cfg" in f)]
         named = named_file(command, root, files) if found else None
         if named is not None:  # `cfg.merge_from_file(args.config_file)`: its values over the defaults
