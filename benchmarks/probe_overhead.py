@@ -42,6 +42,7 @@ for step in range(220):
 print(statistics.median(times[20:]), sum(times[:3]))
 """
 ROUNDS = 9
+PROBE = Path(__file__).resolve().parent.parent / "wamf_tui" / "bench" / "step_probe.py"  # what a trial loads
 ROWS = "train.py:12\ntrain.py:13\ntrain.py:14"  # the forward, the loss and the backward
 
 
@@ -53,7 +54,7 @@ def run(folder: Path, env: dict[str, str]) -> tuple[float, float]:
 
 
 def main() -> None:
-    probe = Path(__file__).resolve().parent.parent / "wamf_tui" / "step_probe.py"
+    probe = PROBE
     with tempfile.TemporaryDirectory() as d:
         folder, probe_dir = Path(d) / "job", Path(d) / "probe"
         folder.mkdir()
@@ -98,8 +99,7 @@ def in_loop_cost(n: int = 20000) -> float:
 
     import torch
 
-    spec = importlib.util.spec_from_file_location("wamf_probe", Path(__file__).resolve().parent.parent / "wamf_tui"
-                                                  / "step_probe.py")
+    spec = importlib.util.spec_from_file_location("wamf_probe", PROBE)
     assert spec is not None and spec.loader is not None
     probe = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(probe)  # no WAMF_TRIAL_STEPS here: it patches nothing by itself

@@ -3,6 +3,7 @@ the job: each test runs a small real one through `wamf_tui.bench.trial` or `wamf
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -479,3 +480,35 @@ def test_the_time_limit_starts_from_the_last_trial():
     assert trial.default_limit(ran.model_copy(update={"wall_s": 300.0})) == 660
     assert trial.default_limit(ran.model_copy(update={"wall_s": 5000.0})) == 1800
     assert trial.default_limit(ran.model_copy(update={"ended": "limit", "wall_s": 600.0})) == trial.DEFAULT_LIMIT_S
+
+
+def test_a_wrapper_the_run_line_names_is_looked_for_in_the_repo_not_in_wamf_tuis_own_folder(tmp_path, monkeypatch):
+    """Started from a folder that holds an older `wamf_bench.py`, the trial still writes the wrapper the repo
+    lacks; one the repo has (after the run line's `cd`) is used as it is."""
+    repo = make_repo(tmp_path / "job", {"train.py": "print(1)\n", "sub/x.py": ""})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "wamf_bench.py").write_text("# stale\n")
+    monkeypatch.chdir(elsewhere)
+    folder = tmp_path / "probe"
+    folder.mkdir()
+
+    def write(p: Path) -> None:
+        p.write_text("# fresh\n")
+
+    assert trial.with_wrapper_at("python wamf_bench.py train.py", folder, write, repo) == \
+        f"python {folder / 'wamf_bench.py'} train.py"
+    (repo / "sub" / "wamf_bench.py").write_text("# the repo's own\n")
+    assert trial.with_wrapper_at("cd sub && python wamf_bench.py x.py", folder, write, repo) == \
+        "cd sub && python wamf_bench.py x.py"
+
+
+def test_the_probe_overhead_benchmark_loads_the_probe_a_trial_loads():
+    """The benchmark copies the probe by path: a move of the probe must move it too (it once pointed at a file
+    gone since the rooms were made)."""
+    spec = importlib.util.spec_from_file_location(
+        "probe_overhead", Path(__file__).resolve().parent.parent / "benchmarks" / "probe_overhead.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.PROBE.read_bytes() == Path(trial.__file__).with_name("step_probe.py").read_bytes()

@@ -132,16 +132,19 @@ def shell_script(activate: str, run: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def with_wrapper_at(run: str, folder: Path, write: Callable[[Path], str | None]) -> str:
+def with_wrapper_at(run: str, folder: Path, write: Callable[[Path], str | None], repo: Path) -> str:
     """The run line, with a benchmark wrapper it names but that is not written yet (the contract is
     not written until step 4) written into `folder` and named there instead: a trial writes nothing
-    into the repo."""
+    into the repo. A wrapper's path is the run line's, from the repo and its `cd`s, never wamf-tui's own folder."""
     try:
         words = shlex.split(run)
     except ValueError:
         return run
-    for w in words:
-        if _WRAPPER.match(Path(w).name) and not Path(w).exists():
+    where = repo
+    for before, w in zip(["", *words], words, strict=False):
+        if before == "cd":
+            where = where / w
+        elif _WRAPPER.match(Path(w).name) and not (where / w).exists():
             copy = folder / Path(w).name
             if write(copy) is None:
                 run = run.replace(w, shlex.quote(str(copy)))
@@ -190,7 +193,7 @@ class Trial:
             shutil.copyfile(Path(__file__).with_name("step_probe.py"), folder / "sitecustomize.py")
             shutil.copyfile(Path(__file__).with_name("parse_probe.py"), folder / "wamf_parse_probe.py")
             steps_file, status_file, effects_file = folder / "steps", folder / "status", folder / "effects"
-            run = with_wrapper_at(self.run_line, folder, write_wrapper)
+            run = with_wrapper_at(self.run_line, folder, write_wrapper, self.repo)
             env = {**os.environ, "WAMF_TRIAL_PROBE": str(folder), "WAMF_TRIAL_STEPS": str(steps_file),
                    "WAMF_TRIAL_EFFECTS": str(effects_file), "WAMF_TRIAL_REPO": str(self.repo),
                    "WAMF_TRIAL_LINES": "\n".join(self.lines), "PYTHONUNBUFFERED": "1",
