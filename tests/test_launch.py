@@ -882,3 +882,23 @@ def test_a_path_from_the_scripts_own_folder_is_written_from_the_commands_folder(
                           {"tools/train.py"}.__contains__)
     assert launch is not None and launch.env == ["PYTHONPATH=projects/dino:$PYTHONPATH"]
     assert launch.args == ["--cfg", "projects/dino/tools/c.yaml"] and "root" not in launch.command
+
+
+def test_a_command_under_a_heading_for_another_machine_ranks_below_the_main_one_even_with_a_hole(tmp_path):
+    root = make_repo(tmp_path / "r", {
+        "README.md": "## Train\n```\ntorchrun --nproc_per_node=8 train.py {path_to_config}\n```\n"
+                     "#### To run on Mac silicon devices:\nExample:\n```\npython train.py configs/tiny.yaml\n```\n",
+        "configs/tiny.yaml": "size: 1\n", "train.py": TRAIN})
+    launches = {x.source: x for x in scan_scripts(root).launches}
+    assert launches["README.md:8"].other_machine == "To run on Mac silicon devices: / Example:"
+    assert launches["README.md:3"].other_machine == ""
+    top = scan_scripts(root).candidates[0].launch
+    assert (top.launcher, top.left_out) == ("torchrun", ["{path_to_config}"])
+
+
+def test_a_word_like_cpu_in_a_code_block_or_a_long_sentence_heads_nothing(tmp_path):
+    root = make_repo(tmp_path / "r", {
+        "README.md": "## Train\nThe loader keeps its buffers in CPU memory, so expect the first steps to be slow:\n"
+                     "```\n# on cpu:\npython train.py --size 64\n```\n",
+        "train.py": TRAIN})
+    assert scan_scripts(root).launches[0].other_machine == ""

@@ -199,6 +199,7 @@ class LaunchCommand(BaseModel):
     unresolved: list[RepoText] = []  # shell variables it uses that the file never sets
     left_out: list[RepoText] = []  # the entry's options whose value was left to the reader: `--model <your_path>`
     absent: list[RepoText] = []  # config files it names that the repo lacks: an example of another project's
+    other_machine: RepoText = ""  # the doc heading over it when that names another machine (`To run on Mac`)
     source: RepoText = ""  # file:line it was found at
 
 

@@ -38,6 +38,8 @@ _FROM_IMPORT = re.compile(r"^[ \t]*from\s+([A-Za-z_][\w.]*)\s+import\s+\(?([\w ,
 # a value the docs leave for the reader to fill in: `your_data`, `experiment_name.yaml`, `path/to/ckpt`
 TEMPLATE = re.compile(r"^(your|my)[_-]|[_-]name(\.\w+)?$|^(/?path/to|/path/)|^\.\.\.$", re.I)
 CPU_FLAGS = {"--cpu", "--no-cuda", "--no_cuda", "--use_cpu", "--use-cpu"}
+# a doc heading for a machine other than a GPU node: its commands are that machine's variant of the job
+OTHER_MACHINE = re.compile(r"\b(mac(?:os)?|apple|m[1-4] (?:chip|mac)|mps|cpu|windows|colab|laptop)\b", re.I)
 MAX_READ = 3000  # files opened
 MAX_LAUNCH_SOURCES = 300
 MAX_CANDIDATES = 200
@@ -215,13 +217,18 @@ def _launches_in(rel: str, text: str, where: str, known: dict[str, str], console
     Paths in a called script are the caller's: it runs in the caller's folder."""
     defaults = dict(known)
     branches = Branches()
+    headings = _headings(text) if rel.lower().endswith(DOCS) else {}
     for n, cmd in _script_commands(rel, text):
         if not rel.lower().endswith(DOCS) and not branches.read(cmd, defaults):
             continue
         # variables as a reader typing the file top-down has them (a doc may set them a block earlier)
         defaults.update(shell_defaults(cmd, defaults))
         source = f"{via} via {rel}:{n}" if via else f"{rel}:{n}"
-        yield parse_launch(cmd, source, where, defaults, consoles, exists)
+        launch = parse_launch(cmd, source, where, defaults, consoles, exists)
+        heading = next((headings[k] for k in sorted(headings, reverse=True) if k < n), "")
+        if launch is not None and OTHER_MACHINE.search(heading):
+            launch.other_machine = heading
+        yield launch
         call = script_call(cmd, defaults) if follow is not None else None
         if call is None:
             continue
@@ -230,6 +237,25 @@ def _launches_in(rel: str, text: str, where: str, known: dict[str, str], console
         called = follow(script) if script and script != rel and follow is not None else None
         if called is not None:
             yield from _launches_in(script, called, where, passed, consoles, exists, None, source)
+
+
+def _headings(text: str) -> dict[int, str]:
+    """What heads each line of a doc: its section's Markdown heading and the short lead-in lines since
+    (`To run on Mac silicon devices:`, `**On CPU**`), outside code blocks; keyed by the line they start at."""
+    found: dict[int, str] = {}
+    fenced, section = False, ""
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and stripped.startswith("#"):
+            section = stripped.lstrip("#").strip()
+            found[n] = section
+        elif not fenced and len(stripped) < 80 and (stripped.endswith(":")
+                                                    or re.fullmatch(r"\*\*[^*]+\*\*:?", stripped)):
+            section = f"{section} / {stripped}"
+            found[n] = section
+    return found
 
 
 def _repo_imports(text: str, listed: set[str]) -> set[str]:
@@ -289,11 +315,12 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
     one whose config files the repo holds (a benchmark page's line for another project has none), then one
     with no value the docs left as a template (`experiment=experiment_name.yaml`), then one that does not ask
     for the CPU (the README's `trainer=cpu` example is not the GPU job), then one not from a docs page nor a
-    script's docstring, then a real launcher."""
+    script's docstring, then a real launcher. One under a doc heading for another machine (`To run on Mac
+    silicon devices:`) is that machine's variant: it ranks below every other the job has, even one with holes."""
     def rank(x: LaunchCommand) -> tuple[bool, ...]:
         values = [w.split("=", 1)[-1] for w in x.args]
         synopsis = any(w.startswith("[") or w.endswith("]") and "[" not in w for w in x.args)  # `[--tag <t>]`
-        return (_queued(x), not _evaluates_only(x), not synopsis, not x.unresolved, not x.absent,
+        return (_queued(x), not _evaluates_only(x), not x.other_machine, not synopsis, not x.unresolved, not x.absent,
                 not any(TEMPLATE.search(v) for v in values),
                 not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),
                 not _docs_page(x), not _docstring(x), x.launcher not in ("python", "python -m"))
