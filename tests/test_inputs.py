@@ -10,7 +10,7 @@ import pytest
 
 from wamf_tui.propose.validate import check_run
 from wamf_tui.read.analyze import analyze_script
-from wamf_tui.read.needs import missing_inputs
+from wamf_tui.read.needs import missing_inputs, say_missing
 from wamf_tui.read.values import defaults, truth
 
 DATA_ROOT = """\
@@ -194,3 +194,23 @@ def test_no_folder_name_from_the_saved_object_nor_from_an_input_path(tmp_path):
     text = text.replace("save_checkpoint(checkpoint_dir, step, model.state_dict())", "torch.save(net, checkpoint_dir)")
     a = analyze_script(_write(tmp_path, text), tmp_path)
     assert [(c.name, c.folder) for c in a.checkpoints] == [("torch.save", None)]
+
+
+def test_a_setting_an_error_names_is_not_taken_as_unset_where_a_config_file_the_command_names_may_set_it(tmp_path):
+    text = ("import sys\nfrom cfg import TrainConfig\n\ndef main(cfg):\n    if cfg.run_name is None:\n"
+            "        raise ValueError('--run_name is required')\n\n"
+            "if __name__ == '__main__':\n    yaml_path, rest = sys.argv[1], sys.argv[2:]\n"
+            "    main(TrainConfig.load(yaml_path, rest))\n")
+    a = analyze_script(_write(tmp_path, text), tmp_path)
+    assert [(r.name, r.kind) for r in a.required] == [("yaml_path", "positional")]
+    no_file = text.replace("yaml_path, rest = sys.argv[1], sys.argv[2:]", "yaml_path, rest = 'x.yaml', []")
+    assert [r.name for r in analyze_script(_write(tmp_path, no_file), tmp_path).required] == ["--run_name"]
+
+
+def test_a_missing_positional_is_said_with_the_placeholder_the_docs_write_for_it():
+    from wamf_tui.model import Required
+    req = [Required(name="yaml_path", kind="positional", file="t.py", line=3),
+           Required(name="--data", kind="option", file="t.py", line=4)]
+    assert say_missing(req, ["{path_to_train_config}"]) == \
+        "the positional argument yaml_path ({path_to_train_config} in the docs), --data"
+    assert say_missing(req) == "the positional argument yaml_path, --data"

@@ -148,7 +148,7 @@ def run_notes(state: InitState) -> str:
             notes.append(f"{Path(a.script).name} has no __main__ and calls nothing: name the command that calls it")
         missing = missing_inputs(a.required, job_args(run) or [], store_true(a), _rank_given(run))
         if missing:
-            notes.append("it requires " + say_missing(missing))
+            notes.append("it requires " + say_missing(missing, _holes(state)))
         if a.parser_open:  # the reading cannot know every flag: the job's own parser can, in seconds
             notes.append(f"not every flag can be read from the code ({a.parser_open}): `wamf-tui try --parse-only` "
                          "runs the job only until its parser returns, and says which flags it refuses")
@@ -368,7 +368,14 @@ def missing_in_run(state: InitState, run: str) -> str:
     if a is None or not a.required:
         return ""
     args = job_args(run)
-    return say_missing(missing_inputs(a.required, args, store_true(a), _rank_given(run))) if args is not None else ""
+    if args is None:
+        return ""
+    return say_missing(missing_inputs(a.required, args, store_true(a), _rank_given(run)), _holes(state))
+
+
+def _holes(state: InitState) -> list[str]:
+    """The placeholders the job's documented command writes for its positionals (`{path_to_train_config}`)."""
+    return [x for x in state.launch.left_out if not x.startswith("-")] if state.launch is not None else []
 
 
 def left_out_of_run(state: InitState, run: str) -> str:

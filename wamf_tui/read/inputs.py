@@ -24,15 +24,16 @@ DATA_KEYWORDS = frozenset({"root", "root_dir", "data_dir", "data_root", "data_pa
                            "train_dir", "train_data_dir", "train_file", "data_files"})
 
 
-def required_by_use(tree: ast.Module, rel: str, flags: Mapping[str, str | None]) -> list[Required]:
+def required_by_use(tree: ast.Module, rel: str, flags: Mapping[str, str | None], loads: bool = False) -> list[Required]:
     """The inputs the entry's reached code needs with every setting at its default (`flags`: the
-    parser's options and their defaults as written)."""
+    parser's options and their defaults as written). `loads`: its settings also come from a config file
+    its command names, which may set any the reading does not know: none of those is then taken as unset."""
     values = defaults(flags, settings_objects(tree))
     spelled = {dest(f): f for f in flags if f.startswith("-")}
     bodies = list(_reached_bodies(tree))
     found: dict[str, Required] = {}
     for stmt in (s for body in bodies for s in _straight(body)):
-        for names in _raised_for(stmt, values):
+        for names in _raised_for(stmt, values, loads):
             _add(found, names, spelled, rel, stmt.lineno)
     aliases = _aliases(bodies, values)
     for stmt in (s for body in bodies for s in _straight(body)):
@@ -136,7 +137,7 @@ def _own(stmt: ast.stmt) -> list[ast.AST]:
     return [stmt]
 
 
-def _raised_for(stmt: ast.stmt, values: Values) -> Iterator[list[str]]:
+def _raised_for(stmt: ast.stmt, values: Values, loads: bool = False) -> Iterator[list[str]]:
     """The settings an `if` chain raises without: `if a.x: ... elif a.y: ... else: raise`, every test
     false at the defaults, or `if a.x is None: raise`, true there. A setting the reading does not know
     counts as unset only where the error's own words name it (`"Either datasets or dataset_name ..."`)."""
@@ -148,13 +149,13 @@ def _raised_for(stmt: ast.stmt, values: Values) -> Iterator[list[str]]:
         tests.append(node.test)
     raised = _raise_in(node.orelse)
     if raised is not None:
-        known = _named_unset(tests, raised, values)
+        known = values if loads else _named_unset(tests, raised, values)
         if tests and all(truth(t, known) is False for t in tests):
             names = [n for t in tests for n in settings_read(t, known)]
             if names:
                 yield list(dict.fromkeys(names))
     if len(tests) == 1 and (raised := _raise_in(stmt.body)) is not None:
-        known = _named_unset(tests, raised, values)
+        known = values if loads else _named_unset(tests, raised, values)
         if truth(stmt.test, known) is True and (names := settings_read(stmt.test, known)):
             yield names
 

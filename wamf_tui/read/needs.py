@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import shlex
+from collections.abc import Sequence
 
 from ..model import Analysis, Need, Required
 from .step import name_of
@@ -227,6 +228,14 @@ def missing_inputs(required: list[Required], args: list[str], store_true: set[st
     return missing
 
 
-def say_missing(missing: list[Required]) -> str:
-    return ", ".join(" or ".join([r.name, *r.alternatives]) + ("=..." if r.kind == "hydra" else "")
-                     if r.kind != "positional" else f"the positional argument {shlex.quote(r.name)}" for r in missing)
+def say_missing(missing: list[Required], holes: Sequence[str] = ()) -> str:
+    """The inputs as a list; `holes`, the placeholders the docs' command writes in place of its positionals
+    (`{path_to_train_config}`), said beside them in order: the name the user knows the input by."""
+    said, left = [], list(holes)
+    for r in missing:
+        if r.kind != "positional":
+            said.append(" or ".join([r.name, *r.alternatives]) + ("=..." if r.kind == "hydra" else ""))
+        else:
+            hole = f" ({left.pop(0)} in the docs)" if left else ""
+            said.append(f"the positional argument {shlex.quote(r.name)}{hole}")
+    return ", ".join(said)
