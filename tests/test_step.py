@@ -636,3 +636,82 @@ def test_a_loss_function_given_the_model_runs_the_forward(tmp_path):
     assert got["backward"] == at(LOSS_FN, "loss.sum().mul(scaling).backward()")
     assert got["forward"] == got["loss"] == at(LOSS_FN, "loss = loss_fn(net=ddp")
     assert got["batch"] in (at(LOSS_FN, "images = images.to("), at(LOSS_FN, "images, labels = next("))
+
+
+METHODS = """\
+import torch
+
+
+class Trainer:
+    def model_forward(self, batch):
+        logits = self.dist_model(input_ids=batch["input_ids"]).logits
+        shifted = logits[..., :-1, :].contiguous()
+        labels = batch["labels"][..., 1:]
+        ce_loss = self.loss_fn(shifted.view(-1, shifted.size(-1)), labels.view(-1))
+        return ce_loss, logits
+
+    def train_micro_batch(self, micro_batch, tokens):
+        ce_loss, logits = self.model_forward(micro_batch)
+        ce_loss = ce_loss / tokens
+        loss = ce_loss
+        return loss, ce_loss
+
+    def train_step(self, batch):
+        tokens = batch["input_ids"].numel()
+        for micro_batch in self.split_batch(batch):
+            loss, ce_loss = self.train_micro_batch(micro_batch, tokens)
+            loss.backward()
+        self.optim.step()
+
+    def fit(self):
+        for batch in self.loader:
+            self.train_step(batch)
+
+
+Trainer().fit()
+"""
+
+
+def test_a_loss_a_method_of_the_class_returns_is_traced_into_it_and_the_one_it_calls(tmp_path):
+    """OLMo: `loss = self.train_micro_batch(mb, n)` returns what `self.model_forward(mb)` computed from the model's
+    logits, reshaped on the way (`logits[..., :-1, :].contiguous()`); the batch is the one the step hands in."""
+    root = make_repo(tmp_path / "job", {"train.py": METHODS})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["loss"] == at(METHODS, "ce_loss = self.loss_fn(")
+    assert got["forward"] == at(METHODS, "logits = self.dist_model(")
+    assert got["batch"] == at(METHODS, "for micro_batch in self.split_batch(batch)")
+    assert got["backward"] == at(METHODS, "loss.backward()")
+
+
+TASK = """\
+import torch
+
+
+class Task:
+    def train_step(self, model, samples):
+        output = model(samples)
+        return output["loss"], {k: v for k, v in output.items() if "loss" in k}
+
+    def inner_loop(self, model, data_loader, optimizer):
+        for i in range(100):
+            samples = next(data_loader)
+            samples = prepare_sample(samples)
+            if not isinstance(samples, dict):
+                samples = {"is_empty": True}
+            loss, loss_dict = self.train_step(model=model, samples=samples)
+            loss.backward()
+            optimizer.step()
+
+
+Task().inner_loop(model, loader, opt)
+"""
+
+
+def test_a_loss_a_method_reads_off_the_model_output_is_the_loss_there_and_its_batch_is_no_literal(tmp_path):
+    """LAVIS: `return output["loss"], ...` after `output = model(samples)`: the loss is the return, the forward the
+    model call; the batch is where it is made, not the `{"is_empty": True}` that stands in for a bad one."""
+    root = make_repo(tmp_path / "job", {"train.py": TASK})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["loss"] == at(TASK, 'return output["loss"]')
+    assert got["forward"] == at(TASK, "output = model(samples)")
+    assert got["batch"] == at(TASK, "samples = prepare_sample(samples)")

@@ -166,7 +166,7 @@ def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Ancho
         stepped = [b for b in real if not _cancelled(b[0], calls)] or real
         call, loss = next((b for b in stepped if not _fp16_branch(b[0], ifs)),
                           stepped[0] if stepped else backwards[0])
-        anchors = _anchored(rel, call, loss, assigns, calls, ifs, loops)
+        anchors = _anchored(rel, call, loss, assigns, calls, ifs, loops, helpers=_helpers(tree, scope))
         caller = _caller_of(tree, scope, loss, assigns, dead)
         if caller is not None:  # `def _backward(_loss): _loss.backward()`: the loss is made where it is called
             site, given, parts, local = caller
@@ -175,6 +175,23 @@ def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Ancho
             anchors = [a for a in anchors if a.role not in taken] + [a for a in outer if a.role in taken]
         return anchors
     return None
+
+
+def _helpers(tree: ast.Module, scope: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The functions a step calls by name that the module defines: its own module-level ones (`compute_loss(x)`)
+    and, as `self.name`, its class's methods (`self.train_micro_batch(batch)`); a name defined twice is left
+    out (which one runs is not read)."""
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    twice: set[str] = set()
+    owner = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and scope in c.body), None)
+    bodies = [("", tree.body), *([("self.", owner.body)] if owner is not None else [])]
+    for prefix, body in bodies:
+        for f in (n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+            key = prefix + f.name
+            if key in found:
+                twice.add(key)
+            found[key] = f
+    return {k: f for k, f in found.items() if k not in twice}
 
 
 def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[ast.AST], dead: Collection[int]
@@ -202,9 +219,9 @@ def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[a
 
 
 def _returned(helper: ast.FunctionDef | ast.AsyncFunctionDef, assigned: ast.AST,
-              name: str) -> tuple[ast.Name, int] | None:
-    """The name a local helper returns into `name` (`_loss` of `return _loss, result`, for `loss, result =
-    _forward()`) and the return's line; None when it returns no plain name there."""
+              name: str) -> tuple[ast.expr, int] | None:
+    """What a helper returns into `name` (`_loss` of `return _loss, result`, for `loss, result = _forward()`; or
+    `output["loss"]`, read off a name) and the return's line; None when it returns anything else there."""
     ret = next((n for n in reversed(_own_nodes(helper)) if isinstance(n, ast.Return) and n.value is not None), None)
     targets = getattr(assigned, "targets", [])
     if ret is None or ret.value is None or len(targets) != 1:
@@ -215,7 +232,17 @@ def _returned(helper: ast.FunctionDef | ast.AsyncFunctionDef, assigned: ast.AST,
                       if isinstance(t, ast.Name) and t.id == name), None)
     elif not isinstance(target, ast.Name):
         return None
-    return (value, ret.lineno) if isinstance(value, ast.Name) else None
+    base = value
+    while isinstance(base, ast.Attribute | ast.Subscript):
+        base = base.value
+    return (value, ret.lineno) if value is not None and isinstance(base, ast.Name) else None
+
+
+def _inside(returned: tuple[ast.expr, int]) -> tuple[ast.expr, int, ast.AST | None]:
+    """(name to trace, line, source) for what a helper returns: a name is traced on from the return; `output["loss"]`
+    is the loss there, read off the output it names."""
+    value, line = returned
+    return (value, line, None) if isinstance(value, ast.Name) else (value, line, ast.Expr(value=value, lineno=line))
 
 
 def loop_of(tree: ast.Module, line: int, up: int = 2, stepped: tuple[int, ...] = (),
@@ -287,6 +314,14 @@ def _assigned(name: str, before: int, assigns: list[ast.AST]) -> ast.AST | None:
     return found
 
 
+def _batch_made(name: str, before: int, assigns: list[ast.AST]) -> ast.AST | None:
+    """Where the batch `name` is last made above `before`: past a literal stand-in (`samples = {"is_empty": True}`
+    when the loader's batch was bad), which holds no data."""
+    made = [a for a in assigns if a.lineno < before and name in _targets(a)
+            and not isinstance(_value(a), ast.Dict | ast.Constant | ast.List | ast.Tuple)]
+    return made[-1] if made else _assigned(name, before, assigns)
+
+
 def _loader_loop(name: str, before: int, assigns: list[ast.AST],
                  loops: Sequence[ast.For | ast.AsyncFor]) -> ast.AST | None:
     """Where the forward's input is taken from the loader's batch: the assignment that reads the loop's
@@ -354,7 +389,11 @@ def _fp16_branch(node: ast.AST, ifs: list[ast.If]) -> bool:
 
 def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AST], calls: list[ast.Call],
               ifs: list[ast.If], loops: Sequence[ast.For | ast.AsyncFor] = (),
-              local: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None) -> list[Anchor]:
+              local: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+              helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None) -> list[Anchor]:
+    """`local`: the closures the step's scope defines, called with no arguments (`_forward()`); `helpers`: the
+    module's functions and the class's methods it calls with arguments (`self.train_micro_batch(batch)`). A loss
+    one of them returns is traced inside it; its batch stays the one the step hands it."""
     anchors: list[Anchor] = []
 
     def add(role: str, node: ast.AST, text: str = "") -> None:
@@ -365,6 +404,7 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
     source: ast.AST | None = None
     expr: ast.expr | None = loss
     line = backward.lineno
+    handed: tuple[ast.AST, ast.Call, list[ast.AST]] | None = None  # (statement, call, assigns) at the step's scope
     if isinstance(expr, ast.BinOp):  # backward(loss / accum): the computed term; of several (`loss * len(sub) /
         names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)})  # len(batch)`), the left one
         computed = [n for n in names if isinstance(_value(_assigned(n, line, assigns)), ast.Call)]
@@ -390,9 +430,18 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
             value.func, ast.Name) and not value.args else None
         returned = _returned(helper, node, expr.id) if helper is not None else None
         if helper is not None and returned is not None:  # `loss, out = _forward()`: traced inside the helper
-            (expr, line), source = returned, None
+            expr, line, source = _inside(returned)
             assigns = sorted([*assigns, *(n for n in _own_nodes(helper) if isinstance(
                 n, ast.Assign | ast.AugAssign | ast.AnnAssign))], key=lambda n: n.lineno)  # type: ignore[attr-defined]
+            continue
+        called = (helpers or {}).get(name_of(value.func)) if isinstance(value, ast.Call) else None
+        returned = _returned(called, node, expr.id) if called is not None else None
+        if called is not None and returned is not None and isinstance(value, ast.Call):
+            handed = handed or (node, value, assigns)  # `loss = self.train_micro_batch(mb)`: inside, by its own
+            expr, line, source = _inside(returned)  # assignments only (a name it takes is the caller's)
+            assigns = sorted((n for n in _own_nodes(called)
+                              if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
+                             key=lambda n: n.lineno)  # type: ignore[attr-defined]
             continue
         if isinstance(value, ast.Name):
             expr = value  # loss = raw_loss
@@ -419,13 +468,15 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
     if forward is not None:
         node, call = forward
         add("forward", node, ast.unparse(node))
+        if handed is not None:  # the model runs inside a helper: the batch is the one the step hands it
+            node, call, assigns = handed
         batch = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg is None), None) \
             or next((k.value for k in call.keywords if not _is_model(k.value)), None)  # `images=images`
         base = batch
         while isinstance(base, ast.Attribute | ast.Subscript):  # `signal.audio_data`, `batch["input_ids"]`
             base = base.value
         if isinstance(base, ast.Name) and batch is not None:
-            where = _loader_loop(base.id, node.lineno, assigns, loops) or _assigned(base.id, node.lineno, assigns)
+            where = _loader_loop(base.id, node.lineno, assigns, loops) or _batch_made(base.id, node.lineno, assigns)
             add("batch", where if where is not None else node, ast.unparse(batch))
         elif batch is not None:
             add("batch", node, ast.unparse(batch))
@@ -537,9 +588,10 @@ def _call_of(value: ast.AST | None) -> ast.Call | None:
 
 
 def _made_by_model(call: ast.Call, node: ast.AST | None, assigns: list[ast.AST]) -> tuple[ast.Call, ast.AST] | None:
-    """The model call one step above a wrapping of its output (`recons = AudioSignal(out["audio"], sr)` after
-    `out = generator(x)`), or None."""
-    for arg in call.args:
+    """The model call one step above a wrapping or reshaping of its output (`recons = AudioSignal(out["audio"], sr)`
+    or `shifted = logits[..., :-1, :].contiguous()` after `out = generator(x)`, `logits = model(x).logits`), or None."""
+    receiver = [call.func.value] if isinstance(call.func, ast.Attribute) else []
+    for arg in [*call.args, *receiver]:
         base = arg
         while isinstance(base, ast.Attribute | ast.Subscript):
             base = base.value
