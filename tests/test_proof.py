@@ -374,3 +374,31 @@ def test_parse_only_never_trains_a_job_whose_parser_it_does_not_know(tmp_path):
     result = trial.Trial("", f"{sys.executable} train.py 50", repo, parse_only=True).run()
     assert (result.exit_status, result.steps) == (0, 1)  # stopped at the end of its first step, before its save
     assert not list(repo.glob("ckpt_*")) and not proof.parsed(result).ok
+
+
+def test_a_write_into_a_git_ignored_file_of_the_checkout_fails_the_outputs_claim():
+    """`train.log` under a `*.log` ignore rule: git sees nothing, the probe saw the write outside WAMF_OUT."""
+    seen = [Effect(kind="write", what="file", path="/r/train.log", where="train.py:11")]
+    claims = {c.claim: c for c in proof.check(proof.Expected(out="runs/wamf-bench"), result_with(seen), "/r")}
+    assert (claims["outputs in runs/wamf-bench"].ok, claims["outputs in runs/wamf-bench"].where) == (False,
+                                                                                                  "train.py:11")
+    assert claims["nothing written into the checkout"].ok
+
+
+def test_a_write_git_sees_is_the_checkout_claims_alone():
+    seen = [Effect(kind="write", what="file", path="/r/out.txt", where="train.py:11")]
+    result = result_with(seen).model_copy(update={"touched": ["out.txt"]})
+    claims = {c.claim: c for c in proof.check(proof.Expected(out="runs/wamf-bench"), result, "/r")}
+    assert not claims["nothing written into the checkout"].ok and claims["outputs in runs/wamf-bench"].ok
+
+
+def test_a_job_that_fails_before_its_first_step_gets_no_verdict_on_what_it_never_reached():
+    failed = result_with([], steps=0).model_copy(update={"exit_status": 2})
+    claims = {c.claim: c for c in proof.check(proof.Expected(steps=30), failed)}
+    assert "saves off" not in claims and "trackers off" not in claims
+    assert not claims["cap 30 steps"].ok and "exit 2" in claims["cap 30 steps"].observed
+
+
+def test_a_trial_stopped_by_hand_makes_no_claim_on_the_cap():
+    stopped = result_with([], steps=7, ended="stopped")
+    assert "cap 30 steps" not in {c.claim for c in proof.check(proof.Expected(steps=30), stopped)}

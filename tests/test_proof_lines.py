@@ -94,3 +94,29 @@ def test_before_3_12_the_rows_lines_are_traced_with_settrace(tmp_path):
         pytest.skip("this interpreter has sys.monitoring")
     found = hits(tmp_path, sys.executable)
     assert found["train.py:7"] == (set(range(LINE_STEPS)), {"settrace"})
+
+
+WORKERS = """import torch
+class Data(torch.utils.data.Dataset):
+    def __len__(self):
+        return 64
+    def __getitem__(self, i):
+        return torch.ones(2) * i
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.0)
+for x in torch.utils.data.DataLoader(Data(), batch_size=8, num_workers=1):
+    model(x).sum().backward()
+    opt.step()
+"""
+
+
+@pytest.mark.slow
+def test_a_dataloader_worker_stops_watching_the_rows_lines_as_it_starts(tmp_path):
+    """A worker never steps, so it would trace every line of the job's own Dataset for the whole run (13 times
+    slower steps, measured): it stops as it starts. The main process's rows are watched as before."""
+    repo = make_repo(tmp_path / "job", {"train.py": WORKERS})
+    rows = (("item", "train.py:6"), ("forward", "train.py:10"))
+    result = proof.run(trial.Trial("", f"{sys.executable} train.py", repo, grace_s=1.0), proof.Expected(rows=rows))
+    assert result.exit_status == 0 and result.steps == 8, result
+    seen = {e.what for e in result.effects if e.kind == "line"}
+    assert "train.py:10" in seen and "train.py:6" not in seen

@@ -288,6 +288,8 @@ PATCHES = {
     "comet_ml": _comet,
     "aim": _aim,
     "huggingface_hub.hf_api": _hub,
+    # a DataLoader worker never steps, so never stops watching the rows' lines by itself: it stops as it starts
+    "torch.utils.data._utils.worker": lambda module: _wrap(module, "_worker_loop", lambda args, kwargs: _untrace()),
 }
 
 

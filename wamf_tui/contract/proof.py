@@ -124,17 +124,19 @@ def run(job: Trial, exp: Expected, on_line: Callable[[str], None] = lambda line:
 
 
 def check(exp: Expected, result: TrialResult, repo: str = "") -> list[Claim]:
-    """One verdict per claim; a claim the trial cannot speak to (it never started) is left out."""
+    """One verdict per claim; a claim the trial cannot speak to is left out: none where it never started, no
+    effect's "off" holding where the job failed before its first step (nothing ran that could have saved or
+    logged; an effect seen still fails), no cap where the user stopped it."""
     if result.ended == "not started":
         return []
     repo = os.path.realpath(repo) if repo else ""
     claims = []
-    if exp.steps is not None:
+    if exp.steps is not None and result.ended != "stopped":
         claims.append(_cap(exp.steps, result))
-    for kind, label in KINDS.items():
-        claims.append(_off(kind, label, exp, result.effects))
-    ran = [_row(name, site, result) for name, site in exp.rows] if result.steps else []
-    claims += ran
+    reached = bool(result.steps) or result.exit_status == 0
+    claims += [c for c in (_off(kind, label, exp, result.effects) for kind, label in KINDS.items())
+               if reached or not c.ok]
+    claims += [_row(name, site, result) for name, site in exp.rows] if result.steps else []
     if exp.precision:
         precision = _precision(exp.precision, result.effects)
         if precision is not None:
@@ -226,10 +228,6 @@ def _precision(stated: str, effects: list[Effect]) -> Claim | None:
                  fix="" if ok else "the contract's precision is not the job's: its tolerances follow the one seen")
 
 
-def _under(path: str, folder: str) -> bool:
-    return bool(folder) and (path == folder or path.startswith(folder.rstrip("/") + "/"))
-
-
 def _checkout(exp: Expected, result: TrialResult, repo: str) -> Claim:
     """What git sees changed (a git-ignored folder, like the benchmark's own, is the job's business), at the
     line the probe saw write it."""
@@ -247,7 +245,10 @@ def _checkout(exp: Expected, result: TrialResult, repo: str) -> Claim:
 
 
 def _outside(exp: Expected, result: TrialResult, repo: str) -> Claim:
-    elsewhere = [e for e in result.effects if e.kind == "write" and not _under(e.path, repo)]
+    """Every write the probe saw outside the output folder (it reports none inside it), the checkout's git-ignored
+    files included; those git sees are the checkout claim's."""
+    seen_by_git = {os.path.realpath(os.path.join(repo, p)) for p in result.touched}
+    elsewhere = [e for e in result.effects if e.kind == "write" and os.path.realpath(e.path) not in seen_by_git]
     claim = f"outputs in {exp.out}"
     if not elsewhere:
         return Claim(claim=claim, expected=f"writes only in {exp.out}", observed="none elsewhere", ok=True)
