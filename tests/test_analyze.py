@@ -645,3 +645,15 @@ def test_a_check_of_the_set_up_or_a_data_split_is_no_eval(tmp_path):
     root = make_repo(tmp_path / "job", {"train.py": script})
     a = analyze_script(root / "train.py", root)
     assert [(e.name, e.line) for e in a.evals] == [("evaluate", 22)]
+
+
+def test_a_seed_made_from_the_seed_setting_is_switched_by_that_setting(tmp_path):
+    """DiT: `seed = args.global_seed * dist.get_world_size() + rank; torch.manual_seed(seed)`: the flag is
+    --global-seed, not the local name."""
+    script = tmp_path / "train.py"
+    script.write_text("import argparse, torch\n\ndef main(args):\n    rank = 0\n"
+                      "    seed = args.global_seed * 8 + rank\n    torch.manual_seed(seed)\n\n"
+                      "if __name__ == '__main__':\n    p = argparse.ArgumentParser()\n"
+                      "    p.add_argument('--global-seed', type=int, default=0)\n    main(p.parse_args())\n")
+    [seed] = analyze_script(script, tmp_path).seeds
+    assert (seed.line, seed.off_switch) == (6, "global_seed")

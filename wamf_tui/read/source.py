@@ -135,6 +135,7 @@ class Reader(OptionsReader, ast.NodeVisitor):
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
         self.hf_line = 0  # the line of the first HfArgumentParser call
         self.name_tuples: dict[str, list[str]] = {}  # `types = (ScriptArguments, SFTConfig)`: the names it holds
+        self.seeded_from: dict[str, str] = {}  # `seed = args.global_seed * world + rank`: seed -> global_seed
         self.accelerate_trackers: list[int] = []  # the trackers `Accelerator(log_with=...)` names, by index
         self.cli_function: tuple[str, int] | None = None  # a function whose parameters are the flags, and where
         self.lightning_cli = 0  # the line of a LightningCLI call
@@ -582,6 +583,9 @@ class Reader(OptionsReader, ast.NodeVisitor):
         targets = node.targets
         if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(node.value, ast.Tuple | ast.List):
             self.name_tuples[targets[0].id] = [e.id for e in node.value.elts if isinstance(e, ast.Name)]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and (read := [
+                n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute) and "seed" in n.attr.lower()]):
+            self.seeded_from[targets[0].id] = read[0]
         if len(targets) == 1 and starts_ahead(node.value):
             self.ahead.add(ast.unparse(targets[0]))
         names = [n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple | ast.List) else (t,))
@@ -684,8 +688,8 @@ class Reader(OptionsReader, ast.NodeVisitor):
             off = self.hydra_key(arg) if arg is not None else None
             if off is None and isinstance(arg, ast.Attribute):
                 off = self.flag_for(arg.attr)
-            elif off is None and isinstance(arg, ast.Name):
-                off = self.flag_for(arg.id)
+            elif off is None and isinstance(arg, ast.Name):  # a local made from the seed setting: that setting's
+                off = self.flag_for(self.seeded_from.get(arg.id, arg.id))
             # the seed's own setting only: never the flag of the `if` around it (`if device_type == "cuda":`)
             self.r.seeds.append(self.made(name, node, off).model_copy(update={"off_switch": off}))
             if name == "torch.manual_seed" and isinstance(arg, ast.Constant) and not self.guards:
