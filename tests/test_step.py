@@ -715,3 +715,34 @@ def test_a_loss_a_method_reads_off_the_model_output_is_the_loss_there_and_its_ba
     assert got["loss"] == at(TASK, 'return output["loss"]')
     assert got["forward"] == at(TASK, "output = model(samples)")
     assert got["batch"] == at(TASK, "samples = prepare_sample(samples)")
+
+
+LIT = """\
+import lightning as L
+import torch
+
+
+class Vocoder(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        audio = batch
+        audio_hat = self.generator(audio)
+        mel_loss = self.melspec_loss(audio_hat, audio)
+        loss = mel_loss * self.coeff
+        self.log("train/loss", loss)
+        return {"loss": loss, "audio": audio_hat}
+"""
+
+
+def test_a_lightning_module_the_cli_config_names_has_its_loss_forward_and_batch_read_from_its_return(tmp_path):
+    """vocos: `python train.py -c configs/vocos.yaml`, whose `model.class_path` names the LightningModule no code
+    imports; its `training_step` returns `{"loss": loss}` and the framework runs the backward."""
+    entry = "from lightning.pytorch.cli import LightningCLI\n\nif __name__ == '__main__':\n    LightningCLI()\n"
+    root = make_repo(tmp_path / "job", {"train.py": entry, "vocoder/__init__.py": "", "vocoder/experiment.py": LIT,
+                                        "configs/v.yaml": "model:\n  class_path: vocoder.experiment.Vocoder\n"})
+    got = {x.role: f"{x.file}:{x.line}" for x in
+           analyze_script(root / "train.py", root, ["fit", "-c", "configs/v.yaml"]).anchors}
+    assert got["loss"] == "vocoder/experiment.py:" + at(LIT, "mel_loss = self.melspec_loss").split(":")[1]
+    assert got["forward"] == "vocoder/experiment.py:" + at(LIT, "audio_hat = self.generator(audio)").split(":")[1]
+    assert got["batch"] == "vocoder/experiment.py:" + at(LIT, "audio = batch").split(":")[1]
+    assert "backward" not in got
+    assert analyze_script(root / "train.py", root).anchors == []  # without the config, nothing names the module

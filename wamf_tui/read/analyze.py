@@ -47,7 +47,8 @@ from .options import COMPUTED
 from .precision import precision_signals
 from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
 from .source import Reader
-from .step import ROLES, find_step, inner_loop, loop_of
+from .step import ROLES, find_step, inner_loop, lightning_step, loop_of
+from .systems.modules import config_targets
 from .systems.registry import refine
 from .tyro_config import (
     ConfigClasses,
@@ -242,6 +243,10 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                     result.computed += [n for n in assigned_at_run_time(tree) if n not in result.computed]
                 if inner := inner_loop(tree, backward, spans[0]):
                     result.train_inner = Span(file=rel, start=inner[0], end=inner[1])
+        elif step is None and "def training_step" in text and "lightning" in text and ".training_step(" not in text:
+            # a LightningModule's: the framework calls it and runs the backward (a trainer calling its own is no step)
+            step = lightning_step(tree, rel)
+            stepped = (tree, rel) if step and depth else None
         if depth and _MAIN.search(text) and re.search(r"\.backward\(|\.step\(", text):
             mains.append(path)
         if submitter is None and depth <= 1 and "submitit" in text and (hit := submits(tree)):
@@ -283,6 +288,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             else:
                 hydra_defaults(result, conf, root, True)
         targets = hydra_targets(path.parent / reader.hydra_file) if reader.hydra_file is not None else []
+        if depth == 0:  # the classes the config file the command names builds (`class_path:`, `target:`)
+            targets += config_targets(command, root)
         roots.update(t.rsplit(".", 1)[-1] for t in targets)
         for mod in [*reader.imports, *dict.fromkeys(t.rsplit(".", 1)[0] for t in targets)]:
             p = module_path(root, mod, script.parent)
@@ -302,7 +309,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.kind = "training"
         # a role the step's own function lacks (the optimizer stepped in a sibling method, `train_step` after
         # `forward_backward_step`) is taken from the name-based reading of the same file
-        stepped_in = next((a.file for a in step if a.role == "backward"), None)
+        stepped_in = next((a.file for a in step if a.role == "backward"), step[0].file if step else None)
         found = {a.role for a in step}
         elsewhere = [a for a in result.anchors if a.role == "optimizer_step" and a.file != stepped_in]
         result.anchors = [a for a in result.anchors if a.role not in ROLES or a.role not in found

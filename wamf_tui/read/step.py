@@ -111,6 +111,40 @@ def find_step(tree: ast.Module, rel: str, dead: Collection[int] = ()) -> list[An
         _TRAINED.reset(token)
 
 
+def lightning_step(tree: ast.Module, rel: str, dead: Collection[int] = ()) -> list[Anchor] | None:
+    """A LightningModule's step: `training_step(self, batch, batch_idx)` returns its loss, and the framework runs
+    the backward and the optimizer. The loss, forward and batch behind the first loss it returns (`return loss`,
+    `return loss, logs`, `return {"loss": loss}`), read as a backward's; None where no class here has one."""
+    token = _TRAINED.set(_trained_names(tree))
+    try:
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            step = next((f for f in cls.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                         and f.name == "training_step"), None)
+            if step is None:
+                continue
+            parts = _parts(step, dead)
+            for ret in sorted((n for n in parts.nodes if isinstance(n, ast.Return) and n.value is not None),
+                              key=lambda n: n.lineno):
+                loss = _returned_loss(ret.value)  # type: ignore[arg-type]
+                anchors = _made(rel, ret, loss, parts.assigns, parts.loops, helpers=_helpers(tree, step)) \
+                    if loss is not None else []
+                if any(a.role == "loss" for a in anchors):
+                    return anchors
+        return None
+    finally:
+        _TRAINED.reset(token)
+
+
+def _returned_loss(value: ast.expr) -> ast.expr | None:
+    """The loss of what a `training_step` returns: the value, a tuple's first item, or a dict's "loss"."""
+    if isinstance(value, ast.Tuple) and value.elts:
+        return value.elts[0]
+    if isinstance(value, ast.Dict):
+        return next((v for k, v in zip(value.keys, value.values, strict=True)
+                     if isinstance(k, ast.Constant) and k.value == "loss"), None)
+    return value if not isinstance(value, ast.Constant) else None
+
+
 # the names whose parameters the module trains: its models, whatever they are called (hifi-gan's `msd`, `mpd`)
 _TRAINED: ContextVar[frozenset[str]] = ContextVar("trained", default=frozenset())
 
@@ -391,19 +425,30 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
               ifs: list[ast.If], loops: Sequence[ast.For | ast.AsyncFor] = (),
               local: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
               helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None) -> list[Anchor]:
-    """`local`: the closures the step's scope defines, called with no arguments (`_forward()`); `helpers`: the
-    module's functions and the class's methods it calls with arguments (`self.train_micro_batch(batch)`). A loss
-    one of them returns is traced inside it; its batch stays the one the step hands it."""
+    """The step's anchors from its backward: the loss it consumes, where that was made (`_made`), and the
+    optimizer step and clip after it."""
+    anchors = [Anchor(role="backward", file=rel, line=backward.lineno, text=ast.unparse(backward)[:120])]
+    anchors += _made(rel, backward, loss, assigns, loops, local, helpers)
+    return anchors + _stepped(rel, backward, assigns, calls, ifs)
+
+
+def _made(rel: str, at: ast.stmt | ast.expr, loss: ast.expr, assigns: list[ast.AST],
+          loops: Sequence[ast.For | ast.AsyncFor] = (),
+          local: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+          helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None) -> list[Anchor]:
+    """The loss, forward and batch behind the `loss` consumed at `at` (a backward call, or a `training_step`'s
+    return). `local`: the closures the step's scope defines, called with no arguments (`_forward()`); `helpers`:
+    the module's functions and the class's methods it calls with arguments (`self.train_micro_batch(batch)`). A
+    loss one of them returns is traced inside it; its batch stays the one the step hands it."""
     anchors: list[Anchor] = []
 
     def add(role: str, node: ast.AST, text: str = "") -> None:
         anchors.append(Anchor(role=role, file=rel, line=node.lineno, text=text[:120]))
 
-    add("backward", backward, ast.unparse(backward))
     # the loss: back through `loss = loss / accum`, `loss = raw_loss`, to where it is computed
     source: ast.AST | None = None
     expr: ast.expr | None = loss
-    line = backward.lineno
+    line = at.lineno
     handed: tuple[ast.AST, ast.Call, list[ast.AST]] | None = None  # (statement, call, assigns) at the step's scope
     if isinstance(expr, ast.BinOp):  # backward(loss / accum): the computed term; of several (`loss * len(sub) /
         names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)})  # len(batch)`), the left one
@@ -462,7 +507,7 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
     if source is not None:
         add("loss", source, ast.unparse(source))
     elif isinstance(loss, ast.Attribute | ast.Subscript | ast.Call):  # `F.cross_entropy(out, y).backward()`:
-        add("loss", backward, ast.unparse(loss))  # computed on the backward's own line
+        add("loss", at, ast.unparse(loss))  # computed on the backward's own line
     # the forward: the model call that made the loss, or that made what the loss call reads
     forward = _forward(source, loss, line, assigns)
     if forward is not None:
@@ -480,6 +525,17 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
             add("batch", where if where is not None else node, ast.unparse(batch))
         elif batch is not None:
             add("batch", node, ast.unparse(batch))
+    return anchors
+
+
+def _stepped(rel: str, backward: ast.Call, assigns: list[ast.AST], calls: list[ast.Call],
+             ifs: list[ast.If]) -> list[Anchor]:
+    """The optimizer step (or the hand-written update) and the grad clip that follow a backward."""
+    anchors: list[Anchor] = []
+
+    def add(role: str, node: ast.AST, text: str = "") -> None:
+        anchors.append(Anchor(role=role, file=rel, line=node.lineno, text=text[:120]))
+
     after = [c for c in calls if c.lineno >= backward.lineno]
     # an engine that takes the loss (DeepSpeed's `model.backward(loss)`) steps itself: `model.step()`
     engine = name_of(backward.func.value) if isinstance(backward.func, ast.Attribute) and backward.args else ""

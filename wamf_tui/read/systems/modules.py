@@ -135,6 +135,23 @@ def named_file(command: Sequence[str], root: Path, flags: Sequence[str] = (), su
     return None
 
 
+_BUILDS = re.compile(r"^[ \t-]*(?:class_path|target|_target_):\s*['\"]?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)", re.M)
+
+
+def config_targets(command: Sequence[str], root: Path, limit: int = 50) -> list[str]:
+    """The classes the YAML config the command names builds (LightningCLI's `class_path: pkg.mod.Model`,
+    `instantiate_from_config`'s `target:`, Hydra's `_target_:`), by dotted name: a LightningModule reached only
+    through the config, never through an import in code."""
+    named = named_file(command, root)
+    if named is None:
+        return []
+    try:
+        text = named[0].read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return list(dict.fromkeys(m.group(1) for m in _BUILDS.finditer(text)))[:limit]
+
+
 # a setting that names data the job reads (not a folder it writes): `data.root_dir`, `--datadir`, `DATA_PATH`
 INPUT = re.compile(r"(^|[._-])(data|dataset|train|val|root|image|images|img|audio|video)_?"
                    r"(dir|path|root|file|files|list)s?$|^(datadir|root_dir)$", re.I)
