@@ -558,6 +558,29 @@ async def test_esc_goes_one_question_back_and_enter_keeps_the_tables_toggles(tmp
         assert [c.enabled for c in app.state.changes] == toggles and app.state.at == "steps"
 
 
+async def test_toggles_left_with_esc_before_enter_are_there_on_the_way_back(tmp_path):
+    """At the table, `2` turns a row off and Esc goes back before Enter took it: forward again, the row is still
+    off (the audit found it back on, silently), and Enter then takes it."""
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        while app.screen.qview.question.key != "changes":
+            await pilot.press("enter")
+            await settle(pilot, app)
+        before = [c.enabled for c in app.state.changes]
+        await pilot.press("2")
+        assert 1 not in app.screen.qview.checked
+        await pilot.press("escape")
+        await until(pilot, lambda: app.state.at != "changes", "one question back")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen.qview.question is not None
+                    and app.screen.qview.question.key == "changes", "forward to the table")
+        assert 1 not in app.screen.qview.checked and before[1] is True
+        await pilot.press("enter")
+        await until(pilot, lambda: app.state.at != "changes", "taken")
+        assert [c.enabled for c in app.state.changes] == [before[0], False, *before[2:]]
+
+
 async def test_two_quick_enters_answer_each_question_with_its_own_proposal(tmp_path):
     """At 80x24 the repo line is longer than the answer line (shown above it): an Enter that lands before the
     next question is drawn (two Enters in one batch over SSH) answers that question with its proposal, never

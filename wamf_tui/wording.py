@@ -130,6 +130,11 @@ MESSAGES: dict[str, Message] = {
         "The run line depends on what the script does; it comes when the reading is done.",
         "The next questions depend on what your script does; they come as soon as I have read it.",
     ),
+    "toggles_dropped": Message(
+        "The toggles you left this list with were dropped: its rows changed since.",
+        "I could not keep the ticks you changed here before going back: the list changed since, so it shows "
+        "my proposal again.",
+    ),
     "paste_joined": Message("Pasted {lines} lines, joined into one.", "You pasted {lines} lines; I joined them into one line."),
     "run_missing": Message(
         "The job's parser requires {names}; add it to the command.",

@@ -21,6 +21,8 @@ class Conversation:
         self.pending: list[str] = []  # the subjects detection (and the reading) still owes
         self.shown_file: tuple[str, str] | None = None  # step 4 after a write: (text, title) for the preview
         self._verdict: tuple[tuple[str, str], object, Verdict] | None = None
+        # toggles of a list question left with Esc before Enter took them: its options' values, the ones checked
+        self.drafts: dict[str, tuple[tuple[str, ...], frozenset[int]]] = {}
 
     def contract(self) -> str:
         return contract.render(self.state, self.template)

@@ -93,7 +93,8 @@ class StepScreen(Screen):
         q = flow.current(st)
         if q is not None:
             kind = self.qview.question.kind if self.qview.question else None
-            self.qview.ask(q, keep_typed=keep_typed)
+            if self.qview.ask(q, keep_typed=keep_typed, draft=self.talk.drafts.pop(q.key, None)):
+                self.qview.say(say("toggles_dropped", st.reader_register))
             if kind != q.kind:
                 self.refresh_bindings()  # the footer rebuilds itself: only when the keys that work change
 
@@ -223,6 +224,8 @@ class StepScreen(Screen):
             self.qview.say(f"{q.help or q.prompt}  (F1: every key)")
 
     def action_back(self) -> None:
+        if (left := self.qview.draft()) is not None:  # toggles not yet taken with Enter: kept for the way back
+            self.talk.drafts[left[0]] = left[1]
         self.talk.state = flow.back(self.talk.state)
         self.post_message(AnswerGiven(flow.Outcome(action="stay")))
 

@@ -207,11 +207,14 @@ class QuestionView(Vertical):
         yield AnswerInput(id="answer", select_on_focus=False)
         yield Static(id="message")
 
-    def ask(self, q: Question, keep_typed: bool = False) -> None:
-        """Show `q`. With keep_typed, text the user already typed over the proposal stays."""
+    def ask(self, q: Question, keep_typed: bool = False,
+            draft: tuple[tuple[str, ...], frozenset[int]] | None = None) -> bool:
+        """Show `q`. With keep_typed, text the user already typed over the proposal stays; `draft`, the toggles
+        the user left this list with (Esc before Enter), are its ticks again while its options are the same.
+        Whether a draft was dropped because they changed."""
         same = self.question is not None and self.question.key == q.key
         if same and keep_typed and q == self.question:
-            return  # a detection result redraws the screen: refilling equal options would re-lay it out
+            return False  # a detection result redraws the screen: refilling equal options would re-lay it out
         self.question = q
         prompt = Text()
         prompt.append("wamf  ", style="bold")
@@ -221,8 +224,12 @@ class QuestionView(Vertical):
             prompt.append("\n" + q.default, style="bold")
         self.query_one("#prompt", Static).update(prompt)
         options = self.query_one("#options", OptionList)
+        dropped = False
         if not same:
             self.checked = {i for i, o in enumerate(q.options) if o.checked}
+            if draft is not None and draft[0] == tuple(o.value for o in q.options):
+                self.checked = set(draft[1])
+            dropped = draft is not None and draft[0] != tuple(o.value for o in q.options)
         self._fill_options(q)
         options.display = bool(q.options)
         answer = self.query_one("#answer", Input)
@@ -264,6 +271,14 @@ class QuestionView(Vertical):
             # widget shown in this same tick takes it only once laid out: ask again after the refresh
             self.call_after_refresh(lambda: self._on_a_live_screen() and target.display
                                     and self.screen.focused is not target and target.focus())
+        return dropped
+
+    def draft(self) -> tuple[str, tuple[tuple[str, ...], frozenset[int]]] | None:
+        """The list question on screen and its toggles, where they differ from what it proposed (or was given)."""
+        q = self.question
+        if q is None or q.kind != "multi" or self.checked == {i for i, o in enumerate(q.options) if o.checked}:
+            return None
+        return q.key, (tuple(o.value for o in q.options), frozenset(self.checked))
 
     def _line_width(self) -> int:
         """The columns the answer line shows (the area's width less its border and the line's indent)."""
