@@ -746,3 +746,31 @@ def test_a_lightning_module_the_cli_config_names_has_its_loss_forward_and_batch_
     assert got["batch"] == "vocoder/experiment.py:" + at(LIT, "audio = batch").split(":")[1]
     assert "backward" not in got
     assert analyze_script(root / "train.py", root).anchors == []  # without the config, nothing names the module
+
+
+SHARED = """\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def _shared_step(self, batch, batch_idx, prefix="train"):
+        x, y, w = self.forward(batch)
+        if prefix == "train":
+            loss = self.loss(x, y, **w)
+        else:
+            loss = self.loss_val(x, y, **w)
+        return loss
+
+    def training_step(self, batch, batch_idx):
+        loss = self._shared_step(batch, batch_idx, prefix="train")
+        return loss
+"""
+
+
+def test_a_helper_branch_the_calls_own_argument_rules_out_is_not_the_loss(tmp_path):
+    """s4: `_shared_step(batch, i, prefix="train")` computes the train loss in `if prefix == "train":`; its
+    `else:` (the eval loss, written later) never runs from training_step."""
+    root = make_repo(tmp_path / "job", {"train.py": SHARED})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["loss"] == at(SHARED, "loss = self.loss(x, y")
+    assert got["forward"] == at(SHARED, "x, y, w = self.forward(batch)")

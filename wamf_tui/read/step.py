@@ -272,6 +272,28 @@ def _returned(helper: ast.FunctionDef | ast.AsyncFunctionDef, assigned: ast.AST,
     return (value, ret.lineno) if value is not None and isinstance(base, ast.Name) else None
 
 
+def _not_taken(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> set[int]:
+    """The lines of `helper`'s branches that this call's constant arguments rule out: `_shared_step(b, i,
+    prefix="train")` never runs the `else:` of `if prefix == 'train':` (its eval loss)."""
+    params = [a.arg for a in helper.args.args]
+    params = params[1:] if params[:1] == ["self"] else params
+    defaults = helper.args.defaults
+    bound = {a.arg: d.value for a, d in zip(helper.args.args[len(helper.args.args) - len(defaults):], defaults,
+                                              strict=True) if isinstance(d, ast.Constant)}
+    bound.update({p: a.value for p, a in zip(params, call.args, strict=False) if isinstance(a, ast.Constant)})
+    bound.update({k.arg: k.value.value for k in call.keywords if k.arg and isinstance(k.value, ast.Constant)})
+    out: set[int] = set()
+    for node in (n for n in ast.walk(helper) if isinstance(n, ast.If)):
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq | ast.NotEq) \
+                and isinstance(test.left, ast.Name) and test.left.id in bound and isinstance(test.comparators[0],
+                                                                                              ast.Constant):
+            holds = (bound[test.left.id] == test.comparators[0].value) == isinstance(test.ops[0], ast.Eq)
+            for stmt in node.orelse if holds else node.body:
+                out.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return out
+
+
 def _inside(returned: tuple[ast.expr, int]) -> tuple[ast.expr, int, ast.AST | None]:
     """(name to trace, line, source) for what a helper returns: a name is traced on from the return; `output["loss"]`
     is the loss there, read off the output it names."""
@@ -483,10 +505,10 @@ def _made(rel: str, at: ast.stmt | ast.expr, loss: ast.expr, assigns: list[ast.A
         returned = _returned(called, node, expr.id) if called is not None else None
         if called is not None and returned is not None and isinstance(value, ast.Call):
             handed = handed or (node, value, assigns)  # `loss = self.train_micro_batch(mb)`: inside, by its own
-            expr, line, source = _inside(returned)  # assignments only (a name it takes is the caller's)
-            assigns = sorted((n for n in _own_nodes(called)
-                              if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)),
-                             key=lambda n: n.lineno)  # type: ignore[attr-defined]
+            expr, line, source = _inside(returned)  # assignments only (a name it takes is the caller's), past
+            skipped = _not_taken(called, value)  # the branches the call's own arguments rule out
+            assigns = sorted((n for n in _own_nodes(called) if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)
+                              and n.lineno not in skipped), key=lambda n: n.lineno)  # type: ignore[attr-defined]
             continue
         if isinstance(value, ast.Name):
             expr = value  # loss = raw_loss
