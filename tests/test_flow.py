@@ -237,7 +237,7 @@ def test_each_question_is_declared_once_in_its_steps_module_with_its_words():
             assert a.build(st).key == a.key and a.key in MESSAGES, a.key
             assert all(w in MESSAGES for w in a.words), a.key
     worded = {a.key for a in declared} | {w for a in declared for w in a.words}
-    assert set(MESSAGES) - worded == {"tbd", "placeholder", "empty", "paste_joined"}
+    assert set(MESSAGES) - worded == {"tbd", "placeholder", "empty", "paste_joined", "toggles_dropped"}
     assert [a.key for a in REGISTRY[Step.CONFIRM]] == ["confirm", *flow.PHASES]
 
 

@@ -88,3 +88,25 @@ def test_the_done_lines_name_the_contract_and_both_commands():
                                    "diagnose for one measured fix.")
     assert done_lines(state) == [done_message(state), f"  Claude Code: {CLAUDE}", f"  Codex:       {CODEX}",
                                  "  (or who-ate-my-flops:diagnose for one measured fix)"]
+
+
+def test_every_question_a_user_can_ask_to_explain_says_more_than_its_own_words():
+    """`?` on a question whose words have no help repeats them: the audit found eight such questions."""
+    from wamf_tui.questions import REGISTRY
+
+    asks = [a for step in REGISTRY.values() for a in step]
+    repeat = [a.key for a in asks if any(not getattr(MESSAGES[a.key], f"help_{r}") for r in ("mlsys", "algo"))]
+    assert len(asks) > 20 and repeat == []
+
+
+def test_the_hands_off_question_offers_to_pick_folders_only_where_it_lists_some():
+    from snapshot_states import state_at
+
+    from wamf_tui.model import Step
+    from wamf_tui.questions import rules
+
+    state = state_at(Step.RULES, "algo")
+    listed = rules._hands_off(state)
+    none = rules._hands_off(state.model_copy(update={"repo_path": "/nonexistent"}))
+    assert ("pick folders" in listed.prompt) is bool(listed.options)
+    assert not none.options and "pick folders" not in none.prompt

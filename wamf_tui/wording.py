@@ -60,6 +60,8 @@ MESSAGES: dict[str, Message] = {
     "not_git": Message(
         "{path} is not a git repo; optimize needs one for its worktree. Continue with this folder?",
         "{path} is not a git repository, which the optimizer needs for its own copy of the code. Continue with this folder anyway?",
+        "Yes: the contract names this folder; the optimizer may still refuse it. No: run git init first.",
+        "If you continue, the contract names this folder, but the optimizer may refuse to start. Running git init here first avoids that.",
     ),
     "dirty": Message(
         "Checkout is dirty ({summary}). optimize branches from HEAD, so these changes are not in its worktree.",
@@ -117,6 +119,8 @@ MESSAGES: dict[str, Message] = {
     "must_not_change": Message(
         "Held fixed by the accuracy check.",
         "What must stay the same so the results still mean the same thing.",
+        "Listed settings are never changed to win speed: a change touching them is refused.",
+        "The optimizer will not change anything listed here to gain speed, so a speed-up never comes from training a different model.",
     ),
     "node": Message(
         "Node to measure on; its GPUs must be idle.",
@@ -158,8 +162,8 @@ MESSAGES: dict[str, Message] = {
     "guarantees": Message(
         "You vouch that: {items}. Confirm?",
         "Please confirm, since I cannot run your job: {items}.",
-        "Init never runs the job, so these are your word, recorded with the time.",
-        "I never run your job during set-up, so these are your word. The contract records them with the time.",
+        "Init runs the job only when you ask (t, a trial), so these are your word, recorded with the time.",
+        "I only run your job when you ask for a trial (t), so these are your word. The contract records them with the time.",
     ),
     "guarantee_yes": Message("Yes, I confirm", "Yes, I confirm"),
     "guarantee_no": Message("No, let me fix something first", "No, let me fix something first"),
@@ -192,26 +196,42 @@ MESSAGES: dict[str, Message] = {
     "own_tests": Message(
         "Command for your own test suite.",
         "The command that runs your own tests, so nothing else in the repo breaks.",
+        "Run after each change; a change that fails it is dropped. Empty: none.",
+        "The optimizer runs it after each change and throws away any change that makes it fail. Leave it empty if "
+        "you have no tests.",
     ),
     "hands_off": Message(
-        "Hands off: pick folders (space), type paths or changes not allowed.",
-        "Files or parts of the code it must not touch: pick folders with space, or type paths and changes you would not accept.",
+        "Hands off: {pick}type paths or changes not allowed.",
+        "Files or parts of the code it must not touch: {pick}type paths and changes you would not accept.",
+        "Named paths are never edited; a change named here is never made.",
+        "It will not edit anything you name here, nor make a change you describe here. Leave it empty if "
+        "anything may change.",
     ),
     "memory_trade": Message(
         "Memory for speed: allowed, and how much?",
         "May it use more GPU memory to go faster? How much?",
+        "A cap on peak GPU memory over today's (e.g. +20%); 'no more than today' forbids the trade.",
+        "Some speed-ups keep more on the GPU. Say how much more memory is fine (for example +20%), or keep "
+        "'no more than today'.",
     ),
     "when_to_stop": Message(
         "Stop target, and what then.",
         "When is it fast enough, and what should it do then?",
+        "It stops at this gain and reports; empty: it runs while it finds gains.",
+        "Once it reaches this speed-up it stops and reports back. Leave it empty and it keeps going while it "
+        "finds gains.",
     ),
     "hints": Message(
         "Where does time go, as far as you know? (space toggles)",
         "Where does the time seem to go? (space toggles)",
+        "A profile or a hunch: it measures first and uses this only to order what it tries.",
+        "A guess is fine: it measures for itself and only uses this to decide what to look at first.",
     ),
     "anything_else": Message(
         "Anything else (data paths, required flags, owners).",
         "Anything else it should know: where data lives, flags it needs, who owns what.",
+        "Free text, copied into the contract as written.",
+        "Whatever you type is copied into the contract as you wrote it. Leave it empty if there is nothing.",
     ),
     # step 4
     "confirm": Message(
@@ -222,14 +242,19 @@ MESSAGES: dict[str, Message] = {
     ),
     "confirm_yes": Message("Yes, write it", "Yes, write it"),
     "confirm_no": Message("No, go back", "No, go back"),
-    "writing": Message("Writing {path} …", "Writing {path} …"),
+    "writing": Message("Writing {path} …", "Writing {path} …", "Written whole or not at all; nothing else changes.",
+                       "The file appears whole or not at all, and nothing else in your repo changes."),
     "overwrite": Message(
         "{path} exists; differences below. Overwrite (old kept as .bak)?",
         "{path} already exists; the differences are below. Replace it (the old one is kept as .bak)?",
+        "The old file is kept beside it as .bak; Write somewhere else asks for another path.",
+        "Nothing is lost: the old file is kept beside it with .bak added. Or pick Write it somewhere else to type another path.",
     ),
     "overwrite_yes": Message("Overwrite, keep a .bak", "Replace it, keep a .bak"),
     "overwrite_other": Message("Write somewhere else", "Write it somewhere else"),
-    "path": Message("Path for the contract.", "Where should the contract go? Type a path."),
+    "path": Message("Path for the contract.", "Where should the contract go? Type a path.",
+                    "Relative paths are from the repo; the file is written whole or not at all.",
+                    "A path relative to the repo works. The file appears whole or not at all."),
     "write_failed": Message(
         "Cannot write {path}: {reason}. Answers kept; give another path.",
         "I could not write {path} ({reason}). Your answers are kept; type another path.",
@@ -237,6 +262,9 @@ MESSAGES: dict[str, Message] = {
     "done": Message(
         "Written: {path}. Next: {claude} (Claude Code) or {codex} (Codex); diagnose for one measured fix.",
         "Written: {path}. Next, start the optimizer with {claude} in Claude Code or {codex} in Codex; it runs on its own from there.",
+        "c copies the command, p the contract's path; ctrl+q quits. Esc goes back to change an answer.",
+        "Press c to copy the command that starts the optimizer, p to copy the contract's path, ctrl+q to quit. Esc "
+        "goes back if you want to change an answer.",
     ),
     "done_keys": Message("c copies the Claude Code command, p the contract's path.",
                          "Press c to copy the Claude Code command, p to copy the contract's path."),

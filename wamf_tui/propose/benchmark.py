@@ -308,7 +308,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(
             what=f"total steps cut to {steps}{was}" if counted else "whole job kept (nothing can cut it short)",
             how=how, flags=flags, env=env, enabled=counted, drop=clash, kind="steps", cap=steps if counted else None,
-            why="one run in ~8 min: warm-up until step time settles, then >=10 steady steps" if counted else
+            why="short enough to repeat often (under ~8 min): warm-up until step time settles, then >=10 steady steps"
+            if counted else
             "the wrapper counts optimizer steps, and this job updates its weights without one: give its own "
             "step limit in the run line if it takes over ~8 min"))
     for t in a.trackers:

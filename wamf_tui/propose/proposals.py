@@ -344,8 +344,15 @@ def folders(state: InitState) -> list[str]:
 
 def extra_check_examples(state: InitState) -> str:
     """Examples from the job itself: metrics it logs (beyond the loss), never unrelated function names."""
-    logged = [m for m in state.analysis.logged if "loss" not in m.lower()][:2] if state.analysis else []
+    rows = {_as_words(c.name) for c in state.checks}  # `grad_norm` is the "grad norm" row already there
+    logged = [m for m in state.analysis.logged if "loss" not in m.lower() and _as_words(m) not in rows][:2] \
+        if state.analysis else []
     return ", ".join(logged) if logged else "a metric you log, a second loss term"
+
+
+def _as_words(name: str) -> str:
+    """A metric's or row's name as words: `train/grad_norm` and "grad norm" are the same."""
+    return " ".join(re.split(r"[\W_]+", name.rsplit("/", 1)[-1].lower())).strip()
 
 
 def recorder(state: InitState) -> str:

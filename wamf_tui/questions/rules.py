@@ -24,8 +24,11 @@ def _own_tests(state: InitState) -> Question:
 
 
 def _hands_off(state: InitState) -> Question:
-    return put(state, "hands_off", "multi", free_text=True, options=[
-        Option(f, f, f in state.hands_off.split(", ")) for f in proposals.folders(state)])
+    folders = proposals.folders(state)
+    pick = ("pick folders (space), " if state.reader_register == "mlsys" else "pick folders with space, or ") \
+        if folders else ""  # no folder listed: nothing to pick
+    return put(state, "hands_off", "multi", free_text=True, fmt={"pick": pick}, options=[
+        Option(f, f, f in state.hands_off.split(", ")) for f in folders])
 
 
 def _memory_trade(state: InitState) -> Question:
