@@ -512,3 +512,40 @@ def test_the_probe_overhead_benchmark_loads_the_probe_a_trial_loads():
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     assert bench.PROBE.read_bytes() == Path(trial.__file__).with_name("step_probe.py").read_bytes()
+
+
+async def test_the_trials_result_scrolls_at_40x12_and_its_keys_stay_in_view(tmp_path):
+    """At 40x12 a long activate path and a dozen verdicts do not fit: the result scrolls with the keys, and the
+    line that says how to go back is pinned below it (the audit could not reach it)."""
+    from textual.app import App
+
+    from wamf_tui.model import Claim, TrialResult
+    from wamf_tui.ui.trial_screen import TrialScreen
+
+    claims = [Claim(claim=f"saves off {i}", expected="none", observed="1 written", ok=False, where=f"t.py:{i}",
+                    fix="switch it off with --save-every") for i in range(12)]
+    result = TrialResult(command_hash="x", started="now", ended="exited", exit_status=0, steps=30, claims=claims)
+    job = trial.Trial("source /very/long/path/to/the/users/own/environment/.venv/bin/activate", "python t.py",
+                      tmp_path)
+    screen = TrialScreen(job, "source /very/long/path/to/the/users/own/environment/.venv/bin/activate\n" * 3)
+
+    from wamf_tui.ui import app as wamf_app
+
+    class Host(App):
+        CSS_PATH = str(Path(wamf_app.__file__).with_name("app.tcss"))  # the app's own styles
+
+        def on_mount(self) -> None:
+            self.push_screen(screen)
+
+    async with Host().run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        keys = screen.query_one("#trial-keys")
+        assert "Enter or t: start" in str(keys.render()) and keys.region.bottom <= 12
+        screen.on_trial_screen_finished(TrialScreen.Finished(result))
+        await pilot.pause()
+        body = screen.query_one("#trial-body")
+        assert "Enter or Esc: back" in str(keys.render()) and 0 < keys.region.y and keys.region.bottom <= 12
+        assert body.max_scroll_y > 0 and body.scroll_y == 0
+        await pilot.press("end")
+        await pilot.pause()
+        assert body.scroll_y == body.max_scroll_y

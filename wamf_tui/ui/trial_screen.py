@@ -10,7 +10,7 @@ from collections import deque
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
@@ -49,14 +49,17 @@ class TrialScreen(ModalScreen[TrialResult | None]):
         self.pending: deque[str] = deque()  # output lines from the trial's thread, drained on the UI's
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="trial"):
-            yield Static(id="trial-status")
+        with Vertical(id="trial", classes="-ready"):
+            with VerticalScroll(id="trial-body"):  # the arrows and PgDn scroll it where it does not fit
+                yield Static(id="trial-status")
             yield RichLog(id="trial-log", max_lines=LOG_LINES, wrap=True, markup=False)
+            yield Static(id="trial-keys")  # pinned: what the keys do stays in view however long the rest
 
     def on_mount(self) -> None:
         self.query_one("#trial").border_title = "try the benchmark"
         self.query_one(RichLog).display = False
         self.show_status()
+        self.query_one("#trial-body").focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "start":
@@ -72,6 +75,7 @@ class TrialScreen(ModalScreen[TrialResult | None]):
             self.dismiss(self.result)
             return
         self.phase = "running"
+        self.query_one("#trial").set_classes("-running")
         self.query_one(RichLog).display = True
         self.set_interval(0.25, self.drain)
         self.run_worker(self._run, thread=True, group="trial", exclusive=True)
@@ -106,16 +110,20 @@ class TrialScreen(ModalScreen[TrialResult | None]):
     def on_trial_screen_finished(self, msg: Finished) -> None:
         self.drain()
         self.phase, self.result = "done", msg.result
+        self.query_one("#trial").set_classes("-done")
         self.refresh_bindings()
         self.show_status()
+        body = self.query_one("#trial-body", VerticalScroll)
+        body.scroll_home(animate=False)
+        body.focus()
 
     def show_status(self) -> None:
         out = Text()
         if self.phase == "ready":
             out.append("This runs your job now:\n", style="bold")
             out.append(self.where + "\n")
-            out.append(f"time limit {_clock(self.job.limit_s)} (+/- change it)\n")
-            out.append("Enter or t: start · Esc: cancel, nothing runs", style="bold")
+            out.append(f"time limit {_clock(self.job.limit_s)} (+/- change it)")
+            keys = "Enter or t: start · Esc: cancel, nothing runs"
         elif self.phase == "running":
             job = self.job
             elapsed = time.monotonic() - job.started if job.started else 0.0
@@ -123,7 +131,7 @@ class TrialScreen(ModalScreen[TrialResult | None]):
             out.append(f" · {job.steps} optimizer steps")
             if job.last_step_s is not None:
                 out.append(f" · last step {trial.step_time(job.last_step_s)}")
-            out.append(" · stopping…" if job.ended else " · s or Esc: stop")
+            keys = "stopping…" if job.ended else "s or Esc: stop · +/- time limit"
         else:
             assert self.result is not None
             failed = self.result.ended == "exited" and self.result.exit_status != 0
@@ -131,8 +139,10 @@ class TrialScreen(ModalScreen[TrialResult | None]):
                 out.append(line + "\n", style="bold red" if failed and line.startswith("likely cause") else "")
             for line in proof.describe(self.result.claims):
                 out.append(line + "\n", style="bold red" if line.startswith("FAILED") else "")
-            out.append("Enter or Esc: back (the result goes into the contract)", style="bold")
+            out.rstrip()
+            keys = "Enter or Esc: back (the result goes into the contract) · ↑↓ PgUp PgDn scroll"
         self.query_one("#trial-status", Static).update(out)
+        self.query_one("#trial-keys", Static).update(Text(keys, style="bold"))
 
 
 def _clock(seconds: float) -> str:
