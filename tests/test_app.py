@@ -362,14 +362,14 @@ async def test_the_written_screen_shows_the_optimize_command_on_a_small_screen(s
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24), (40, 12)])
 async def test_the_footer_is_the_same_on_every_step(size):
-    """Back, quit, explain and the keys on every step, wherever the focus is; F2 where the preview is hidden.
+    """Back, quit, explain, the preview (F2) and the keys on every step, wherever the focus is.
     The footer is rebuilt only when its keys change."""
     from snapshot_states import app_at
     from textual.widgets._footer import FooterKey
 
     from wamf_tui.ui.widgets import KeysFooter
 
-    want = ["back", "quit", "explain", *(["preview"] if size[0] < 60 or size[1] < 20 else []), "keys"]
+    want = ["back", "quit", "explain", "preview", "keys"]
     for step in Step:
         app = app_at(step)
         async with app.run_test(size=size) as pilot:
@@ -753,3 +753,20 @@ async def test_a_fit_left_for_a_step_screen_switched_away_does_nothing(tmp_path,
         old._fit()  # and once it is gone
         await pilot.pause()
         assert app.return_code is None and isinstance(app.screen, StepScreen) and app.screen.STEP == Step.CHECKS
+
+
+async def test_f2_at_80x24_gives_the_preview_most_of_the_screen_and_f2_again_puts_it_back(tmp_path):
+    """At 80x24 the preview had 3 to 5 rows and F2 did nothing (it worked only below 60x20): the audit could not
+    read the contract at step 4 without tabbing into it."""
+    from wamf_tui.ui.widgets import PreviewPane
+
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        before = app.screen.query_one(PreviewPane).region.height
+        await pilot.press("f2")
+        await pilot.pause()
+        await until(pilot, lambda: app.screen.query_one(PreviewPane).region.height >= 12, "the preview enlarged")
+        assert app.screen.query_one(PreviewPane).region.height > before
+        await pilot.press("f2")
+        await until(pilot, lambda: app.screen.query_one(PreviewPane).region.height == before, "back as it was")

@@ -175,8 +175,8 @@ class StepScreen(Screen):
             return True if not typing or isinstance(focused, Input) and focused.value == self.qview.prefilled else None
         if action == "toggle_row":
             return bool(q and q.kind == "multi") and not typing
-        if action == "toggle_preview":
-            return self.has_class("-tiny")
+        if action == "toggle_preview":  # at any size: hidden on a small screen, cramped at 80x24
+            return True
         if action == "try_it":  # the answer line takes t as a key while it holds the untouched proposal
             untouched = isinstance(focused, Input) and focused.value == self.qview.prefilled
             return self.can_try() and (not typing or untouched)
