@@ -657,3 +657,15 @@ def test_a_seed_made_from_the_seed_setting_is_switched_by_that_setting(tmp_path)
                       "    p.add_argument('--global-seed', type=int, default=0)\n    main(p.parse_args())\n")
     [seed] = analyze_script(script, tmp_path).seeds
     assert (seed.line, seed.off_switch) == (6, "global_seed")
+
+
+def test_the_main_guard_is_no_switch(tmp_path):
+    """cleanrl: `SummaryWriter(f"runs/{run_name}")` under `if __name__ == "__main__":` has no switch (it was said
+    to be switched off by `__name__`)."""
+    script = tmp_path / "train.py"
+    script.write_text("import argparse\nfrom torch.utils.tensorboard import SummaryWriter\n\n"
+                      "if __name__ == '__main__':\n    p = argparse.ArgumentParser()\n"
+                      "    p.add_argument('--lr', type=float, default=0.1)\n    args = p.parse_args()\n"
+                      "    writer = SummaryWriter(f'runs/{args.lr}')\n")
+    [tracker] = analyze_script(script, tmp_path).trackers
+    assert (tracker.line, tracker.off_switch) == (8, None)

@@ -97,3 +97,85 @@ def test_the_yaml_the_command_names_sets_values_over_the_dataclass_defaults(tmp_
         == {"steps": ("200", "configs/debug.yaml:2"), "data.batch_size": ("2", "command"),
             "data.root_dir": ("'data/shuffled'", "default")}
     assert propose(a, 30, "speed", command)[0].what == "total steps cut to 30 (was 200, configs/debug.yaml:2)"
+
+
+LOADER = """\
+from dataclasses import dataclass, field
+from typing import Optional
+
+from omegaconf import OmegaConf as om
+
+
+class BaseConfig:
+    @classmethod
+    def load(cls, path, overrides=None):
+        schema = om.structured(cls)
+        conf = om.merge(schema, om.load(str(path)))
+        if overrides:
+            conf = om.merge(conf, om.from_dotlist(overrides))
+        return om.to_object(conf)
+
+
+@dataclass
+class OptimizerConfig(BaseConfig):
+    learning_rate: float = 1e-4
+
+
+@dataclass
+class TrainConfig(BaseConfig):
+    run_name: Optional[str] = None
+    save_folder: str = "./"
+    max_duration: int = 10000
+    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+"""
+UTIL = "def clean_opt(arg):\n    if '=' not in arg:\n        arg = f'{arg}=True'\n    name, val = arg.split('=', 1)\n" \
+       "    name = name.strip('-').replace('-', '_')\n    return f'{name}={val}'\n"
+ENTRY = """\
+import sys
+
+import torch
+
+from olm.config import TrainConfig
+from olm.util import clean_opt
+
+
+def main(cfg):
+    if cfg.run_name is None:
+        raise ValueError("--run_name is required")
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=cfg.optimizer.learning_rate)
+    for step in range(cfg.max_duration):
+        model(torch.ones(2)).sum().backward()
+        opt.step()
+
+
+if __name__ == "__main__":
+    yaml_path, args_list = sys.argv[1], sys.argv[2:]
+    main(TrainConfig.load(yaml_path, [clean_opt(s) for s in args_list]))
+"""
+
+
+def test_a_config_class_loaded_from_the_yaml_positional_and_a_dot_list_is_read_as_its_fields(tmp_path):
+    """OLMo: `TrainConfig.load(sys.argv[1], [clean_opt(s) for s in sys.argv[2:]])`, whose base's `load` merges
+    `om.from_dotlist` over `om.structured(cls)` and the YAML file; `clean_opt` strips the words' dashes."""
+    root = make_repo(tmp_path / "r", {"olm/__init__.py": "", "olm/config.py": LOADER, "olm/util.py": UTIL,
+                                      "scripts/train.py": ENTRY, "configs/tiny.yaml": "run_name: tiny\nmax_duration: 50\n"})
+    a = analyze_script(root / "scripts/train.py", root, ["configs/tiny.yaml"])
+    assert a.config_system == "omegaconf_dotlist" and a.dashes_stripped
+    assert [(r.name, r.kind) for r in a.required] == [("yaml_path", "positional")]  # run_name: the YAML's to set
+    assert accepts(a, "--save_folder=/tmp/x") == accepts(a, "optimizer.learning_rate=1") == "proven"
+    assert accepts(a, "--bogus=1") == "refused"
+    assert a.resolved["max_duration"].value == "50"
+    assert [(c.name, c.role) for c in a.step_controls if c.name == "max_duration"] == [("max_duration", "bound")]
+    assert [o.name for o in a.output_dirs] == ["save_folder"]
+    untouched = analyze_script(root / "scripts/train.py", root)  # no config named: run_name is still not proven unset
+    assert [r.name for r in untouched.required] == ["yaml_path"]
+
+
+def test_without_a_function_that_strips_them_a_dashed_word_is_refused(tmp_path):
+    root = make_repo(tmp_path / "r", {"olm/__init__.py": "", "olm/config.py": LOADER,
+                                      "olm/util.py": UTIL.replace("name.strip('-')", "name"),
+                                      "scripts/train.py": ENTRY, "configs/tiny.yaml": "run_name: tiny\n"})
+    a = analyze_script(root / "scripts/train.py", root, ["configs/tiny.yaml"])
+    assert a.config_system == "omegaconf_dotlist" and not a.dashes_stripped
+    assert accepts(a, "--save_folder=/tmp/x") == "refused" and accepts(a, "save_folder=/tmp/x") == "proven"

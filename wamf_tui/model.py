@@ -23,8 +23,9 @@ from .infra.visible import RepoText  # noqa: E402
 
 # The config system an entry's own parse call uses: `read/systems/` has one module per kind.
 Kind = Literal["unknown", "constants", "argparse", "configurator", "hf", "hf_trainer", "fire", "hydra",
-               "omegaconf", "omegaconf_cli", "tyro", "jsonargparse", "lightning_cli", "click", "typer", "absl",
-               "yacs", "ml_collections", "simple_parsing", "configargparse", "argbind", "mmengine", "draccus"]
+               "omegaconf", "omegaconf_cli", "omegaconf_dotlist", "tyro", "jsonargparse", "lightning_cli", "click",
+               "typer", "absl", "yacs", "ml_collections", "simple_parsing", "configargparse", "argbind", "mmengine",
+               "draccus"]
 # Sessions saved before the kinds were typed hold the old labels: read them as their kind, so a resumed
 # session keeps its answers (an unknown label reads as "unknown", and the job is read again anyway).
 _OLD_LABELS = {"HfArgumentParser": "hf", "HfArgumentParser (TrainingArguments)": "hf_trainer",
@@ -375,6 +376,7 @@ class Analysis(BaseModel):
     precision: list[PrecisionSignal] = []  # autocast, scalers, a framework's precision, casts
     flags: dict[RepoText, RepoText | None] = {}
     off_values: dict[RepoText, RepoText] = {}  # flag -> the value its help text says switches it off (`-1`)
+    dashes_stripped: bool = False  # its dot-list words pass a function that strips dashes: `--k=v` is `k=v`
     # setting -> the settings the code asserts are unset when it is set (`if args.train_iters: assert
     # args.train_samples is None`): a run line that sets the one must not give the others
     exclusive: dict[RepoText, list[RepoText]] = {}

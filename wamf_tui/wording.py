@@ -366,7 +366,8 @@ KEYS = (
 SYSTEM_LABELS: dict[Kind, str] = {
     "unknown": "unknown", "constants": "constants in the code", "argparse": "argparse",
     "configurator": "configurator", "hf": "HfArgumentParser", "hf_trainer": "HfArgumentParser (TrainingArguments)",
-    "fire": "fire", "hydra": "hydra", "omegaconf": "OmegaConf", "omegaconf_cli": "OmegaConf dot-list (from_cli)", "tyro": "tyro", "jsonargparse": "jsonargparse CLI",
+    "fire": "fire", "hydra": "hydra", "omegaconf": "OmegaConf", "omegaconf_cli": "OmegaConf dot-list (from_cli)",
+    "omegaconf_dotlist": "OmegaConf dot-list over a YAML file (its class's loader)", "tyro": "tyro", "jsonargparse": "jsonargparse CLI",
     "lightning_cli": "LightningCLI", "click": "click", "typer": "typer", "absl": "absl",
     "yacs": "yacs (KEY VALUE opts)", "mmengine": "mmengine config (--cfg-options key=value)", "ml_collections": "absl with an ml_collections config",
     "simple_parsing": "simple_parsing", "configargparse": "configargparse", "argbind": "argbind",

@@ -496,7 +496,9 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     seed = chosen.off_switch if chosen is not None else None
     if seed:
         value = 1 if chosen is not None and _truthiness(chosen.guard) else 0  # `if cfg.get("seed"):` skips a 0
-        how, flags, env = f"{seed.split('=')[0]}={value}", [f"{seed.split('=')[0]}={value}"], []
+        name = seed.split("=")[0]
+        words = [f"{name}={value}"] if name.startswith("-") or hydra else parser.render(a, name, value)
+        how, flags, env = " ".join(words), words, []
     elif a.fixed_seed:  # `torch.manual_seed(42)` whatever the run: the same answer twice already
         how, flags, env = f"the job's own fixed seed ({a.fixed_seed})", [], []
     else:

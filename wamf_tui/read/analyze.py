@@ -320,7 +320,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         *entry, result, lambda m: module_path(root, m, script.parent))
     if entry is not None:  # with every flag now known: what the code cannot run without
         named = {r.name for r in result.required}
-        loads = result.config_system in ("constants", "unknown") and any(
+        loads = result.config_system in ("constants", "unknown", "omegaconf_dotlist") and any(
             r.kind == "positional" for r in result.required)
         result.required += [r for r in required_by_use(*entry, result.flags, loads) if r.name not in named]
     unset_now_known(result)

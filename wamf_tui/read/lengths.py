@@ -17,14 +17,16 @@ Role = Literal["bound", "scale"]
 BOUND = re.compile(r"^(max_steps|max_iters|max_iter|num_steps|steps|total_steps|train_steps|iters|max_train_steps|"
                    r"num_train_steps|max_iterations|num_iters|n_iters|total_iters|train_iters|num_iterations|iterations|"
                    r"max_train_step|epochs|num_epochs|max_epochs|num_train_epochs|n_epochs|max_train_epochs|"
-                   r"train_epochs|training_epochs|total_epochs|limit_train_batches)$")
+                   r"train_epochs|training_epochs|total_epochs|limit_train_batches|"
+                   r"max_duration)$")  # composer's and OLMo's length (steps, or `1ep`, `2e12T`)
 
 SCALE = re.compile(r"^(\w*warmup\w*|(lr_)?decay_(iters|steps|epochs)|cooldown_\w+|(grad|gradient|micro)_?acc\w*|"
                    r"accum\w*|eval_(iters|batches)|max_eval_(iters|steps|batches|step)|eval_only|dry_run|fast_dev_run|"
                    r"smoke_test|epoch_repeats|(start|initial)_(epoch|step|iter)|\w+_per_epoch|limit_\w+_batches|"
                    r"max_time|min_(epochs|steps)|patience|kimg|total_kimg|"
                    r"max_tokens|num_tokens\w*|tokens_per_\w+|target_flops|target_\w+_ratio|"
-                   r"(\w+_)?batch_size(_\w+)?|batch|batch_gpu|ims_per_batch|"
+                   r"(\w+_)?batch_size(_\w+)?|\w*microbatch\w*|batch|batch_gpu|ims_per_batch|"
+                   r"stop_at|stop_after|"  # an early stop, off (None) by default
                    r"max_(train_)?samples|max_examples|(train_)?num_samples|num_train_samples|max_new_tokens|"
                    r"(total_)?timesteps|total_env_steps|num_envs|update_epochs|num_minibatches)$")  # RL: env steps
 

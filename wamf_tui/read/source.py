@@ -304,6 +304,8 @@ class Reader(OptionsReader, ast.NodeVisitor):
             return f"{key}=false"
         first = None  # a name that is no setting (a step counter, a local): only when nothing better is found
         for test in reversed(self.guards):
+            if "__main__" in ast.dump(test):  # `if __name__ == "__main__":` runs the job; it switches nothing
+                continue
             for part in conjuncts(test):
                 negated = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not) else None
                 needed = negated is None and not (isinstance(part, ast.BoolOp) and isinstance(part.op, ast.Or))

@@ -1,7 +1,12 @@
 """OmegaConf's dot-list CLI: `OmegaConf.from_cli()` reads `sys.argv[1:]` as `a.b=value` (no dashes), merged
 over the job's config (`OmegaConf.merge(OmegaConf.structured(Args()), file_cfg, cli)`). Over a structured
 config an unknown key raises, so its dataclass fields are the whole set; over plain YAML a new key is added
-silently (unproven). A dashed flag becomes a key named `--x`: refused."""
+silently (unproven). A dashed flag becomes a key named `--x`: refused.
+
+Its sibling reads the same merge done by a config class's own loader: `TrainConfig.load(sys.argv[1],
+[clean_opt(s) for s in sys.argv[2:]])`, whose `load` (on the class or a base) merges `om.from_dotlist(overrides)`
+over `om.structured(cls)` and the YAML file. Where the words pass through a function that strips their dashes
+(`name.strip("-")`), `--key=value` is taken as `key=value`."""
 
 from __future__ import annotations
 
@@ -16,7 +21,8 @@ from .base import Kind, Refusal, Verdict
 from .common import Dashed
 from .modules import Classes, called, classes_of, fields, named_file, yaml_leaves
 
-OUTPUT = re.compile(r"^(dump_dir|output_dir|out_dir|save_dir|log_dir|work_dir|checkpoint_dir|ckpt_dir)$")
+OUTPUT = re.compile(r"^(dump_dir|output_dir|out_dir|save_dir|log_dir|work_dir|checkpoint_dir|ckpt_dir|save_folder"
+                    r"|output_folder|log_folder)$")
 NOT_A_KEY = "its OmegaConf dot-list takes key=value words, no dashes"
 
 
@@ -89,4 +95,103 @@ class OmegaConfCli(Dashed):
         return {k.lstrip("+"): v for k, eq, v in said if eq and not k.startswith("-")}
 
 
-SYSTEMS = (OmegaConfCli(),)
+class ClassLoaderDotlist(OmegaConfCli):
+    kind: Kind = "omegaconf_dotlist"
+
+    def uses(self, tree: ast.Module, a: Analysis) -> bool:
+        return a.config_system in ("omegaconf", "unknown", "constants") and _argv_loader(tree) is not None
+
+    def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
+             command: Sequence[str] = ()) -> bool:
+        found = _argv_loader(tree)
+        classes = classes_of(tree, rel, root, find)
+        if found is None or found[0] not in classes or not _merges_a_dotlist(found[0], found[1], classes):
+            return False
+        self._fields(found[0], classes, a)
+        if found[2] is not None and _strips_dashes(found[2], tree, classes, rel, root, find):
+            a.dashes_stripped = True  # `--key=value` reaches the loader as `key=value`
+        loaded = named_file(command, root)
+        if loaded is not None:  # the YAML positional: the values the job runs with
+            a.resolved.update(yaml_leaves(*loaded))
+        return True
+
+    def accepts(self, a: Analysis, word: str, given: Sequence[str] = ()) -> Verdict:
+        return super().accepts(a, _undashed(a, word), given)
+
+    def refusal(self, a: Analysis, args: Sequence[str], name: str, given: Sequence[str] = ()) -> Refusal:
+        words = list(args[1:]) if args and "=" not in args[0] and not args[0].startswith("-") else list(args)
+        return super().refusal(a, [_undashed(a, w) for w in words], name, given)  # past the YAML positional
+
+    def values(self, a: Analysis, args: Sequence[str]) -> dict[str, str]:
+        return super().values(a, [_undashed(a, w) for w in args])
+
+    def render(self, a: Analysis, setting: str, value: object) -> list[str]:
+        """`--key=value` where the job strips the dashes (as its docs write them), else `key=value`."""
+        return [f"--{setting}={value}" if a.dashes_stripped else f"{setting}={value}"]
+
+
+def _undashed(a: Analysis, word: str) -> str:
+    """`--save_folder=x` as the loader sees it where the job strips dashes (`save_folder=x`); else as written."""
+    if not a.dashes_stripped or not word.startswith("-"):
+        return word
+    key, eq, value = word.partition("=")
+    return f"{key.strip('-').replace('-', '_')}={value if eq else 'True'}"
+
+
+def _argv_loader(tree: ast.Module) -> tuple[str, str, str | None] | None:
+    """(class, method, the function the override words pass through) of the entry's `Cls.method(<argv word>,
+    <argv words>)`: a config class loaded from the command line's YAML and dot-list."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and len(node.args) >= 2):
+            continue
+        if not any("argv" in ast.unparse(x) or isinstance(x, ast.Name) for x in node.args[:1]):
+            continue
+        words = node.args[1]
+        through = None
+        if isinstance(words, ast.ListComp) and isinstance(words.elt, ast.Call) and isinstance(words.elt.func, ast.Name):
+            through = words.elt.func.id
+        if _from_argv(tree, node.args[0]) and _from_argv(tree, words):
+            return node.func.value.id, node.func.attr, through
+    return None
+
+
+def _from_argv(tree: ast.Module, expr: ast.expr) -> bool:
+    """Whether `expr` is, or names a variable assigned from, `sys.argv` (`sys.argv[1]`, `args_list` of
+    `yaml_path, args_list = sys.argv[1], sys.argv[2:]`, or a list made from such a name)."""
+    if "argv" in ast.unparse(expr):
+        return True
+    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and "sys.argv" in ast.unparse(node.value):
+            targets = {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if names & targets:
+                return True
+    return False
+
+
+def _merges_a_dotlist(name: str, method: str, classes: Classes, depth: int = 0) -> bool:
+    """Whether `name.method` (found on the class or a repo base) merges a `from_dotlist` over `structured(cls)`."""
+    node, _ = classes[name]
+    fn = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == method), None)
+    if fn is not None:
+        calls = {called(c) for c in ast.walk(fn) if isinstance(c, ast.Call)}
+        return {"from_dotlist", "structured"} <= calls
+    return depth < 6 and any(_merges_a_dotlist(b.id, method, classes, depth + 1) for b in node.bases
+                             if isinstance(b, ast.Name) and b.id in classes)
+
+
+def _strips_dashes(function: str, tree: ast.Module, classes: Classes, rel: str, root: Path,
+                   find: Callable[[str], Path | None]) -> bool:
+    """Whether the function the words pass through (the entry's or an imported module's) strips their dashes."""
+    from .modules import imported_files, parsed
+
+    trees = [tree, *(parsed(p) for p in imported_files(tree, rel, find, depth=1))]
+    for t in trees:
+        for fn in (n for n in t.body if isinstance(n, ast.FunctionDef) and n.name == function):
+            text = ast.unparse(fn)
+            return any(s in text for s in ("strip('-')", "lstrip('-')", "removeprefix('--')", "removeprefix('-')"))
+    return False
+
+
+SYSTEMS = (OmegaConfCli(), ClassLoaderDotlist())
