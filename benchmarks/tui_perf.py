@@ -165,7 +165,7 @@ def main() -> None:
     fp = first_paint({"hello": hello, "imports": [*hello, "--with-wamf-imports"],
                       "ours": [*WAMF, demo, "--fresh"]}, app_env)
     print(f"first paint: wamf-tui {statistics.median(fp['ours']) * 1000:.0f} ms (median), hello world "
-          f"{statistics.median(fp['hello']) * 1000:.0f} ms: {paired(fp['ours'], fp['hello'])} (goal <= 1.3x, issue #36); "
+          f"{statistics.median(fp['hello']) * 1000:.0f} ms: {paired(fp['ours'], fp['hello'])} (goal <= 1.3x); "
           f"hello world after importing what wamf-tui imports: {paired(fp['imports'], fp['hello'])}")
 
     big = Path(tempfile.mkdtemp())
