@@ -159,7 +159,8 @@ def test_a_config_class_loaded_from_the_yaml_positional_and_a_dot_list_is_read_a
     """OLMo: `TrainConfig.load(sys.argv[1], [clean_opt(s) for s in sys.argv[2:]])`, whose base's `load` merges
     `om.from_dotlist` over `om.structured(cls)` and the YAML file; `clean_opt` strips the words' dashes."""
     root = make_repo(tmp_path / "r", {"olm/__init__.py": "", "olm/config.py": LOADER, "olm/util.py": UTIL,
-                                      "scripts/train.py": ENTRY, "configs/tiny.yaml": "run_name: tiny\nmax_duration: 50\n"})
+                                      "scripts/train.py": ENTRY,
+                                      "configs/tiny.yaml": "run_name: tiny\nmax_duration: 50\n"})
     a = analyze_script(root / "scripts/train.py", root, ["configs/tiny.yaml"])
     assert a.config_system == "omegaconf_dotlist" and a.dashes_stripped
     assert [(r.name, r.kind) for r in a.required] == [("yaml_path", "positional")]  # run_name: the YAML's to set

@@ -276,3 +276,28 @@ def test_a_functions_dataclass_groups_are_read_from_the_module_it_imports_them_f
     assert check_run("python -m pkg.pretrain --train.max_step=30", root, a).problems == [
         "--train.max_step is not among the parameters (or dataclass fields) pretrain.py's jsonargparse CLI is made "
         "from"]
+
+
+ONMT_OPTS = ("def train_opts(parser):\n    group = parser.add_argument_group('Model')\n"
+             "    group.add('-layers', '--layers', type=int, default=2)\n"
+             "    group.add('-train_steps', '--train_steps', type=int, default=100000)\n")
+ONMT_TRAIN = ("import configargparse\nfrom opts import train_opts\n\n\ndef main():\n"
+              "    parser = configargparse.ArgumentParser()\n    train_opts(parser)\n"
+              "    opt, unknown = parser.parse_known_args()\n{use}    train(opt)\n\n\n"
+              "if __name__ == '__main__':\n    main()\n")
+
+
+@pytest.mark.parametrize(("use", "run", "expected"), [
+    ("", "python train.py -layers 2 -train_steps 30", []),
+    ("", "python train.py -layers 2 -rnn_size 200", ["-rnn_size is not an option of train.py"]),
+    ("", "python train.py --rnn_size=200", ["--rnn_size is not an option of train.py"]),
+    ("    rest(unknown)\n", "python train.py -layers 2 -rnn_size 200", []),  # the rest goes on: not refused
+])
+def test_configargparse_groups_declare_options_and_an_unread_rest_drops_unknown_flags(tmp_path, use, run, expected):
+    """OpenNMT-py: options declared with configargparse's `group.add('-x', '--x')` in a module the entry imports,
+    parsed with `opt, unknown = parse_known_args()` and `unknown` never read: an old docs command's `-rnn_size`
+    is dropped silently, so it is refused, not taken on the docs' word. Where the rest is handed on, it may be
+    another parser's."""
+    files = {"opts.py": ONMT_OPTS, "train.py": ONMT_TRAIN.format(use=use) + "def train(opt):\n" +
+             "\n".join("    " + line for line in LOOP.splitlines()) + "\n"}
+    assert problems(tmp_path, files, run) == expected

@@ -35,7 +35,8 @@ class OptionsReader:
         if last == "ArgumentParser" and any(k.arg == "parents" for k in node.keywords):
             self.r.parser_open = self.r.parser_open or "builds its parser on parent parsers"
         elif last == "parse_known_args" and not any(  # `if ignore_unknown_args:`, a parameter off by default
-                isinstance(g, ast.Name) and g.id in self.off_by_default for g in self.guards):
+                isinstance(g, ast.Name) and g.id in self.off_by_default for g in self.guards) \
+                and not self._drops_the_rest(node):  # `opt, _ = parse_known_args()`: an unknown flag does nothing
             self.r.parser_open = self.r.parser_open or "reads its flags with parse_known_args (unknown flags pass)"
         elif last == "_add_action":  # `tune run` copies torchrun's actions into its own parser
             self.r.parser_open = self.r.parser_open or "copies options from another parser when it runs"
@@ -67,7 +68,8 @@ class OptionsReader:
         elif last == "add_config_arguments" and "deepspeed" in name:  # `deepspeed.add_config_arguments(parser)`
             for opt, default in table("deepspeed")["parser_arguments"].items():
                 self._option(opt, default, node, None)
-        elif last == "add_argument":
+        elif last == "add_argument" or last in ("add", "add_arg") and node.args and isinstance(
+                node.args[0], ast.Constant) and str(node.args[0].value).startswith("-"):  # configargparse's aliases
             opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             # the factory's own `add_argument(*arg_names)`: its flags are read from the dataclasses it is given
             if not opts and node.args and not (self.classes and self.classes[-1][0] == "ArgumentGroupFactory"):
@@ -126,6 +128,19 @@ class OptionsReader:
             names, bare = self.spellings.get(flag, ([flag], True))
             self.r.needs.append(Need(code="trains_with", file=self.rel, line=line, why=f"trains only with {flag} given",
                                      words=[flag] if bare else [flag, "True"], spellings=names))
+
+    def _drops_the_rest(self, call: ast.Call) -> bool:
+        """`opt, unknown = parser.parse_known_args()` with `unknown` never read again in the function: the words
+        the parser does not know are dropped, so the declared options are all it takes (OpenNMT-py's)."""
+        scope = self.function_node
+        if scope is None:
+            return False
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign) and node.value is call and isinstance(node.targets[0], ast.Tuple) \
+                    and len(node.targets[0].elts) == 2 and isinstance(rest := node.targets[0].elts[1], ast.Name):
+                return not any(isinstance(n, ast.Name) and n.id == rest.id and isinstance(n.ctx, ast.Load)
+                               for n in ast.walk(scope))
+        return False
 
     def _option(self, opt: str, default: str | None, node: ast.Call, helped: str | None) -> None:
         """One option of the job's parser, whatever declares it: its default, the value its help says
