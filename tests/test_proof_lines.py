@@ -120,3 +120,14 @@ def test_a_dataloader_worker_stops_watching_the_rows_lines_as_it_starts(tmp_path
     assert result.exit_status == 0 and result.steps == 8, result
     seen = {e.what for e in result.effects if e.kind == "line"}
     assert "train.py:10" in seen and "train.py:6" not in seen
+
+
+def test_a_frame_of_pythons_own_frozen_modules_is_never_the_jobs(monkeypatch, tmp_path):
+    """`<frozen runpy>` made every stack in `try --json` end with `<frozen runpy>:88`: it was read as a path
+    relative to the job's folder."""
+    from wamf_tui.bench import step_probe
+
+    monkeypatch.setattr(step_probe, "_REPO", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert step_probe._ours(str(tmp_path / "train.py")) and step_probe._ours("train.py")
+    assert not step_probe._ours("<frozen runpy>") and not step_probe._ours("<string>")

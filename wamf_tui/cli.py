@@ -233,7 +233,7 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true",
                        help="the measures as JSON on stdout (the job's output on stderr)")
         p.add_argument("--parse-only", action="store_true",
-                       help="run the job only until its own parser (argparse, HfArgumentParser, Hydra) has read "
+                       help="run the job only until its own parser (argparse, HfArgumentParser, Hydra, fire) has read "
                             "the run line, and say whether every flag is known: seconds, never a training step")
         p.set_defaults(func=cmd_try)
     else:

@@ -38,7 +38,10 @@ class UploadStopped(RuntimeError):
 
 
 def _ours(name: str) -> bool:
-    """A file of the job's repository: not an installed package, not this probe."""
+    """A file of the job's repository: not an installed package, not this probe, not Python's own
+    `<frozen runpy>` (a name in angle brackets is no file)."""
+    if name.startswith("<"):
+        return False
     if not os.path.isabs(name):  # a script run by the wrapper's runpy, as the command named it
         name = os.path.abspath(name)
     return name.startswith(_REPO + os.sep) and "-packages" not in name and not name.startswith(_HERE)
