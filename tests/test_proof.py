@@ -402,3 +402,23 @@ def test_a_job_that_fails_before_its_first_step_gets_no_verdict_on_what_it_never
 def test_a_trial_stopped_by_hand_makes_no_claim_on_the_cap():
     stopped = result_with([], steps=7, ended="stopped")
     assert "cap 30 steps" not in {c.claim for c in proof.check(proof.Expected(steps=30), stopped)}
+
+
+FAKE_LIGHTNING = {  # the job's own stand-in for Lightning's checkpoint writer (Lightning is not installed here)
+    "lightning/__init__.py": "", "lightning/fabric/__init__.py": "", "lightning/fabric/utilities/__init__.py": "",
+    "lightning/fabric/utilities/cloud_io.py": "import io\nimport torch\n\ndef _atomic_save(checkpoint, filepath):\n"
+                                              "    buf = io.BytesIO()\n    torch.save(checkpoint, buf)\n"
+                                              "    with open(filepath, 'wb') as f:\n        f.write(buf.getvalue())\n",
+    "train.py": "import torch\nfrom lightning.fabric.utilities.cloud_io import _atomic_save\n"
+                "model = torch.nn.Linear(2, 1)\n_atomic_save(model.state_dict(), 'epoch=0.ckpt')\n",
+}
+
+
+def test_a_checkpoint_lightning_writes_through_a_buffer_is_a_save(tmp_path):
+    """Lightning saves into a BytesIO, then writes the bytes itself: the buffer's torch.save names no file, and
+    a checkpoint routed into WAMF_OUT raised no write either; `_atomic_save` is the save, with its path."""
+    repo = make_repo(tmp_path / "job", FAKE_LIGHTNING)
+    result = proof.run(trial.Trial("", f"{sys.executable} train.py", repo), proof.Expected())
+    saves = [e for e in result.effects if e.kind == "save"]
+    assert [(e.path.rsplit("/", 1)[-1], e.where, e.count) for e in saves] == [("epoch=0.ckpt", "train.py:4", 1)]
+    assert not by_claim(result)["saves off"].ok

@@ -219,6 +219,12 @@ def _transformers(module) -> None:
     _save_call(module.PreTrainedModel, "save_pretrained", "save_pretrained", 1, "save_directory")
 
 
+def _lightning_io(module) -> None:
+    """Lightning saves a checkpoint into a buffer, then writes the bytes itself (`_atomic_save`): the buffer's
+    `torch.save` names no file, so the save is counted here, with its path."""
+    _save_call(module, "_atomic_save", "torch.save", 1, "filepath")
+
+
 def _accelerate(module) -> None:
     _save_call(module.Accelerator, "save_state", "save_state", 1, "output_dir")
 
@@ -284,6 +290,8 @@ PATCHES = {
     "transformers.modeling_utils": _transformers,
     "transformers.utils.hub": _push,
     "accelerate.accelerator": _accelerate,
+    "lightning.fabric.utilities.cloud_io": _lightning_io,
+    "lightning_fabric.utilities.cloud_io": _lightning_io,
     "wandb": _wandb,
     "torch.utils.tensorboard.writer": _writer("tensorboard", "log_dir"),
     "tensorboardX": _writer("tensorboard", "logdir"),
