@@ -144,3 +144,29 @@ def test_a_command_line_child_past_its_time_is_killed_with_what_it_started_witho
     while not gone(sleeper) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert gone(sleeper)
+
+
+POLITE = """import signal, sys, time
+def done(*_):
+    open("got_term", "w").close()
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+print("up", flush=True)
+time.sleep(300)
+"""
+
+
+def test_ctrl_c_on_a_trial_asks_the_job_to_end_before_it_kills_it(tmp_path):
+    """Ctrl-C in `wamf-tui try` killed the job at once with SIGKILL; a stop sends SIGTERM first, so the job can
+    flush its logs. The interruption now ends it the same way, and nothing is left."""
+    repo = make_repo(tmp_path / "job", {"job.py": POLITE})
+    job = trial.Trial("", f"{sys.executable} job.py", repo, grace_s=1.0)
+
+    def interrupt(line: str) -> None:
+        if "up" in line:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        job.run(interrupt)
+    assert (repo / "got_term").exists()
+    assert job.proc is not None and job.proc.poll() is not None

@@ -229,8 +229,8 @@ class Trial:
                     self._kill_hard()
             finally:
                 self._done.set()
-                if self.proc.poll() is None:  # an error above: nothing may be left behind
-                    self._kill_hard()
+                if self.proc.poll() is None:  # an error above, or ctrl+c: nothing may be left behind
+                    self._end_now()
                 children.forget(self.proc)
                 for pipe in (self.proc.stdin, self.proc.stdout):
                     if pipe is not None:
@@ -260,6 +260,20 @@ class Trial:
 
     def _kill_later(self) -> None:
         if not self._done.wait(self.grace_s + KILL_FOR_S + 1):
+            self._kill_hard()
+
+    def _end_now(self, wait_s: float = 2.0) -> None:
+        """The job's end when the trial itself is interrupted (ctrl+c): SIGTERM through the supervisor first, as
+        a stop does, so the job may flush and exit, then SIGKILL for whatever is left after `wait_s`."""
+        assert self.proc is not None
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(b"term\n")
+            self.proc.stdin.flush()
+            self.proc.wait(wait_s)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
+        if self.proc.poll() is None:
             self._kill_hard()
 
     def _kill_hard(self) -> None:
