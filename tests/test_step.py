@@ -774,3 +774,39 @@ def test_a_helper_branch_the_calls_own_argument_rules_out_is_not_the_loss(tmp_pa
     got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
     assert got["loss"] == at(SHARED, "loss = self.loss(x, y")
     assert got["forward"] == at(SHARED, "x, y, w = self.forward(batch)")
+
+
+OPTIM_WRAPPER = """\
+import torch
+
+
+class Optimizer:
+    def backward(self, loss):
+        if self.amp:
+            self._scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+    def step(self):
+        torch.nn.utils.clip_grad_norm_(self.params, self.max_grad_norm)
+        self._optimizer.step()
+"""
+WRAPPED_TRAINER = """\
+class Trainer:
+    def train(self, batches):
+        for batch in batches:
+            out = self.model(batch["src"])
+            loss = self.train_loss(batch, out)
+            self.optim.backward(loss)
+            self.optim.step()
+"""
+
+
+def test_an_optimizer_wrappers_backward_is_no_step_and_its_clip_is_the_steps(tmp_path):
+    """OpenNMT-py: `Optimizer.backward(self, loss)` (read first) backpropagates a loss handed in from another
+    module; the step is the trainer's `self.optim.backward(loss)`, and the clip in the wrapper's `step()` is its."""
+    entry = "from optim import Optimizer\nfrom trainer import Trainer\nTrainer().train([])\n"
+    root = make_repo(tmp_path / "job", {"train.py": entry, "optim.py": OPTIM_WRAPPER, "trainer.py": WRAPPED_TRAINER})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert got["loss"] == "trainer.py:5" and got["forward"] == "trainer.py:4" and got["backward"] == "trainer.py:6"
+    assert got["optimizer_step"] == "trainer.py:7" and got["grad_clip"] == "optim.py:12"

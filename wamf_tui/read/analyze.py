@@ -141,6 +141,14 @@ def analyze_script(script: str | Path, repo_root: str | Path | None = None, comm
             gc.enable()
 
 
+def _in_a_step_method(modules: list[ModuleDefs], anchor: Anchor) -> bool:
+    """Whether an anchor sits in a function named `step` (an optimizer wrapper's, which the loop's `.step()`
+    runs)."""
+    module = next((m for m in modules if m.file == anchor.file), None)
+    owner = module.innermost(anchor.line) if module is not None else None
+    return owner is not None and owner.name == "step"
+
+
 def _kept_on(result: Analysis) -> None:
     """A switch the job trains only with (`if opt.train: trainer.fit(...)`) is never a row's way off: leaving
     it out would switch the training off with the save after it."""
@@ -312,8 +320,11 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         stepped_in = next((a.file for a in step if a.role == "backward"), step[0].file if step else None)
         found = {a.role for a in step}
         elsewhere = [a for a in result.anchors if a.role == "optimizer_step" and a.file != stepped_in]
+        # the clip inside an optimizer wrapper's own `step()` (OpenNMT-py's `self.optim.step()`) is the step's
+        wrapped = [a for a in result.anchors if a.role == "grad_clip" and a.file != stepped_in
+                   and "optimizer_step" in found and _in_a_step_method(modules, a)][:1]
         result.anchors = [a for a in result.anchors if a.role not in ROLES or a.role not in found
-                          and a.file == stepped_in] + step
+                          and a.file == stepped_in] + step + (wrapped if "grad_clip" not in found else [])
         if result.train_loop is None and "optimizer_step" not in found:
             loop_of_the_optimizer_step(result, root, elsewhere)
     from_dict = entry is not None and result.config_system == "argparse" and dict_flags(  # a dict of defaults

@@ -202,6 +202,8 @@ def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Ancho
                           stepped[0] if stepped else backwards[0])
         anchors = _anchored(rel, call, loss, assigns, calls, ifs, loops, helpers=_helpers(tree, scope))
         caller = _caller_of(tree, scope, loss, assigns, dead)
+        if caller is None and _handed_in(scope, loss, assigns):
+            continue  # `def backward(self, loss): loss.backward()`, called from another module: a wrapper, no step
         if caller is not None:  # `def _backward(_loss): _loss.backward()`: the loss is made where it is called
             site, given, parts, local = caller
             outer = _anchored(rel, site, given, parts.assigns, parts.calls, parts.ifs, parts.loops, local)
@@ -228,6 +230,12 @@ def _helpers(tree: ast.Module, scope: ast.AST) -> dict[str, ast.FunctionDef | as
     return {k: f for k, f in found.items() if k not in twice}
 
 
+def _handed_in(scope: ast.AST, loss: ast.expr, assigns: list[ast.AST]) -> bool:
+    """Whether the loss a backward consumes is a parameter of its function, never assigned there."""
+    return isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and isinstance(loss, ast.Name) \
+        and loss.id in {a.arg for a in scope.args.args} and _assigned(loss.id, scope.end_lineno or 0, assigns) is None
+
+
 def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[ast.AST], dead: Collection[int]
                ) -> tuple[ast.Call, ast.expr, _Parts, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] | None:
     """Where a step function that takes its loss as a parameter (timm's `_backward(_loss)`) is called: the call,
@@ -242,7 +250,8 @@ def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[a
     index = params.index(loss.id) - (params[:1] == ["self"])
     for outer in _scopes(tree):
         parts = _parts(outer, dead)
-        site = next((n for n in parts.calls if len(n.args) > index >= 0 and (
+        inside = range(scope.lineno, (scope.end_lineno or scope.lineno) + 1)  # its own `self._opt.backward(loss)`
+        site = next((n for n in parts.calls if len(n.args) > index >= 0 and n.lineno not in inside and (
             isinstance(n.func, ast.Name) and n.func.id == scope.name
             or isinstance(n.func, ast.Attribute) and n.func.attr == scope.name)), None)
         if site is not None:
