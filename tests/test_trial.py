@@ -549,3 +549,12 @@ async def test_the_trials_result_scrolls_at_40x12_and_its_keys_stay_in_view(tmp_
         await pilot.press("end")
         await pilot.pause()
         assert body.scroll_y == body.max_scroll_y
+
+
+def test_the_step_times_are_the_ranks_that_stepped_most(tmp_path):
+    """Each rank appends `pid time` a step; a rank that stepped less (a twin that joined late, a helper process
+    that stepped once) is not the one timed."""
+    steps = tmp_path / "steps"
+    steps.write_text("11 1.0\n22 1.5\n11 2.0\n11 3.0\n22 2.5\nbad line\n")
+    assert trial._step_times(steps) == [1.0, 2.0, 3.0]
+    assert trial._step_times(tmp_path / "none") == []

@@ -301,3 +301,17 @@ def test_configargparse_groups_declare_options_and_an_unread_rest_drops_unknown_
     files = {"opts.py": ONMT_OPTS, "train.py": ONMT_TRAIN.format(use=use) + "def train(opt):\n" +
              "\n".join("    " + line for line in LOOP.splitlines()) + "\n"}
     assert problems(tmp_path, files, run) == expected
+
+
+ACCELERATED = ("import torch\nfrom accelerate import Accelerator\naccelerator = Accelerator()\n"
+               "model, opt = accelerator.prepare(torch.nn.Linear(2, 1), torch.optim.SGD([], lr=0.1))\n"
+               "for step in range(10):\n    loss = model(x).sum()\n    accelerator.backward(loss)\n    opt.step()\n")
+
+
+@pytest.mark.parametrize("run", ["python -m pkg.train", "python pkg/train.py"])
+def test_an_accelerator_run_by_python_alone_is_refused_as_module_or_script(tmp_path, run):
+    """`python -m` runs an `Accelerator` as one fp32 process just as `python` does: both are refused."""
+    got = problems(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": ACCELERATED}, run)
+    assert any("use accelerate launch" in p for p in got), got
+    assert problems(tmp_path / "b", {"pkg/__init__.py": "", "pkg/train.py": ACCELERATED},
+                    "accelerate launch -m pkg.train") == []
