@@ -170,3 +170,18 @@ def test_ctrl_c_on_a_trial_asks_the_job_to_end_before_it_kills_it(tmp_path):
         job.run(interrupt)
     assert (repo / "got_term").exists()
     assert job.proc is not None and job.proc.poll() is not None
+
+
+def test_a_child_that_times_out_is_stopped_with_what_it_started(tmp_path):
+    """A detection child whose git hangs on a dead mount: its timeout stops the child's whole group, so the
+    `sleep` it started (the hung git) is gone too, not only the child."""
+    note = tmp_path / "grandchild"
+    script = (f"import subprocess, time\np = subprocess.Popen(['sleep', '60'])\n"
+              f"open({str(note)!r}, 'w').write(str(p.pid))\ntime.sleep(300)\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        children.run([sys.executable, "-c", script], timeout=2.0)
+    pid = int(note.read_text())
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie":
+        time.sleep(0.05)
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie"
