@@ -19,7 +19,7 @@ from ...model import Analysis, Fact
 from ..lengths import length_control
 from .base import Kind, Refusal, Verdict
 from .common import Dashed
-from .modules import Classes, called, classes_of, fields, named_file, yaml_leaves
+from .modules import Classes, called, classes_of, fields, imported_files, named_file, parsed, yaml_leaves
 
 OUTPUT = re.compile(r"^(dump_dir|output_dir|out_dir|save_dir|log_dir|work_dir|checkpoint_dir|ckpt_dir|save_folder"
                     r"|output_folder|log_folder)$")
@@ -184,8 +184,6 @@ def _merges_a_dotlist(name: str, method: str, classes: Classes, depth: int = 0) 
 def _strips_dashes(function: str, tree: ast.Module, classes: Classes, rel: str, root: Path,
                    find: Callable[[str], Path | None]) -> bool:
     """Whether the function the words pass through (the entry's or an imported module's) strips their dashes."""
-    from .modules import imported_files, parsed
-
     trees = [tree, *(parsed(p) for p in imported_files(tree, rel, find, depth=1))]
     for t in trees:
         for fn in (n for n in t.body if isinstance(n, ast.FunctionDef) and n.name == function):
