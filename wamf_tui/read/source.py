@@ -586,7 +586,7 @@ class Reader(OptionsReader, ast.NodeVisitor):
         targets = node.targets
         if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(node.value, ast.Tuple | ast.List):
             self.name_tuples[targets[0].id] = [e.id for e in node.value.elts if isinstance(e, ast.Name)]
-        if len(targets) == 1 and isinstance(targets[0], ast.Name) and (read := [
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and "seed" in targets[0].id.lower() and (read := [
                 n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute) and "seed" in n.attr.lower()]):
             self.seeded_from[targets[0].id] = read[0]
         if len(targets) == 1 and starts_ahead(node.value):

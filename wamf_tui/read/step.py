@@ -183,7 +183,7 @@ def _helpers(tree: ast.Module, scope: ast.AST) -> dict[str, ast.FunctionDef | as
     out (which one runs is not read)."""
     found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     twice: set[str] = set()
-    owner = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and scope in c.body), None)
+    owner = next((c for c in tree.body if isinstance(c, ast.ClassDef) and scope in c.body), None)
     bodies = [("", tree.body), *([("self.", owner.body)] if owner is not None else [])]
     for prefix, body in bodies:
         for f in (n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):

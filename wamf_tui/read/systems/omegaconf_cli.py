@@ -99,7 +99,8 @@ class ClassLoaderDotlist(OmegaConfCli):
     kind: Kind = "omegaconf_dotlist"
 
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
-        return a.config_system in ("omegaconf", "unknown", "constants") and _argv_loader(tree) is not None
+        return a.config_system in ("omegaconf", "unknown", "constants") and any(  # the YAML read from sys.argv
+            r.kind == "positional" for r in a.required) and _argv_loader(tree) is not None
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
