@@ -402,10 +402,16 @@ def _shell() -> str:
 def _lines(proc: subprocess.Popen[bytes]) -> Iterable[str]:
     """Output lines as they come; a carriage return (a progress bar redrawn) ends a line too. Never waits
     on the pipe once the supervisor has exited (everything in its tree is gone by then): a process outside
-    it that holds the pipe cannot hold the trial."""
+    it that holds the pipe cannot hold the trial. What the tree wrote before it exited is read to the end:
+    a job's last line (its error) can land between a wait that found nothing and the check that it exited."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
-    pending = b""
+    pending = [b""]
+
+    def split(chunk: bytes) -> list[str]:
+        *done, pending[0] = re.split(rb"\r\n|\n|\r", pending[0] + chunk)
+        return [raw.decode("utf-8", errors="replace") for raw in done if raw.strip()]
+
     while True:
         if not select.select([fd], [], [], 0.2)[0]:
             if proc.poll() is not None:
@@ -414,13 +420,13 @@ def _lines(proc: subprocess.Popen[bytes]) -> Iterable[str]:
         chunk = os.read(fd, 65536)
         if not chunk:
             break
-        pending += chunk
-        *done, pending = re.split(rb"\r\n|\n|\r", pending)
-        for raw in done:
-            if raw.strip():
-                yield raw.decode("utf-8", errors="replace")
-    if pending.strip():
-        yield pending.decode("utf-8", errors="replace")
+        yield from split(chunk)
+    for _ in range(64):  # bounded: an escaped process still writing never holds the trial
+        if not select.select([fd], [], [], 0)[0] or not (chunk := os.read(fd, 65536)):
+            break
+        yield from split(chunk)
+    if pending[0].strip():
+        yield pending[0].decode("utf-8", errors="replace")
 
 
 def read_effects(path: Path, keep: int = 300) -> list[Effect]:
