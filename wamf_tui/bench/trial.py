@@ -250,13 +250,17 @@ class Trial:
             if self.ended or self.proc is None:
                 return
             self.ended = why
+        self._say_term()
+        threading.Thread(target=self._kill_later, daemon=True).start()
+
+    def _say_term(self) -> None:
+        """`term` to the supervisor: SIGTERM to the job's tree, SIGKILL after the grace period."""
         try:
-            assert self.proc.stdin is not None
+            assert self.proc is not None and self.proc.stdin is not None
             self.proc.stdin.write(b"term\n")
             self.proc.stdin.flush()
         except (OSError, ValueError):  # it has ended already
             pass
-        threading.Thread(target=self._kill_later, daemon=True).start()
 
     def _kill_later(self) -> None:
         if not self._done.wait(self.grace_s + KILL_FOR_S + 1):
@@ -266,12 +270,10 @@ class Trial:
         """The job's end when the trial itself is interrupted (ctrl+c): SIGTERM through the supervisor first, as
         a stop does, so the job may flush and exit, then SIGKILL for whatever is left after `wait_s`."""
         assert self.proc is not None
+        self._say_term()
         try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(b"term\n")
-            self.proc.stdin.flush()
             self.proc.wait(wait_s)
-        except (OSError, ValueError, subprocess.TimeoutExpired):
+        except subprocess.TimeoutExpired:
             pass
         if self.proc.poll() is None:
             self._kill_hard()

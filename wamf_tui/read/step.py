@@ -31,8 +31,6 @@ WARM_UP = re.compile(r"warm_?up", re.I)  # `for step in warmup_steps:`: a kernel
 OPTIMIZER_METHODS = re.compile(r"^(step_optimizers?|optimizer_step|optimizers_step)$")  # a trainer's own step
 
 
-
-
 def _quiet_decorator(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(any(q in ast.unparse(d) for q in NO_GRAD) for d in fn.decorator_list)
 
@@ -45,8 +43,6 @@ def _scopes(tree: ast.Module) -> list[ast.AST]:
                 and not _quiet_decorator(node):
             scopes.append(node)
     return scopes
-
-
 
 
 _LOSS_CALL = re.compile(r"loss|criterion|cross_entropy|nll|mse|bce|kl_div|l1", re.I)
@@ -122,10 +118,6 @@ def _returned_loss(value: ast.expr) -> ast.expr | None:
     return value if not isinstance(value, ast.Constant) else None
 
 
-
-
-
-
 class _Parts(NamedTuple):
     """What the step is read from in one scope: its own nodes past the lines the job's values never reach."""
 
@@ -164,10 +156,10 @@ def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Ancho
         stepped = [b for b in real if not _cancelled(b[0], calls)] or real
         call, loss = next((b for b in stepped if not _fp16_branch(b[0], ifs)),
                           stepped[0] if stepped else backwards[0])
-        anchors = _anchored(rel, call, loss, assigns, calls, ifs, loops, helpers=_helpers(tree, scope))
         caller = _caller_of(tree, scope, loss, assigns, dead)
         if caller is None and _handed_in(scope, loss, assigns):
             continue  # `def backward(self, loss): loss.backward()`, called from another module: a wrapper, no step
+        anchors = _anchored(rel, call, loss, assigns, calls, ifs, loops, helpers=_helpers(tree, scope))
         if caller is not None:  # `def _backward(_loss): _loss.backward()`: the loss is made where it is called
             site, given, parts, local = caller
             outer = _anchored(rel, site, given, parts.assigns, parts.calls, parts.ifs, parts.loops, local)
@@ -197,7 +189,8 @@ def _helpers(tree: ast.Module, scope: ast.AST) -> dict[str, ast.FunctionDef | as
 def _handed_in(scope: ast.AST, loss: ast.expr, assigns: list[ast.AST]) -> bool:
     """Whether the loss a backward consumes is a parameter of its function, never assigned there."""
     return isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and isinstance(loss, ast.Name) \
-        and loss.id in {a.arg for a in scope.args.args} and assigned(loss.id, scope.end_lineno or 0, assigns) is None
+        and loss.id in {a.arg for a in scope.args.args} \
+        and assigned(loss.id, scope.end_lineno or scope.lineno, assigns) is None
 
 
 def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[ast.AST], dead: Collection[int]
@@ -205,12 +198,9 @@ def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[a
     """Where a step function that takes its loss as a parameter (timm's `_backward(_loss)`) is called: the call,
     the argument given for the loss, and the caller's own parts and local functions, for the loss to be traced
     there."""
-    if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) or not isinstance(loss, ast.Name) \
-            or assigned(loss.id, scope.end_lineno or scope.lineno, assigns) is not None:
+    if not _handed_in(scope, loss, assigns):
         return None
     params = [a.arg for a in scope.args.args]
-    if loss.id not in params:
-        return None
     index = params.index(loss.id) - (params[:1] == ["self"])
     for outer in _scopes(tree):
         parts = _parts(outer, dead)
@@ -223,12 +213,6 @@ def _caller_of(tree: ast.Module, scope: ast.AST, loss: ast.expr, assigns: list[a
                      and f is not outer}
             return site, site.args[index], parts, local
     return None
-
-
-
-
-
-
 
 
 def loop_of(tree: ast.Module, line: int, up: int = 2, stepped: tuple[int, ...] = (),
@@ -276,20 +260,6 @@ def inner_loop(tree: ast.Module, line: int, outer: tuple[int, int]) -> tuple[int
     return inner if inner and inner != outer and outer[0] < inner[0] and inner[1] <= outer[1] else None
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def _cancelled(backward: ast.Call, calls: list[ast.Call]) -> bool:
     """Whether the first of `zero_grad()` and an optimizer step after `backward` is the `zero_grad()`: its
     gradients are thrown away, never stepped."""
@@ -320,8 +290,6 @@ def _anchored(rel: str, backward: ast.Call, loss: ast.expr, assigns: list[ast.AS
     anchors = [Anchor(role="backward", file=rel, line=backward.lineno, text=ast.unparse(backward)[:120])]
     anchors += made(rel, backward, loss, assigns, loops, local, helpers)
     return anchors + _stepped(rel, backward, assigns, calls, ifs)
-
-
 
 
 def _stepped(rel: str, backward: ast.Call, assigns: list[ast.AST], calls: list[ast.Call],
@@ -356,17 +324,5 @@ def _stepped(rel: str, backward: ast.Call, assigns: list[ast.AST], calls: list[a
         guard = next((i for i in reversed(ifs) if any(n is clip for s in i.body for n in ast.walk(s))), None)
         add("grad_clip", clip, ast.unparse(clip) + (f" if {ast.unparse(guard.test)}" if guard is not None else ""))
     return anchors
-
-
-
-
-
-
-
-
-
-
-
-
 
 

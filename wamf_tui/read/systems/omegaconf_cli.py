@@ -109,7 +109,7 @@ class ClassLoaderDotlist(OmegaConfCli):
         if found is None or found[0] not in classes or not _merges_a_dotlist(found[0], found[1], classes):
             return False
         self._fields(found[0], classes, a)
-        if found[2] is not None and _strips_dashes(found[2], tree, classes, rel, root, find):
+        if found[2] is not None and _strips_dashes(found[2], tree, rel, find):
             a.dashes_stripped = True  # `--key=value` reaches the loader as `key=value`
         loaded = named_file(command, root)
         if loaded is not None:  # the YAML positional: the values the job runs with
@@ -142,33 +142,32 @@ def _undashed(a: Analysis, word: str) -> str:
 def _argv_loader(tree: ast.Module) -> tuple[str, str, str | None] | None:
     """(class, method, the function the override words pass through) of the entry's `Cls.method(<argv word>,
     <argv words>)`: a config class loaded from the command line's YAML and dot-list."""
+    from_argv = _argv_names(tree)
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Name) and len(node.args) >= 2):
             continue
-        if not any("argv" in ast.unparse(x) or isinstance(x, ast.Name) for x in node.args[:1]):
-            continue
-        words = node.args[1]
-        through = None
-        if isinstance(words, ast.ListComp) and isinstance(words.elt, ast.Call) and isinstance(words.elt.func, ast.Name):
-            through = words.elt.func.id
-        if _from_argv(tree, node.args[0]) and _from_argv(tree, words):
+        path, words = node.args[:2]
+        if _reads(path, from_argv) and _reads(words, from_argv):
+            through = words.elt.func.id if isinstance(words, ast.ListComp) and isinstance(words.elt, ast.Call) \
+                and isinstance(words.elt.func, ast.Name) else None
             return node.func.value.id, node.func.attr, through
     return None
 
 
-def _from_argv(tree: ast.Module, expr: ast.expr) -> bool:
-    """Whether `expr` is, or names a variable assigned from, `sys.argv` (`sys.argv[1]`, `args_list` of
-    `yaml_path, args_list = sys.argv[1], sys.argv[2:]`, or a list made from such a name)."""
-    if "argv" in ast.unparse(expr):
-        return True
-    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and "sys.argv" in ast.unparse(node.value):
-            targets = {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-            if names & targets:
-                return True
-    return False
+def _argv_names(tree: ast.Module) -> set[str]:
+    """The names the module assigns from `sys.argv` (`yaml_path, args_list = sys.argv[1], sys.argv[2:]`)."""
+    return {n.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and _mentions_argv(node.value)
+            for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _reads(expr: ast.expr, from_argv: set[str]) -> bool:
+    """Whether `expr` is `sys.argv[...]`, or is made from a name assigned from it (`[clean_opt(s) for s in rest]`)."""
+    return _mentions_argv(expr) or any(isinstance(n, ast.Name) and n.id in from_argv for n in ast.walk(expr))
+
+
+def _mentions_argv(expr: ast.expr) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "argv" for n in ast.walk(expr))
 
 
 def _merges_a_dotlist(name: str, method: str, classes: Classes, depth: int = 0) -> bool:
@@ -182,8 +181,7 @@ def _merges_a_dotlist(name: str, method: str, classes: Classes, depth: int = 0) 
                              if isinstance(b, ast.Name) and b.id in classes)
 
 
-def _strips_dashes(function: str, tree: ast.Module, classes: Classes, rel: str, root: Path,
-                   find: Callable[[str], Path | None]) -> bool:
+def _strips_dashes(function: str, tree: ast.Module, rel: str, find: Callable[[str], Path | None]) -> bool:
     """Whether the function the words pass through (the entry's or an imported module's) strips their dashes."""
     trees = [tree, *(parsed(p) for p in imported_files(tree, rel, find, depth=1))]
     for t in trees:
