@@ -535,15 +535,20 @@ async def test_going_back_shows_the_users_own_answer_not_option_1(tmp_path):
         assert app.screen.qview.typed() == ""
 
 
+async def to_the_table(pilot, app: WamfApp) -> None:
+    """Enter through the proposals up to the benchmark table."""
+    await settle(pilot, app)
+    while app.screen.qview.question.key != "changes":
+        await pilot.press("enter")
+        await settle(pilot, app)
+
+
 async def test_esc_goes_one_question_back_and_enter_keeps_the_tables_toggles(tmp_path):
     """Esc, Esc back to the command and Enter forward again: the script is not read again and the benchmark
     table keeps the row the user turned off."""
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot, app)
-        while app.screen.qview.question.key != "changes":
-            await pilot.press("enter")
-            await settle(pilot, app)
+        await to_the_table(pilot, app)
         await pilot.press("2", "enter")  # the second row off
         toggles = [c.enabled for c in app.state.changes]
         assert toggles[1] is False and app.state.at == "steps"
@@ -563,10 +568,7 @@ async def test_toggles_left_with_esc_before_enter_are_there_on_the_way_back(tmp_
     off (the audit found it back on, silently), and Enter then takes it."""
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot, app)
-        while app.screen.qview.question.key != "changes":
-            await pilot.press("enter")
-            await settle(pilot, app)
+        await to_the_table(pilot, app)
         before = [c.enabled for c in app.state.changes]
         await pilot.press("2")
         assert 1 not in app.screen.qview.checked

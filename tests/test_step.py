@@ -97,6 +97,12 @@ def rows(tmp_path: Path, files: dict[str, str], entry: str = "train.py", command
     return {c.name: c for c in proposals.checkpoints(state)}
 
 
+def anchors(tmp_path: Path, files: dict[str, str]) -> dict[str, str]:
+    """Each role of the step read from `train.py` of a repo of `files`, at its `file:line`."""
+    root = make_repo(tmp_path / "job", files)
+    return {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+
+
 def at(text: str, needle: str, file: str = "train.py") -> str:
     return f"{file}:{next(i for i, s in enumerate(text.splitlines(), 1) if needle in s)}"
 
@@ -314,8 +320,7 @@ Trainer().train()
 
 def test_the_optimizer_stepped_in_a_sibling_method_is_the_steps(tmp_path):
     """The backward in one method, the clip and the optimizer step in the method that calls it (torchtitan)."""
-    root = make_repo(tmp_path / "job", {"train.py": SIBLINGS})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": SIBLINGS})
     assert (got["backward"], got["optimizer_step"], got["grad_clip"]) == (
         at(SIBLINGS, "loss.backward()"), at(SIBLINGS, "self.optimizers.step()"), at(SIBLINGS, "clip_grad_norm_"))
 
@@ -349,8 +354,7 @@ def test_the_loss_is_the_one_the_default_path_computes(tmp_path):
     """Megatron's `loss_func`: a distillation branch (`args.kd_dir is not None`) and a ModelOpt one come first;
     the loss the job computes by default is in the `else`, reduced from `losses`. `loss_func_kd = build(...)` is
     a function, and `loss_func_modelopt(...)` runs no model."""
-    root = make_repo(tmp_path / "job", {"train.py": BRANCHED_LOSS})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": BRANCHED_LOSS})
     assert (got["loss"], got["forward"]) == (at(BRANCHED_LOSS, "loss = torch.sum"),
                                              at(BRANCHED_LOSS, "output_tensor = model("))
 
@@ -470,8 +474,7 @@ Trainer().train()
 def test_the_forward_behind_a_rewrap_of_its_output_is_the_model_call(tmp_path):
     """`loss_dict = {"total_loss": loss_dict}` rewraps what the model made: the forward is the model call
     above it, and the batch where that call's input was taken (detectron2's SimpleTrainer.run_step)."""
-    root = make_repo(tmp_path / "job", {"train.py": REWRAPPED})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": REWRAPPED})
     assert got["forward"] == at(REWRAPPED, "loss_dict = self.model(data)")
     assert got["batch"] == at(REWRAPPED, "data = next(self.data_iter)")
     assert got["loss"] == at(REWRAPPED, "losses = sum(loss_dict.values())")
@@ -507,8 +510,7 @@ main(None)
 def test_a_scaled_microbatch_loss_and_a_helpers_optimize_are_the_step(tmp_path):
     """guided-diffusion: `mp_trainer.backward(loss * len(sub_batch) / len(batch))` scales the loss by two
     sizes (the loss is the left term, not `batch`), and `mp_trainer.optimize(opt)` steps the optimizer."""
-    root = make_repo(tmp_path / "job", {"train.py": MICROBATCHES})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": MICROBATCHES})
     assert got["loss"] == at(MICROBATCHES, "loss = F.cross_entropy(logits, sub_labels)")
     assert got["forward"] == at(MICROBATCHES, "logits = model(sub_batch)")
     assert got["optimizer_step"] == at(MICROBATCHES, "mp_trainer.optimize(opt)")
@@ -532,8 +534,7 @@ for inputs, labels in loader:
 def test_a_loss_computed_in_the_backward_call_is_the_loss_row(tmp_path):
     """airbench: `F.cross_entropy(outputs, labels).backward()` computes the loss on the backward's own line; a
     tensor made there (`torch.empty(2).sum().backward()`) is no loss."""
-    root = make_repo(tmp_path / "job", {"train.py": INLINE_LOSS})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": INLINE_LOSS})
     assert got["loss"] == got["backward"] == at(INLINE_LOSS, "F.cross_entropy(outputs")
     assert got["forward"] == at(INLINE_LOSS, "outputs = model(inputs)")
 
@@ -542,8 +543,7 @@ def test_a_reduced_loss_given_to_backward_is_the_loss(tmp_path):
     """sparsify: `loss.div(acc_steps).backward()` backpropagates the loss computed above it."""
     text = ("import torch\nfor x in loader:\n    out = model(x)\n    loss = out.fvu + out.aux\n"
             "    loss.div(acc_steps).backward()\n    opt.step()\n")
-    root = make_repo(tmp_path / "job", {"train.py": text})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": text})
     assert got["loss"] == at(text, "loss = out.fvu") and got["backward"] == at(text, "loss.div(acc_steps)")
     assert got["forward"] == at(text, "out = model(x)")
 
@@ -575,8 +575,7 @@ train_one_epoch(model, loader, optimizer, task)
 def test_a_step_in_local_closures_is_traced_through_their_call_and_return(tmp_path):
     """timm: `_backward(_loss)` backpropagates what `loss, result = _forward()` returned; the loss is made in
     `_forward` (`_loss = result["loss"]`) from the model call `task(input, target)`."""
-    root = make_repo(tmp_path / "job", {"train.py": CLOSURES})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": CLOSURES})
     assert got["backward"] == at(CLOSURES, "_loss.backward()")
     assert got["optimizer_step"] == at(CLOSURES, "optimizer.step()")
     assert got["loss"] == at(CLOSURES, '_loss = result["loss"]')
@@ -605,8 +604,7 @@ train(model, loader, eval_loader, opt)
 def test_a_loss_read_off_the_model_call_itself_has_its_forward_there(tmp_path):
     """llama-cookbook: `loss = model(**batch).loss` is the forward; the eval loop's `model(**batch)` under
     no_grad is not."""
-    root = make_repo(tmp_path / "job", {"train.py": CHAINED})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": CHAINED})
     assert got["forward"] == got["loss"] == at(CHAINED, "loss = model(**batch).loss")
     assert got["batch"] == at(CHAINED, "for step, batch in enumerate(loader)")
 
@@ -631,8 +629,7 @@ training_loop(ddp, optimizer, dataset_iterator, loss_fn, 1.0)
 def test_a_loss_function_given_the_model_runs_the_forward(tmp_path):
     """edm: `loss_fn(net=ddp, images=images, ...)` runs the network inside, and
     `loss.sum().mul(s).backward()` backpropagates that loss."""
-    root = make_repo(tmp_path / "job", {"train.py": LOSS_FN})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": LOSS_FN})
     assert got["backward"] == at(LOSS_FN, "loss.sum().mul(scaling).backward()")
     assert got["forward"] == got["loss"] == at(LOSS_FN, "loss = loss_fn(net=ddp")
     assert got["batch"] in (at(LOSS_FN, "images = images.to("), at(LOSS_FN, "images, labels = next("))
@@ -675,8 +672,7 @@ Trainer().fit()
 def test_a_loss_a_method_of_the_class_returns_is_traced_into_it_and_the_one_it_calls(tmp_path):
     """OLMo: `loss = self.train_micro_batch(mb, n)` returns what `self.model_forward(mb)` computed from the model's
     logits, reshaped on the way (`logits[..., :-1, :].contiguous()`); the batch is the one the step hands in."""
-    root = make_repo(tmp_path / "job", {"train.py": METHODS})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": METHODS})
     assert got["loss"] == at(METHODS, "ce_loss = self.loss_fn(")
     assert got["forward"] == at(METHODS, "logits = self.dist_model(")
     assert got["batch"] == at(METHODS, "for micro_batch in self.split_batch(batch)")
@@ -710,8 +706,7 @@ Task().inner_loop(model, loader, opt)
 def test_a_loss_a_method_reads_off_the_model_output_is_the_loss_there_and_its_batch_is_no_literal(tmp_path):
     """LAVIS: `return output["loss"], ...` after `output = model(samples)`: the loss is the return, the forward the
     model call; the batch is where it is made, not the `{"is_empty": True}` that stands in for a bad one."""
-    root = make_repo(tmp_path / "job", {"train.py": TASK})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": TASK})
     assert got["loss"] == at(TASK, 'return output["loss"]')
     assert got["forward"] == at(TASK, "output = model(samples)")
     assert got["batch"] == at(TASK, "samples = prepare_sample(samples)")
@@ -770,8 +765,7 @@ class Model(pl.LightningModule):
 def test_a_helper_branch_the_calls_own_argument_rules_out_is_not_the_loss(tmp_path):
     """s4: `_shared_step(batch, i, prefix="train")` computes the train loss in `if prefix == "train":`; its
     `else:` (the eval loss, written later) never runs from training_step."""
-    root = make_repo(tmp_path / "job", {"train.py": SHARED})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": SHARED})
     assert got["loss"] == at(SHARED, "loss = self.loss(x, y")
     assert got["forward"] == at(SHARED, "x, y, w = self.forward(batch)")
 
@@ -806,7 +800,6 @@ def test_an_optimizer_wrappers_backward_is_no_step_and_its_clip_is_the_steps(tmp
     """OpenNMT-py: `Optimizer.backward(self, loss)` (read first) backpropagates a loss handed in from another
     module; the step is the trainer's `self.optim.backward(loss)`, and the clip in the wrapper's `step()` is its."""
     entry = "from optim import Optimizer\nfrom trainer import Trainer\nTrainer().train([])\n"
-    root = make_repo(tmp_path / "job", {"train.py": entry, "optim.py": OPTIM_WRAPPER, "trainer.py": WRAPPED_TRAINER})
-    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    got = anchors(tmp_path, {"train.py": entry, "optim.py": OPTIM_WRAPPER, "trainer.py": WRAPPED_TRAINER})
     assert got["loss"] == "trainer.py:5" and got["forward"] == "trainer.py:4" and got["backward"] == "trainer.py:6"
     assert got["optimizer_step"] == "trainer.py:7" and got["grad_clip"] == "optim.py:12"
