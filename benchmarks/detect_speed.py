@@ -4,7 +4,7 @@ Both report the torch version, its CUDA build, GPU models and the driver. Goal: 
 least 10 times faster. Where Slurm's clients are installed but no controller answers, detect spends
 its whole Slurm budget (4 s) waiting, which collect_env never asks: that run is timed once and said,
 and the side by side runs with Slurm's clients off PATH. Each side is the best of 5 interleaved
-runs: a shared VM has slow spells of hundreds of milliseconds. A third side, Python importing the pydantic model and
+runs: a shared VM has slow spells of hundreds of milliseconds. A third side, Python importing the model and
 nothing else, is the floor any detect pays here. Then the script scan of a generated
 50,000-file git repo.
 
@@ -76,7 +76,7 @@ def main() -> None:
     ref_torch = next((x.split(":", 1)[1].strip() for x in ref_out.splitlines() if x.startswith("PyTorch version")), "?")
     print(f"torch: detect {found['torch']} (CUDA build {found['torch_cuda']}) | collect_env {ref_torch}")
     print(f"detect {det_s:.2f} s, collect_env {ref_s:.2f} s: detect is {ref_s / det_s:.1f}x faster (goal >= 10x)")
-    # Python starting and importing the pydantic model, before any detecting: no detect can beat it.
+    # Python starting and importing the model, before any detecting: no detect can beat it.
     print(f"floor: python importing the model alone {floor_s:.2f} s, so at most {ref_s / floor_s:.1f}x here")
 
     if "--no-scan" in sys.argv:

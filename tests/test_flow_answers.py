@@ -129,7 +129,7 @@ def test_the_same_command_again_keeps_every_later_answer(tmp_path):
 def test_a_reading_of_the_same_script_keeps_the_tables_toggles():
     from wamf_tui.propose.benchmark import propose
 
-    analysis = Analysis(script="train.py", kind="training", loop_line=3)
+    analysis = Analysis(script="train.py", kind="training")
     fresh = propose(analysis, 30, "speed", [])
     assert len(fresh) > 1
     toggled = [c.model_copy(update={"enabled": i != 1}) for i, c in enumerate(fresh)]
@@ -173,7 +173,7 @@ def test_the_step_count_is_a_whole_number_or_all(typed, ok):
 def test_a_new_step_count_on_a_reading_proposes_the_run_line_again():
     from wamf_tui.propose.benchmark import propose
 
-    analysis = Analysis(script="train.py", kind="training", loop_line=3)
+    analysis = Analysis(script="train.py", kind="training")
     state = at(Step.JOB, "steps", script="train.py", analysis=analysis, changes=propose(analysis, 30, "speed", []),
                run="python train.py --mine")
     same, out = answered(state, proposals.step_count(state))

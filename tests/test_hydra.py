@@ -239,7 +239,7 @@ def test_a_hydra_deletion_is_written_bare_and_other_words_quoted():
     name exists); a word the shell would split or expand is still quoted."""
     from wamf_tui.detect.launch import LaunchCommand, format_command
 
-    launch = LaunchCommand(raw="python src/train.py", command="", launcher="python", script="src/train.py")
+    launch = LaunchCommand(command="", launcher="python", script="src/train.py")
     line = format_command(launch, ["~callbacks.model_checkpoint", "~logger=null", "x=a b", "~/data"])
     assert line == "src/train.py ~callbacks.model_checkpoint ~logger=null 'x=a b' '~/data'"
 

@@ -331,7 +331,7 @@ def _write_without_ui(state) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Start-up allocates some 70,000 objects (pydantic's schemas, Textual's styles) and the cyclic
+    # Start-up allocates tens of thousands of objects (Textual's styles, the records' checks) and the cyclic
     # collector walked them again and again: about 70 ms of the app's first paint, and as much of a
     # subcommand's run. Reference counting still frees them. The subcommands end soon; the app turns
     # the collector back on over a frozen heap once its first frame is up (`WamfApp.on_mount`).

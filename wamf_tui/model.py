@@ -8,18 +8,12 @@ round-trips through JSON so a session survives a dropped SSH connection.
 from __future__ import annotations
 
 import os
+from dataclasses import field
 from enum import IntEnum
-from typing import Literal, cast
+from typing import Annotated, Literal, cast
 
-# We use no pydantic plugins; without this, the first model class makes pydantic read the
-# entry points of every installed distribution, which takes long in a venv holding torch.
-os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-
-from typing import Annotated  # noqa: E402
-
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer  # noqa: E402
-
-from .infra.visible import RepoText  # noqa: E402
+from .infra.records import Before, Dump, Record
+from .infra.visible import RepoText
 
 # The config system an entry's own parse call uses: `read/systems/` has one module per kind.
 Kind = Literal["unknown", "constants", "argparse", "configurator", "hf", "hf_trainer", "fire", "hydra",
@@ -65,10 +59,9 @@ def _path_from_json(value: object) -> object:
 
 # A path the app opens (the repo, the contract): kept exact, even when not UTF-8 (Python holds such
 # a name with surrogate escapes, which JSON cannot carry), and passed through `visible` to be shown.
-PathText = Annotated[str, BeforeValidator(_path_from_json), PlainSerializer(_path_to_json)]
+PathText = Annotated[str, Before(_path_from_json), Dump(_path_to_json)]
 
-# Mutable defaults are written `[]` / `{}`: pydantic copies them for each instance, and a
-# `default_factory=list` would make it parse `list`'s text signature for every field at import.
+# Mutable defaults are written `[]` / `{}`: a record makes a fresh one for each instance.
 
 Register = Literal["mlsys", "algo"]
 
@@ -103,7 +96,7 @@ HINTS = ("slow start-up", "slow steady step", "memory", "not sure")
 # --- detected facts -------------------------------------------------------
 
 
-class RepoFacts(BaseModel):
+class RepoFacts(Record):
     path: RepoText
     is_git: bool = False
     root: RepoText | None = None
@@ -128,12 +121,12 @@ class RepoFacts(BaseModel):
         return bool(self.modified or self.staged or self.untracked)
 
 
-class PackageVersion(BaseModel):
+class PackageVersion(Record):
     name: RepoText
     version: RepoText
 
 
-class EnvFacts(BaseModel):
+class EnvFacts(Record):
     kind: RepoText = "none"  # venv, conda, uv, poetry, pixi, conda-file, modules, system, none
     name: RepoText | None = None
     activate: RepoText | None = None
@@ -146,14 +139,14 @@ class EnvFacts(BaseModel):
     error: RepoText | None = None
 
 
-class GpuProcess(BaseModel):
+class GpuProcess(Record):
     pid: int
     user: RepoText | None = None
     command: RepoText | None = None
     memory_mib: int | None = None
 
 
-class GpuFacts(BaseModel):
+class GpuFacts(Record):
     index: int
     name: RepoText
     memory_used_mib: int
@@ -167,7 +160,7 @@ class GpuFacts(BaseModel):
         return not self.processes and self.memory_used_mib < 1024 and (self.utilization or 0) < 5
 
 
-class HardwareFacts(BaseModel):
+class HardwareFacts(Record):
     host: RepoText
     nvml: bool = False
     nvml_error: RepoText | None = None
@@ -180,7 +173,7 @@ class HardwareFacts(BaseModel):
     slurm: dict[RepoText, RepoText] = {}
 
 
-class LaunchCommand(BaseModel):
+class LaunchCommand(Record):
     """A command that starts the job, as found in the repo (or typed by the user)."""
 
     command: RepoText  # as typed from the repo root: `cd DIR && VAR=1 launcher opts entry args`
@@ -204,14 +197,14 @@ class LaunchCommand(BaseModel):
     source: RepoText = ""  # file:line it was found at
 
 
-class ScriptCandidate(BaseModel):
+class ScriptCandidate(Record):
     path: RepoText
     score: int
     reasons: list[RepoText] = []
     launch: LaunchCommand | None = None
 
 
-class ScriptScan(BaseModel):
+class ScriptScan(Record):
     candidates: list[ScriptCandidate] = []
     launches: list[LaunchCommand] = []
     consoles: dict[RepoText, RepoText] = {}  # the repo's console scripts: name -> module:function
@@ -220,7 +213,7 @@ class ScriptScan(BaseModel):
     stopped_early: RepoText | None = None
 
 
-class Detected(BaseModel):
+class Detected(Record):
     repo: RepoFacts | None = None
     env: EnvFacts | None = None
     hardware: HardwareFacts | None = None
@@ -232,7 +225,7 @@ class Detected(BaseModel):
 # --- analysis ---------------------------------------------------------------
 
 
-class Anchor(BaseModel):
+class Anchor(Record):
     role: RepoText
     file: RepoText
     line: int
@@ -242,7 +235,7 @@ class Anchor(BaseModel):
 GIVEN = "(given)"  # after a store_true flag in `Fact.off_switch`: giving it switches the feature off
 
 
-class Fact(BaseModel):
+class Fact(Record):
     name: RepoText
     file: RepoText
     line: int
@@ -257,7 +250,7 @@ class Fact(BaseModel):
     folder: RepoText | None = None  # a text flag that names the folder it writes to (`--model-tag`)
 
 
-class Overhead(BaseModel):
+class Overhead(Record):
     """A setting of the job's config that costs time in every step (DeepSpeed's `wall_clock_breakdown`)."""
 
     name: RepoText
@@ -266,7 +259,7 @@ class Overhead(BaseModel):
     cost: RepoText  # what it does in each step, in a few words
 
 
-class StepControl(BaseModel):
+class StepControl(Record):
     """A setting that governs the run's length (`read.lengths`): it bounds it (the count a benchmark caps)
     or scales it (warm-up, accumulation, a token budget, a dry-run mode)."""
 
@@ -277,7 +270,7 @@ class StepControl(BaseModel):
     role: Literal["bound", "scale"] = "bound"
 
 
-class Need(BaseModel):
+class Need(Record):
     """Something the entry needs from its command (see `read.needs`)."""
 
     code: Literal["ranks", "accelerate", "package", "no_main", "submits", "trains_with"]
@@ -291,7 +284,7 @@ class Need(BaseModel):
     spellings: list[RepoText] = []  # trains_with: the switch's names, any of which the command may give
 
 
-class ProcessSignal(BaseModel):
+class ProcessSignal(Record):
     """A line of the job's code that says how its processes start (see `read.launch`)."""
 
     kind: Literal["rank_env", "process_group", "accelerator", "fabric", "fabric_launch", "deepspeed", "spawn",
@@ -304,7 +297,7 @@ class ProcessSignal(BaseModel):
     count: int | None = None  # fewest: the fewest processes (one a GPU) the code runs with
 
 
-class PrecisionSignal(BaseModel):
+class PrecisionSignal(Record):
     """A line of the job's code that sets the precision it computes in (see `read.precision`)."""
 
     kind: Literal["autocast", "scaler", "framework", "cast"]
@@ -317,7 +310,7 @@ class PrecisionSignal(BaseModel):
     guard: RepoText | None = None  # the condition it runs under in its function, as written
 
 
-class Required(BaseModel):
+class Required(Record):
     """An input the job's parser refuses to run without."""
 
     name: RepoText  # `--dataset_name`, a positional's name, or a Hydra key
@@ -329,7 +322,7 @@ class Required(BaseModel):
     alternatives: list[RepoText] = []  # other options that give the same input (`--datasets` for `--dataset_name`)
 
 
-class Span(BaseModel):
+class Span(Record):
     """Lines `start` to `end` of a file, inclusive."""
 
     file: RepoText
@@ -338,7 +331,7 @@ class Span(BaseModel):
     loop: int | None = None  # a call of the training function inside a loop (of epochs) starting here
 
 
-class HydraTree(BaseModel):
+class HydraTree(Record):
     """A Hydra app's primary config as Hydra composes it (defaults lists and groups), unresolved:
     what an override on the run line may name."""
 
@@ -352,14 +345,14 @@ class HydraTree(BaseModel):
     note: RepoText = ""
 
 
-class Resolved(BaseModel):
+class Resolved(Record):
     """A setting's value as the job's own parser resolves it for the command read, and where it came from."""
 
     value: RepoText | None
     source: RepoText = "default"  # "default", the config file's "path:line", or "command"
 
 
-class Analysis(BaseModel):
+class Analysis(Record):
     script: RepoText
     kind: Literal["training", "inference", "unknown"] = "unknown"
     anchors: list[Anchor] = []
@@ -390,7 +383,7 @@ class Analysis(BaseModel):
     modelled: list[RepoText] = []  # flags a model of its config proves beyond its parser's (tyro's classes)
     module: RepoText | None = None  # the entry as a module (`pkg.train`), when it sits in a package
     module_root: RepoText = ""  # the folder `python -m` runs it from
-    config_system: Annotated[Kind, BeforeValidator(_kind)] = "unknown"
+    config_system: Annotated[Kind, Before(_kind)] = "unknown"
     # setting -> its value: defaults, then the config file the command names, then the command (`read.values`)
     resolved: dict[RepoText, Resolved] = {}
     fetched: list[RepoText] = []  # input settings whose data the job downloads when missing (`download=True`)
@@ -407,7 +400,7 @@ class Analysis(BaseModel):
     notes: list[RepoText] = []
 
 
-class BenchmarkChange(BaseModel):
+class BenchmarkChange(Record):
     what: str
     how: str  # the flag or environment variable, as the user reads it
     why: str
@@ -429,7 +422,7 @@ Ended = Literal["exited", "limit", "stopped", "not started"]
 EffectKind = Literal["save", "tracker", "upload", "eval", "autocast", "params", "write", "line", "parsed"]
 
 
-class Effect(BaseModel):
+class Effect(Record):
     """What the trial's probe saw the job do (`step_probe`), at the job's own `file:line`."""
 
     kind: EffectKind
@@ -444,7 +437,7 @@ class Effect(BaseModel):
     extras: list[RepoText] = []  # parsed: what parse_known_args left over
 
 
-class Claim(BaseModel):
+class Claim(Record):
     """One claim of the contract, checked against what the trial saw (`proof`)."""
 
     claim: str  # "cap 30 steps", "saves off", "row loss"
@@ -456,7 +449,7 @@ class Claim(BaseModel):
     row: RepoText = ""  # the contract row it checks: a change's `what` or a checkpoint's name
 
 
-class TrialResult(BaseModel):
+class TrialResult(Record):
     """A trial of the benchmark command the user asked for (`wamf_tui.bench.trial`)."""
 
     command_hash: str  # of the activate and run lines it ran: stale once either changes
@@ -485,7 +478,7 @@ class TrialResult(BaseModel):
 # --- answers ----------------------------------------------------------------
 
 
-class Checkpoint(BaseModel):
+class Checkpoint(Record):
     name: str
     where: str
     site: str = ""  # the file:line `where` names ("" for a generic row): the line the trial traces
@@ -495,11 +488,9 @@ class Checkpoint(BaseModel):
     enabled: bool = True
 
 
-class InitState(BaseModel):
+class InitState(Record, frozen=True):
     """Everything the flow knows. Saved after every answer. Frozen: `flow` makes each new state from the
     last (`model_copy`), so a saved or shown state never changes under its reader."""
-
-    model_config = ConfigDict(frozen=True)
 
     version: int = 1
     step: Step = Step.READER
@@ -542,7 +533,7 @@ class InitState(BaseModel):
     answered: list[str] = []  # question keys answered so far
     written: str | None = None  # path of the contract once written
 
-    detected: Detected = Field(default_factory=Detected)
+    detected: Detected = field(default_factory=Detected)
     analysis: Analysis | None = None
 
     def to_json(self) -> str:

@@ -11,9 +11,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from pydantic import BaseModel
-
 from ..infra.checkout import find_root
+from ..infra.records import Record
 from ..infra.visible import gated, visible
 from ..model import Detected
 from .environment import detect_environment
@@ -65,7 +64,7 @@ def run_jobs(path: str | Path) -> Iterator[tuple[str, object]]:
 
 def _gate(facts: object) -> object:
     """Facts past the gate for repo text (see `visible`): a model, or the plain text of a subject."""
-    if isinstance(facts, BaseModel):
+    if isinstance(facts, Record):
         return gated(facts)
     return visible(facts) if isinstance(facts, str) else facts
 
@@ -83,7 +82,7 @@ def stream(path: str | Path, out: TextIO) -> None:
         if isinstance(facts, Exception):
             line = {"subject": name, "error": visible(f"{facts.__class__.__name__}: {facts}")}
         else:
-            line = {"subject": name, "facts": facts.model_dump(mode="json") if isinstance(facts, BaseModel) else facts}
+            line = {"subject": name, "facts": facts.model_dump(mode="json") if isinstance(facts, Record) else facts}
         out.write(json.dumps(line) + "\n")
         out.flush()
 

@@ -1,7 +1,7 @@
 """Detection in a child process, for the app.
 
 Detection is mostly waiting on git and NVML, but between the waits it
-loads pydantic and nvidia-ml-py and scans thousands of files, and in the app's
+loads nvidia-ml-py and scans thousands of files, and in the app's
 process every bit of that held the GIL while a key waited. The child (`wamf-tui detect
 --stream`) prints each subject's facts as one JSON line as soon as it knows them; the app
 reads them in a thread and only validates them. Quitting or a re-scan kills the child, with

@@ -18,7 +18,7 @@ import re
 import unicodedata
 from typing import Annotated, TextIO, TypeVar
 
-from pydantic import AfterValidator, BaseModel
+from .records import After, Record
 
 # Format characters that reorder or hide text (bidi overrides and isolates, the Trojan Source set).
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -74,11 +74,11 @@ class GatedStream:
 
 
 # A model field holding text from the repo or the environment: gated on validation.
-RepoText = Annotated[str, AfterValidator(visible)]
-M = TypeVar("M", bound=BaseModel)
+RepoText = Annotated[str, After(visible)]
+M = TypeVar("M", bound=Record)
 
 
 def gated(model: M) -> M:
     """`model` validated anew, so every `RepoText` in it passes `visible`: detectors fill their facts
-    field by field after construction, which pydantic does not validate."""
+    field by field after construction, which is not checked."""
     return type(model).model_validate(model.model_dump())

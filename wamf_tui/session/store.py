@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..infra.files import read_regular, write_atomic
+from ..infra.records import Invalid
 from ..model import InitState
 
 MAX_STATE = 64 * 1024 * 1024  # a session with its detection and reading is well under a megabyte
@@ -160,8 +161,6 @@ def load_saved(repo_path: str | Path) -> tuple[InitState | None, str | None]:
 
 def _salvage(raw: bytes) -> tuple[InitState | None, list[str]]:
     """The answers of a damaged state file that still validate, and the names of those that do not."""
-    from pydantic import ValidationError
-
     try:
         data = json.loads(raw.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError):
@@ -172,8 +171,8 @@ def _salvage(raw: bytes) -> tuple[InitState | None, list[str]]:
     for _ in range(len(data) + 1):
         try:
             return InitState.model_validate(data), sorted(dropped)
-        except ValidationError as e:
-            bad = {str(err["loc"][0]) for err in e.errors() if err["loc"]}
+        except Invalid as e:
+            bad = {str(e.loc[0])} if e.loc else set()
             if not bad & set(data):
                 return None, []
             for key in bad & set(data):
