@@ -101,6 +101,7 @@ def test_a_frozen_record_refuses_changes():
 
 
 def test_an_old_label_of_a_config_system_reads_as_its_kind():
-    assert Analysis.model_validate({"script": "t.py", "config_system": "jsonargparse CLI"}).config_system == "jsonargparse"
+    old = Analysis.model_validate({"script": "t.py", "config_system": "jsonargparse CLI"})
+    assert old.config_system == "jsonargparse"
     assert Analysis(script="t.py", config_system="HfArgumentParser").config_system == "hf"  # type: ignore[arg-type]
     assert Fact(name="x", file="f.py", line=1).off_switch is None
