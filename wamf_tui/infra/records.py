@@ -176,38 +176,79 @@ def _fresh(default: object) -> Callable[[], object]:
     return lambda: copy.copy(default)
 
 
+def _frozen(self: object, name: str, value: object) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
+
+
 @dataclass_transform(kw_only_default=True, field_specifiers=(dataclasses.field,))
 class Record:
     """Base of a record: subclass it and annotate the fields; `frozen=True` as a class keyword makes it
-    immutable. A `[]` or `{}` default is a fresh one for each record."""
+    immutable. A `[]` or `{}` default is a fresh one for each record. One `__init__` serves every
+    record (a dataclass would generate code for each class: a tenth of the app's start)."""
 
+    _fields: ClassVar[tuple[str, ...]] = ()
+    _known: ClassVar[frozenset[str]] = frozenset()
+    _defaults: ClassVar[dict[str, object]] = {}
+    _factories: ClassVar[dict[str, Callable[[], object]]] = {}
     _checks: ClassVar[dict[str, Check]]
     _dumps: ClassVar[dict[str, Callable[[object], object]]]
 
     def __init_subclass__(cls, frozen: bool = False, **kw: Any) -> None:
         super().__init_subclass__(**kw)
-        for name in cls.__dict__.get("__annotations__", {}):
-            default = cls.__dict__.get(name)
-            if isinstance(default, (list, dict)):
-                setattr(cls, name, dataclasses.field(default_factory=_fresh(default)))
-        dataclasses.dataclass(frozen=frozen, kw_only=True)(cls)
+        fields, defaults, factories = list(cls._fields), dict(cls._defaults), dict(cls._factories)
+        for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+            if "ClassVar" in str(annotation):
+                continue
+            fields.append(name)
+            default = cls.__dict__.get(name, dataclasses.MISSING)
+            if isinstance(default, dataclasses.Field):
+                factories[name] = default.default_factory  # type: ignore[assignment]
+                delattr(cls, name)
+            elif isinstance(default, (list, dict)):
+                factories[name] = _fresh(default)
+            elif default is not dataclasses.MISSING:
+                defaults[name] = default
+        cls._fields, cls._defaults, cls._factories = tuple(fields), defaults, factories
+        cls._known = frozenset(fields)
+        if frozen:
+            cls.__setattr__ = _frozen  # type: ignore[method-assign, assignment]
 
     @classmethod
     def _compiled(cls) -> dict[str, Check]:
         """Each field's check, compiled on first use: the annotations name classes defined later."""
         if "_checks" not in cls.__dict__:
             hints = typing.get_type_hints(cls, include_extras=True)
-            names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
-            cls._dumps = {n: d for n in names if (d := _dumper(hints[n]))}
-            cls._checks = {n: _checker(hints[n]) for n in names}
+            cls._dumps = {n: d for n in cls._fields if (d := _dumper(hints[n]))}
+            cls._checks = {n: _checker(hints[n]) for n in cls._fields}
         return cls._checks
 
-    def __post_init__(self) -> None:
-        for name, check in self._compiled().items():
-            value = self.__dict__[name]
-            checked = check(value, (name,))
-            if checked is not value:
-                object.__setattr__(self, name, checked)
+    def _fill(self, values: dict[str, object], checks: dict[str, Check] | None, loc: Loc) -> None:
+        d = self.__dict__
+        for name in self._fields:
+            if name in values:
+                d[name] = checks[name](values[name], (*loc, name)) if checks else values[name]
+            elif name in self._defaults:
+                d[name] = self._defaults[name]
+            elif name in self._factories:
+                d[name] = self._factories[name]()
+            elif checks is not None:
+                raise Invalid((*loc, name), "missing")
+
+    def __init__(self, **values: object) -> None:
+        if not values.keys() <= self._known:
+            unknown = ", ".join(sorted(values.keys() - self._known))
+            raise TypeError(f"{type(self).__name__} has no field {unknown}")
+        self._fill(values, self._compiled(), ())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Record):
+            return NotImplemented
+        return type(other) is type(self) and other.__dict__ == self.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.__dict__.items())})"
 
     @classmethod
     def _check(cls, v: object, loc: Loc) -> object:
@@ -215,18 +256,8 @@ class Record:
             return v
         if not isinstance(v, dict):
             raise Invalid(loc, f"expected a {cls.__name__}, got {type(v).__name__}")
-        values: dict[str, object] = {}
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if f.name in v:
-                values[f.name] = cls._compiled()[f.name](v[f.name], (*loc, f.name))
-            elif f.default is not dataclasses.MISSING:
-                values[f.name] = f.default
-            elif f.default_factory is not dataclasses.MISSING:
-                values[f.name] = f.default_factory()
-            else:
-                raise Invalid((*loc, f.name), "missing")
         record = object.__new__(cls)
-        record.__dict__.update(values)
+        record._fill(v, cls._compiled(), loc)
         return record
 
     @classmethod
@@ -242,13 +273,7 @@ class Record:
     def model_construct(cls: type[R], **values: object) -> R:
         """A record from values already right, not checked: the reader makes thousands of facts."""
         record = object.__new__(cls)
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if f.name in values:
-                record.__dict__[f.name] = values[f.name]
-            elif f.default is not dataclasses.MISSING:
-                record.__dict__[f.name] = f.default
-            elif f.default_factory is not dataclasses.MISSING:
-                record.__dict__[f.name] = f.default_factory()
+        record._fill(values, None, ())
         return record
 
     def model_copy(self: R, update: dict[str, object] | None = None, deep: bool = False) -> R:
@@ -261,11 +286,8 @@ class Record:
         """The fields as plain data; `mode="json"` also as JSON writes them (enums as values, `Dump` steps)."""
         self._compiled()
         dumps = self._dumps if mode == "json" else {}
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            v = self.__dict__[f.name]
-            out[f.name] = dumps[f.name](v) if f.name in dumps and v is not None else _json(v, mode)
-        return out
+        return {name: dumps[name](v) if name in dumps and v is not None else _json(v, mode)
+                for name, v in self.__dict__.items()}
 
     def model_dump_json(self, indent: int | None = None) -> str:
         """JSON text, UTF-8 as it reads; a lone surrogate (a path's byte from another encoding, held by a
