@@ -92,7 +92,7 @@ def test_an_answers_file_naming_only_the_script_gets_that_scripts_command(tmp_pa
     from conftest import make_repo
 
     from wamf_tui import answers
-    from wamf_tui.detect import detect_all
+    from wamf_tui.detect.run import detect_all
     from wamf_tui.session import store as session
 
     loop = "import torch\nfor s in range(9):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"

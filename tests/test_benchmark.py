@@ -217,7 +217,7 @@ def test_what_a_readmes_command_passes_is_switched_off_and_cut_with_the_jobs_own
     """diffusers-style: `--push_to_hub` (store_true) in the README's command is left out, not kept; the
     step total is the job's `--max_train_steps`, cut through that flag rather than the wrapper."""
     from wamf_tui import answers
-    from wamf_tui.detect import detect_all
+    from wamf_tui.detect.run import detect_all
     from wamf_tui.session import store as session
 
     body = ("import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--push_to_hub', "
@@ -245,7 +245,7 @@ def test_a_flag_that_names_a_file_gets_a_file_in_the_run_folder(tmp_path):
 def test_a_flag_guarding_a_save_stays_in_the_command(tmp_path):
     """`--use_ema` guards the EMA's save, and the EMA's training too: leaving it out changes the job."""
     from wamf_tui import answers
-    from wamf_tui.detect import detect_all
+    from wamf_tui.detect.run import detect_all
     from wamf_tui.session import store as session
 
     body = ("import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--use_ema', action='store_true')\n"
@@ -572,7 +572,7 @@ def test_a_setting_two_rows_switch_off_is_given_once(tmp_path):
     """nanoGPT's save sits under its eval (`iter_num > 0` inside `iter_num % eval_interval == 0`): both rows
     switch off through `--eval_interval`, and the run line says it once."""
     from wamf_tui import answers
-    from wamf_tui.detect import detect_all
+    from wamf_tui.detect.run import detect_all
     from wamf_tui.session import store as session
 
     nested = "        losses = estimate_loss()\n        if iter_num > 0:\n            torch.save(model, out_dir)\n"

@@ -12,12 +12,12 @@ import pytest
 from conftest import git, make_repo
 from fake_nvml import FakeNvml, gpu
 
-from wamf_tui.detect import describe
 from wamf_tui.detect.environment import detect_environment, locate
 from wamf_tui.detect.hardware import detect_hardware, verdict
 from wamf_tui.detect.project import find_recorder, find_test_command
 from wamf_tui.detect.repo import detect_repo
 from wamf_tui.detect.scripts import MAX_READ, scan_scripts
+from wamf_tui.detect.summary import describe
 
 
 def test_repo_states(tmp_path):
@@ -305,7 +305,7 @@ def test_the_detected_rows_put_the_branch_first_and_mark_every_cut(tmp_path):
 
 
 def test_the_detected_pane_follows_the_chosen_script():
-    from wamf_tui.detect import describe
+    from wamf_tui.detect.summary import describe
     from wamf_tui.model import Detected, ScriptCandidate, ScriptScan
 
     d = Detected(scripts=ScriptScan(candidates=[ScriptCandidate(path=f"s{i}.py", score=10 - i) for i in range(5)]))

@@ -18,8 +18,8 @@ import pytest
 from conftest import git, make_repo
 from terminal import WAMF, tmux, wait_for, wait_for_gone
 
-from wamf_tui.detect import detect_all
 from wamf_tui.detect.environment import detect_environment
+from wamf_tui.detect.run import detect_all
 from wamf_tui.infra import children
 from wamf_tui.infra.visible import visible
 from wamf_tui.read.analyze import analyze_script

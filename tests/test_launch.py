@@ -12,8 +12,8 @@ import pytest
 from conftest import make_repo
 
 from wamf_tui import answers, flow
-from wamf_tui.detect import detect_all
 from wamf_tui.detect.launch import console_scripts, parse_launch
+from wamf_tui.detect.run import detect_all
 from wamf_tui.detect.scripts import scan_scripts
 from wamf_tui.detect.shell import commands_in, shell_defaults
 from wamf_tui.model import GpuFacts, HardwareFacts, Step

@@ -15,7 +15,7 @@ from conftest import make_repo
 from wamf_tui import answers
 from wamf_tui.bench import trial
 from wamf_tui.contract import proof
-from wamf_tui.detect import detect_all
+from wamf_tui.detect.run import detect_all
 from wamf_tui.model import Claim, Effect, InitState, TrialResult
 from wamf_tui.session import store as session
 

@@ -232,7 +232,8 @@ def test_hiding_our_files_works_in_a_linked_worktree(tmp_path):
 
 
 def test_a_git_error_is_said_as_the_cause_never_as_none(tmp_path):
-    from wamf_tui.detect import describe, detect_all
+    from wamf_tui.detect.run import detect_all
+    from wamf_tui.detect.summary import describe
     from wamf_tui.propose import proposals
 
     root = make_repo(tmp_path / "r")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import make_repo
 
-from wamf_tui.detect import detect_all
+from wamf_tui.detect.run import detect_all
 from wamf_tui.detect.slurm import fields, queued_jobs
 
 TRAIN = "import torch\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n"

@@ -433,7 +433,7 @@ def test_quitting_the_app_stops_the_trial_with_nothing_left(tmp_path, activate, 
 @pytest.mark.slow
 async def test_a_failed_trial_at_step_4_goes_back_to_the_run_line(tmp_path, activate):
     from wamf_tui import answers
-    from wamf_tui.detect import detect_all
+    from wamf_tui.detect.run import detect_all
     from wamf_tui.model import Step
     from wamf_tui.session import store as session
     from wamf_tui.ui.app import WamfApp

@@ -559,7 +559,7 @@ def test_detection_over_files_of_blank_lines_and_tabs_ends(tmp_path):
             (root / name).write_text(("import torch\n" if name == "train.py" else "") + text)
         git(root, "init", "-q")
         git(root, "add", "-A")
-        out = _bounded_python(f"from wamf_tui.detect import detect_all\nd = detect_all({str(root)!r})\n"
+        out = _bounded_python(f"from wamf_tui.detect.run import detect_all\nd = detect_all({str(root)!r})\n"
                               "print(d.scripts.candidates[0].path if d.scripts and d.scripts.candidates else '')",
                               timeout=60)
         assert out.returncode == 0 and out.stdout.strip() == "train.py", (kind, out.stderr[-500:])

@@ -88,7 +88,8 @@ def _documented(root: Path, run: str) -> list[str]:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    from .detect import describe, detect_all, stream
+    from .detect.run import detect_all, stream
+    from .detect.summary import describe
     from .infra import children
 
     path = Path(args.path)
@@ -270,7 +271,7 @@ def app_parser() -> argparse.ArgumentParser:
 
 def _state_from_answers(args: argparse.Namespace, path: Path):
     from . import answers, flow
-    from .detect import detect_all
+    from .detect.run import detect_all
     from .infra import checkout
     from .propose import proposals
     from .session import store as session

@@ -11,7 +11,7 @@ from textual.widgets import Input, OptionList
 
 from .. import flow, wording
 from ..contract import finish
-from ..detect import describe
+from ..detect.summary import describe
 from ..infra import clipboard
 from ..infra.visible import visible
 from ..model import Step
