@@ -35,7 +35,7 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("no CUDA device visible: nothing checked")
         return 77
-    from wamf_tui.bench import trial
+    from wamf_tui.bench import results, trial
     from wamf_tui.contract import proof
 
     with tempfile.TemporaryDirectory() as d:
@@ -45,7 +45,7 @@ def main() -> int:
         gpus = trial.gpus_in_use(trial.sample_gpus(), {"CUDA_VISIBLE_DEVICES": "0"})
         job = trial.Trial("", f"{sys.executable} train.py", repo, gpus=gpus, read_gpus=trial.sample_gpus)
         result = proof.run(job, proof.Expected(precision="bf16"), print)
-    for line in trial.describe(result) + proof.describe(result.claims):
+    for line in results.describe(result) + proof.describe(result.claims):
         print(line)
     print("peak GPU memory by device:", result.peak_gpu_by_device)
     precision = next((c for c in result.claims if c.claim == "precision bf16"), None)

@@ -170,7 +170,7 @@ def test_model_json_round_trip():
 
 def test_everything_else_says_each_answer_and_a_default_for_each_left_empty():
     """The section's rows, word for word: each answer, and for each one left empty what the optimizer reads."""
-    from wamf_tui.bench.trial import command_hash
+    from wamf_tui.bench.results import command_hash
     from wamf_tui.model import BenchmarkChange, Checkpoint, TrialResult
 
     empty = InitState()

@@ -13,7 +13,7 @@ import pytest
 from conftest import make_repo
 
 from wamf_tui import answers
-from wamf_tui.bench import trial
+from wamf_tui.bench import results, trial
 from wamf_tui.contract import proof
 from wamf_tui.detect.run import detect_all
 from wamf_tui.model import Claim, Effect, InitState, TrialResult
@@ -264,7 +264,7 @@ def test_the_rows_a_trial_disproved_are_marked_and_the_run_question_offers_the_f
                     fix="switch it off with --save-every", row=save_row),
               Claim(claim="row loss", expected="", observed="never ran", ok=False, where="train.py:40", row="loss",
                     fix="point it at a line the loop runs")]
-    tried_it = TrialResult(command_hash=trial.command_hash("a", state.run), started="now", ended="exited",
+    tried_it = TrialResult(command_hash=results.command_hash("a", state.run), started="now", ended="exited",
                            exit_status=0, claims=claims)
     state = state.model_copy(update={"trial": tried_it})
 

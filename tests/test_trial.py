@@ -15,7 +15,7 @@ import psutil
 import pytest
 from conftest import make_repo
 
-from wamf_tui.bench import trial
+from wamf_tui.bench import results, trial
 from wamf_tui.contract import render as contract
 from wamf_tui.model import GpuFacts, HardwareFacts, InitState
 
@@ -107,7 +107,7 @@ def test_a_command_that_raises_shows_its_error_and_the_likely_cause(tmp_path, ac
     assert result.ended == "exited" and result.exit_status == 1
     assert "No module named 'flash_attn_nowhere'" in lines[-1]
     assert result.cause == "a module is missing in this environment: flash_attn_nowhere (is the activate line right?)"
-    assert trial.describe(result)[-1].startswith("likely cause: a module is missing")
+    assert results.describe(result)[-1].startswith("likely cause: a module is missing")
 
 
 def test_a_broken_activate_line_stops_there(tmp_path):
@@ -163,8 +163,9 @@ def test_a_job_that_writes_into_the_checkout_is_flagged(tmp_path, activate):
     (repo / "scratch.txt").write_text("untracked before, untouched\n")
     result, _ = run(repo, activate, "python train.py && echo b >> notes.md")
     assert result.touched == ["model.pt", "notes.md"]
-    assert "wrote into the checkout: model.pt, notes.md" in trial.describe(result)
-    assert "wrote into the checkout: model.pt, notes.md (move it with --out=DIR)" in trial.describe(result, "--out=DIR")
+    assert "wrote into the checkout: model.pt, notes.md" in results.describe(result)
+    moved = "wrote into the checkout: model.pt, notes.md (move it with --out=DIR)"
+    assert moved in results.describe(result, "--out=DIR")
 
 
 @pytest.mark.slow
@@ -188,7 +189,7 @@ def test_gpu_memory_is_the_growth_on_the_gpus_the_job_uses(tmp_path, activate, m
     repo = make_repo(tmp_path / "job", {"train.py": "import time\ntime.sleep(3.5)\n"})
     result, _ = run(repo, activate, "python train.py", gpus=[0], read_gpus=trial.sample_gpus)
     assert (result.peak_gpu_mib, result.gpu_util) == (8000, 80)
-    assert "GPU 8000 MiB (utilisation up to 80 %)" in trial.describe(result)[2]
+    assert "GPU 8000 MiB (utilisation up to 80 %)" in results.describe(result)[2]
 
 
 def test_output_keeps_colours_and_shows_every_other_escape():
@@ -229,7 +230,7 @@ def test_the_trial_row_is_there_only_while_the_command_is_the_one_tried(tmp_path
             Claim(claim="saves off", expected="none", observed="3 written (<run>/ckpt_9.pt)", ok=False,
                   where="train.py:15", fix="switch it off with --save-every")]})
     state = state.model_copy(update={"trial": result})
-    rows = dict(trial.section_rows(result))
+    rows = dict(results.section_rows(result))
     assert rows["when"] == "2026-12-01 06:00 UTC" and rows["optimizer steps"] == "30 (3 warm-up)"
     assert rows["steady step time"] == "median 0.120 s, 0.120 s to 0.130 s (10th to 90th percentile)"
     assert rows["peak GPU memory"] == "GPU 0: 8000 MiB, GPU 1: 7900 MiB"
@@ -262,7 +263,7 @@ def test_throughput_is_read_from_what_the_job_prints(line, said):
 def trial_result(activate: str, run_line: str):
     from wamf_tui.model import TrialResult
 
-    return TrialResult(command_hash=trial.command_hash(activate, run_line), started="2026-12-01 06:00 UTC",
+    return TrialResult(command_hash=results.command_hash(activate, run_line), started="2026-12-01 06:00 UTC",
                        ended="exited", exit_status=0, wall_s=9.5, steps=30, warmup=3, steady_s=0.12)
 
 

@@ -141,7 +141,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def cmd_try(args: argparse.Namespace) -> int:
     """Run the contract's benchmark command once, as the app's `t` does, and print what it measured."""
-    from .bench import trial
+    from .bench import results, trial
     from .contract import proof
     from .contract.render import required_block
     from .infra.files import TooLarge, read_text
@@ -184,7 +184,7 @@ def cmd_try(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
-        for line in trial.describe(result) + proof.describe(result.claims):
+        for line in results.describe(result) + proof.describe(result.claims):
             print(line)
     if result.ended == "limit":
         return 3

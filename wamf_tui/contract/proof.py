@@ -261,7 +261,7 @@ def _outside(exp: Expected, result: TrialResult, repo: str) -> Claim:
 
 def _failed(state: InitState) -> list[Claim]:
     """The latest trial's failed claims, while the contract still runs the command it tried."""
-    from ..bench.trial import command_hash
+    from ..bench.results import command_hash
 
     t = state.trial
     if t is None or state.run and t.command_hash != command_hash(state.activate, state.run):

@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bench.trial import command_hash, section_rows
+from ..bench.results import command_hash, section_rows
 from ..infra.files import TooLarge, read_regular, read_text, write_atomic
 from ..infra.visible import visible_lines
 from ..model import InitState

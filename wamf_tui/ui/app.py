@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.timer import Timer
 
 from .. import flow, wording
-from ..bench import trial
+from ..bench import results, trial
 from ..contract import finish, git_exclude, proof
 from ..contract import render as contract
 from ..detect import SUBJECTS
@@ -444,7 +444,7 @@ class WamfApp(App):
         self.state = self.state.model_copy(update={"trial": result})
         self.save()
         failed = result.ended != "exited" or result.exit_status != 0
-        said = trial.describe(result, proposals.output_switch(self.state), brief=True)
+        said = results.describe(result, proposals.output_switch(self.state), brief=True)
         disproved = [c for c in result.claims if not c.ok]
         if disproved:
             said.append(f"{len(disproved)} claim(s) of the contract failed: " + "; ".join(

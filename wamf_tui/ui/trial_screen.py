@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
 
-from ..bench import trial
+from ..bench import results, trial
 from ..contract import proof
 from ..model import TrialResult
 
@@ -130,12 +130,12 @@ class TrialScreen(ModalScreen[TrialResult | None]):
             out.append(f"running {_clock(elapsed)} / {_clock(job.limit_s)}", style="bold")
             out.append(f" · {job.steps} optimizer steps")
             if job.last_step_s is not None:
-                out.append(f" · last step {trial.step_time(job.last_step_s)}")
+                out.append(f" · last step {results.step_time(job.last_step_s)}")
             keys = "stopping…" if job.ended else "s or Esc: stop · +/- time limit"
         else:
             assert self.result is not None
             failed = self.result.ended == "exited" and self.result.exit_status != 0
-            for line in trial.describe(self.result, self.move):
+            for line in results.describe(self.result, self.move):
                 out.append(line + "\n", style="bold red" if failed and line.startswith("likely cause") else "")
             for line in proof.describe(self.result.claims):
                 out.append(line + "\n", style="bold red" if line.startswith("FAILED") else "")
