@@ -291,6 +291,14 @@ def test_a_different_contract_on_disk_is_overwritten_written_elsewhere_or_left(p
     assert new.answered == []  # a phase of the write, not an answer of the contract
 
 
+@pytest.mark.parametrize("place", ["overwrite", "path", "done"])
+def test_esc_from_a_question_of_the_write_is_the_confirmation(place):
+    """Not the rules' last question: the confirmation is one question back from what the write asked."""
+    new = flow.back(at(Step.CONFIRM, place, written="/r/contract.md" if place == "done" else None))
+    assert (new.step, new.at) == (Step.CONFIRM, "confirm")
+    assert flow.current(new).key == "confirm"
+
+
 def test_another_path_is_the_repos_when_relative_and_a_folder_gets_contract_md(tmp_path):
     (tmp_path / "notes").mkdir()
     state = at(Step.CONFIRM, "path", repo_path=str(tmp_path), contract_path=str(tmp_path / "a" / "contract.md"))

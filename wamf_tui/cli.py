@@ -69,7 +69,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if problems:
         print(f"{len(problems)} problem(s); the optimizer would refuse this contract.")
         return 1
-    print(f"{args.contract}: passes the downstream rules.")
+    print(f"{args.contract}: passes every rule the optimizer checks.")
     return 0
 
 
@@ -209,7 +209,7 @@ def _seconds(text: str) -> float:
 def _sub_parser(name: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"wamf-tui {name}")
     if name == "check":
-        p.description = "Apply the downstream rules to a contract. Exit 0: passes, 1: problems, 2: unreadable."
+        p.description = "Check a contract against the rules the optimizer holds it to. Exit 0: passes, 1: problems, 2: unreadable."
         p.add_argument("contract")
         p.add_argument("--repo", metavar="ROOT", help="also hold the run line against the job's code in ROOT: "
                        "its entry, launcher, required inputs and flags")

@@ -162,6 +162,8 @@ def back(state: InitState) -> InitState:
     stays: the question shows it, and Enter keeps it."""
     if state.at == "writing":  # the file is being written: its outcome comes to this place
         return state
+    if state.step == Step.CONFIRM and state.at in PHASES:  # a question of the write: back to the confirmation
+        return state.model_copy(update={"at": "confirm"})
     keys = [q.key for q in questions(state, state.step)]
     i = _index(state, keys) if keys else 0
     if i > 0:

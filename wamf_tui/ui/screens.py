@@ -344,7 +344,7 @@ class ConfirmScreen(StepScreen):
         if said:
             self.qview.say("check: " + "; ".join(said[:3]), True)
         else:
-            self.qview.say("check: passes the downstream rules" + (
+            self.qview.say("check: passes every rule the optimizer checks" + (
                 f"; {verdict.warnings[0]}" if verdict.warnings else ", and the run line fits the job's code")
                 + " · t: try the run line now")
 
