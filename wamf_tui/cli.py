@@ -209,7 +209,8 @@ def _seconds(text: str) -> float:
 def _sub_parser(name: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"wamf-tui {name}")
     if name == "check":
-        p.description = "Check a contract against the rules the optimizer holds it to. Exit 0: passes, 1: problems, 2: unreadable."
+        p.description = ("Check a contract against the rules the optimizer holds it to. "
+                         "Exit 0: passes, 1: problems, 2: unreadable.")
         p.add_argument("contract")
         p.add_argument("--repo", metavar="ROOT", help="also hold the run line against the job's code in ROOT: "
                        "its entry, launcher, required inputs and flags")
