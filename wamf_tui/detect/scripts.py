@@ -31,8 +31,11 @@ ENTRY_NAME = re.compile(
 # Scripts that sit beside a trainer but are not the job: ranked down when something trains.
 ASIDE_NAME = re.compile(r"(generat|download|prepar|convert|export|eval|infer|sampl|release|test|preprocess|tokeni[sz]|"
                         r"upload|merge|demo|visuali[sz]|plot|benchmark_data|setup)", re.I)
-TRAINS = re.compile(r"\.backward\(|optimizer\.step\(|\bTrainer\(|\.fit\(|trainer\.train\(|manual_backward\(|"
-                    r"\brunner\.train\(")  # mmengine's Runner
+# What a training file calls. Looked for as plain text (`in`), the pattern only where a word must start: one
+# pattern of these alternatives took 45 ms over a repo's 1.7 MB of Python, the text search 2 ms.
+TRAIN_CALLS = (".backward(", "optimizer.step(", ".fit(", "trainer.train(", "manual_backward(")
+_TRAINER = re.compile(r"\b(Trainer|runner\.train)\(")  # mmengine's Runner
+_TORCH_WORDS = ("torch", "lightning", "transformers")  # _TORCH's words, looked for first in the same way
 _IMPORT = re.compile(r"^[ \t]*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
 _FROM_IMPORT = re.compile(r"^[ \t]*from\s+([A-Za-z_][\w.]*)\s+import\s+\(?([\w ,]+)", re.M)
 # a value the docs leave for the reader to fill in: `your_data`, `experiment_name.yaml`, `path/to/ckpt`
@@ -290,13 +293,13 @@ def _score(rel: str, text: str) -> tuple[int, list[str]]:
     if ENTRY_NAME.match(name):
         score += 5
         reasons.append("entry-point name")
-    if _TORCH.search(text):
+    if any(w in text for w in _TORCH_WORDS) and _TORCH.search(text):
         score += 4
         reasons.append("uses torch")
     if re.search(r"""__name__\s*==\s*['"]__main__['"]""", text):
         score += 2
         reasons.append("has __main__")
-    if TRAINS.search(text):
+    if any(c in text for c in TRAIN_CALLS) or ("Trainer(" in text or "runner.train(" in text) and _TRAINER.search(text):
         score += 6
         reasons.append("trains")
     score -= rel.count("/")
