@@ -8,33 +8,39 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
-from functools import lru_cache
 from pathlib import Path
 
-from ..model import GIVEN, Analysis, Anchor, Fact, StepControl
+from ..model import Analysis, Anchor, Fact, StepControl
 from .crawl import (
     imported_modules,
 )
+from .guarded import LEAVES, GuardedReader
 from .guards import (
-    UNSET,
-    above_zero,
-    asserted_unset,
-    conjuncts,
-    counts_up,
     field_default,
     interval_terms,
-    needs_set,
-    setting_name,
     starts_ahead,
     tests_setting,
 )
+from .known_calls import (
+    CHECKPOINTS,
+    CHECKPOINTS_BY_LAST,
+    CONSTANT_FLAGS,
+    EVAL_CALLS,
+    HF_HOOK,
+    HYDRA_APP,
+    NOT_EVAL,
+    PL_HOOK,
+    SAVE_HOOKS,
+    SAVER,
+    SEEDS,
+    SEEDS_BY_LAST,
+    TRACKERS,
+    TRACKERS_BY_LAST,
+    UPLOADS,
+    acts_on,
+)
 from .lengths import BOUND, length_role
 from .options import (
-    ABSL_DEFINES,
-    HF_PARSERS,
-    REQUIRED_FLAGS,
-    SIGNATURE_CLIS,
     OptionsReader,
     dotted_name,
     literal_text,
@@ -46,70 +52,8 @@ from .tyro_config import (
     ConfigClasses,
 )
 
-# Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
-HF_HOOK = "TrainerCallback.on_log (logging_steps=1: loss and grad_norm every step)"
-PL_HOOK = "on_before_optimizer_step hook (grad norm before each step)"
 
-TRACKERS = {  # call suffix -> (name, environment switch)
-    "wandb.init": ("wandb", "WANDB_MODE=disabled"),
-    "SummaryWriter": ("tensorboard", None),
-    "mlflow.start_run": ("mlflow", "MLFLOW_TRACKING_URI=file:$WAMF_OUT/mlruns"),
-    "mlflow.autolog": ("mlflow", "MLFLOW_TRACKING_URI=file:$WAMF_OUT/mlruns"),
-    "Experiment": ("comet", "COMET_MODE=disabled"),
-    "aim.Run": ("aim", None),
-    "swanlab.init": ("swanlab", "SWANLAB_MODE=disabled"),
-    "Task.init": ("clearml", "CLEARML_OFFLINE_MODE=1"),
-}
-CHECKPOINTS = ("torch.save", "torch.onnx.export", "fabric.save", "accelerator.save", "save_pretrained", "save_model",
-               "save_state", "ModelCheckpoint", "save_checkpoint")
-UPLOADS = ("push_to_hub", "upload_file", "upload_folder", "upload_fileobj", "create_repo")
-SEEDS = ("manual_seed", "random.seed", "np.random.seed", "numpy.random.seed", "set_seed", "set_random_seed",
-         "seed_everything", "manual_seed_all")
-EVAL_CALLS = re.compile(r"(^|_)(eval|evaluate|validate|validation|estimate_loss|val_step|test)(_|$)", re.I)
-# what a check of the job's set-up validates, a split or a transform makes, or a getter builds
-# (`validate_args`, `_validate_scalar`, `train_test_split`, `transforms_imagenet_eval`, `get_eval_model`): no pass
-# of the model over data
-NOT_EVAL = re.compile(r"(^|_)(split|args|arguments|config|cfg|tokenizer|inputs?|tool|calls|paths?|files?|dtype|"
-                      r"shapes?|env|version|schema|scalar|range|values?|transforms?)(_|$)|^_?(get|build|create|make)_",
-                      re.I)
-# Libraries that make a function's parameters its flags: the call's last name -> the config system
-# (its first word is the module that must be imported for the call to be that library's).
-SAVE_HOOKS = frozenset({"register_save_state_pre_hook"})  # accelerate runs the function inside save_state()
-CALLS = frozenset(
-    {k.split(".")[-1] for k in (*TRACKERS, *CHECKPOINTS, *UPLOADS, *SEEDS)} | {
-        "ArgumentParser", *HF_PARSERS, *SIGNATURE_CLIS, "LightningCLI", "Typer", "exec", "add_argument",
-        "add", "add_arg",  # configargparse's names for add_argument
-        "TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "Trainer", "SFTTrainer", "Seq2SeqTrainer",
-        "backward", "step", "optimize", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
-        "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
-        "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
-        "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
-        *REQUIRED_FLAGS, "Accelerator", "init_trackers", "add_config_arguments", "ArgumentGroupFactory", "_add_action",
-        *ABSL_DEFINES,
-    })
-# The tables by the call's last name part: a call can only match an entry that ends like it.
-TRACKERS_BY_LAST: dict[str, list[str]] = {}
-for _suffix in TRACKERS:
-    TRACKERS_BY_LAST.setdefault(_suffix.split(".")[-1], []).append(_suffix)
-CHECKPOINTS_BY_LAST = {c.split(".")[-1] for c in CHECKPOINTS}
-SAVER = re.compile(r"(saver|checkpoint(er)?|ckpt)$", re.I)  # an object that saves checkpoints
-SEEDS_BY_LAST = {s.split(".")[-1] for s in SEEDS}
-# Nodes with nothing below them the reader looks at: not walked into.
-_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
-CONSTANT_FLAGS = ("wandb_log", "seed", "eval_interval", "eval_iters", "always_save_checkpoint")  # configurator
-
-
-@lru_cache(maxsize=4096)
-def _acts_on(last: str) -> bool:
-    """Whether visit_Call reads a call whose last name part is `last`; names repeat, so it is cached."""
-    return last in CALLS or last.endswith(("compile", "Trainer")) or EVAL_CALLS.search(last) is not None \
-        or "clip_grad" in last or last.startswith(("save_", "generate"))
-
-
-HYDRA_APP = {"main", "compose", "initialize", "initialize_config_dir", "initialize_config_module"}
-
-
-class Reader(OptionsReader, ast.NodeVisitor):
+class Reader(OptionsReader, GuardedReader, ast.NodeVisitor):
     def __init__(self, result: Analysis, rel: str, defaults: dict[str, object] | None = None,
                  classes: ConfigClasses | None = None) -> None:
         self.r = result
@@ -184,16 +128,16 @@ class Reader(OptionsReader, ast.NodeVisitor):
             value = getattr(node, field, None)
             if isinstance(value, list):
                 for child in value:
-                    if isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                    if isinstance(child, ast.AST) and not isinstance(child, LEAVES):
                         visit(child)
-            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+            elif isinstance(value, ast.AST) and not isinstance(value, LEAVES):
                 visit(value)
 
     def _walk_chain(self, node: ast.expr) -> None:
         """Down `a.b.c` without a visit per link: only what ends the chain (a call, a subscript) can matter."""
         while isinstance(node, ast.Attribute):
             node = node.value
-        if not isinstance(node, _LEAVES):
+        if not isinstance(node, LEAVES):
             self.visit(node)
 
     # --- helpers ------------------------------------------------------------
@@ -239,207 +183,7 @@ class Reader(OptionsReader, ast.NodeVisitor):
             guard=guard, counted=any(self.counted), dead=self.fixed_false(),
             every=None if off else self.fixed_interval(), unset=None if off else self.unset_flag())
 
-    def unset_flag(self) -> str | None:
-        """A flag of the job's parser that a condition around the statement needs set (`if args.save_dir and
-        ...:`, `args.resume is not None`), whose default is None or False: left out of the run line, the
-        statement never runs. Only a conjunct of an `and` chain, never `not x` or `x or y`."""
-        for g in self.guards:
-            for c in conjuncts(g):
-                name = needs_set(c)
-                flag = self.flag_for(name) if name else ""
-                if flag.startswith("-") and flag in self.r.flags and (self.r.flags[flag] or "None") in UNSET:
-                    return flag
-        return None
-
-    def fixed_false(self) -> str | None:
-        """A condition around the statement that the code fixes false (`if args.save_checkpoint:` with the
-        field's default False and nothing setting it): it never runs."""
-        for g in self.guards:
-            for c in conjuncts(g):
-                key = self.fixed(c)
-                if key and not self.consts[key]:
-                    return f"{key} is {self.consts[key]!r} in the code"
-        return None
-
-    def fixed(self, node: ast.expr) -> str:
-        """`node`'s name when the code fixes its value (an exec-style configurator makes every module
-        global a setting: only a config object's fields count there), else ""."""
-        key = dotted_name(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
-        return key if key in self.consts and ("." in key or self.r.config_system != "configurator") else ""
-
-    def fixed_interval(self) -> int | None:
-        """The interval of an enclosing `x % n == 0` past step 0 whose `n` the code fixes (`save_interval =
-        1000`): it first runs at step n."""
-        for _, n in self.past_step_0():
-            value = self.consts.get(self.fixed(n))
-            if type(value) is int and value > 0:
-                return value
-        return None
-
-    def interval_off(self) -> tuple[ast.expr, str] | None:
-        """An enclosing `x % n == 0` past step 0 whose setting `n`, set past the benchmark's steps, leaves
-        only `x == 0`, where this statement never runs. The `if` and the setting's flag."""
-        for test, n in self.past_step_0():
-            name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
-            flag = self.flag_for(name) if name else ""
-            if flag in self.r.flags or flag.endswith("=...") and name in self.r.module_globals:
-                return test, flag
-        return None
-
-    def past_step_0(self) -> Iterator[tuple[ast.expr, ast.expr]]:
-        """(the `if`, `n`) of each enclosing `x % n == 0`, innermost first, that is false at step 0: `x` was
-        counted up before the test, or an enclosing `x > 0` holds."""
-        above = {x for g in self.guards for t in conjuncts(g) if (x := above_zero(t)) and x in self.loop_counters()}
-        for test, counted in zip(reversed(self.guards), reversed(self.counted), strict=True):
-            for x, n in interval_terms(test):
-                if counted or ast.unparse(x) in above:
-                    yield test, n
-
-    def guard(self) -> str | None:
-        """The flag that switches the current statement on, read from the enclosing `if` (in a Hydra app,
-        `if cfg.get("test"):` is switched off by the override `test=false`). Only a condition that needs the
-        flag can be switched off by it: `if not args.no_wandb:` is off with `--no-wandb` given (said
-        `--no-wandb (given)`), and no single flag of `if not args.a or args.b:` is its switch."""
-        key = self.hydra_key(self.guards[-1]) if self.guards else None
-        if key:
-            return f"{key}=false"
-        first = None  # a name that is no setting (a step counter, a local): only when nothing better is found
-        for test in reversed(self.guards):
-            if "__main__" in ast.dump(test):  # `if __name__ == "__main__":` runs the job; it switches nothing
-                continue
-            for part in conjuncts(test):
-                negated = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not) else None
-                needed = negated is None and not (isinstance(part, ast.BoolOp) and isinstance(part.op, ast.Or))
-                for n in ast.walk(part):
-                    name = None
-                    if isinstance(n, ast.Attribute) and dotted_name(n.value) in (
-                            "args", "cfg", "config", "opt", "opts", "self.args", "hparams", "training_args",
-                            "FLAGS", "flags.FLAGS"):  # absl's flag values
-                        name = n.attr
-                    elif isinstance(n, ast.Name) and n.id not in ("step", "iter_num", "epoch", "i", "True", "False"):
-                        name = n.id
-                    if not name:
-                        continue
-                    flag = self.flag_for(name)
-                    if not (flag in self.r.flags or flag.endswith("=...") and name in self.r.module_globals):
-                        first = first or flag
-                    elif needed:
-                        return flag
-                    elif n is negated and self.r.flags.get(flag) == "False":  # a store_true that turns it off
-                        return f"{flag} {GIVEN}"
-        return first
-
-    def flag_for(self, dest: str) -> str:
-        for opt in self.r.flags:
-            if opt.startswith("-") and opt.lstrip("-").replace("-", "_") == dest:
-                return opt
-        if self.r.config_system == "configurator":
-            return f"--{dest}=..."
-        return dest
-
     # --- visiting -----------------------------------------------------------
-
-    def visit_If(self, node: ast.If) -> None:
-        self.visit(node.test)
-        self.exclusive(node)
-        self.counted.append(self.past_first_step(node.test))
-        self.guards.append(node.test)
-        counted = self.block(node.body)
-        self.guards.pop()
-        self.counted.pop()
-        if self.given and counted:  # counted whenever this condition holds: a later `if` that tests it too sees it
-            test = ast.unparse(node.test)
-            self.given[-1].update((test, x) for x in counted)
-        self.block(node.orelse)
-
-    def visit_IfExp(self, node: ast.IfExp) -> None:
-        """`Accelerator(log_with=...) if args.with_tracking else Accelerator()`: the first runs under the test."""
-        self.visit(node.test)
-        self.counted.append(self.past_first_step(node.test))
-        self.guards.append(node.test)
-        self.visit(node.body)
-        self.guards.pop()
-        self.counted.pop()
-        self.visit(node.orelse)
-
-    def exclusive(self, node: ast.If) -> None:
-        """`if args.train_iters and ...:` over `assert args.train_samples is None` (or `== 0`, or `not ...`):
-        the two settings exclude each other, so a step flag added to a command that gives the other fails."""
-        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
-            else [node.test]
-        name = setting_name(tests[0].left if isinstance(tests[0], ast.Compare) else tests[0])
-        if name is None:
-            return
-        for stmt in node.body:
-            other = asserted_unset(stmt.test) if isinstance(stmt, ast.Assert) else None
-            if other is not None and other != name and other not in self.r.exclusive.get(name, []):
-                self.r.exclusive.setdefault(name, []).append(other)
-
-    def block(self, body: list[ast.stmt]) -> set[str]:
-        """A statement list that may not run: what it counts up counts only for the statements after it,
-        inside it. Returns what it counted."""
-        self.blocks.append(set())
-        self.given.append(set())
-        for stmt in body:
-            self.visit(stmt)
-        self.given.pop()
-        return self.blocks.pop()
-
-    def visit_loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
-        for child in (node.test,) if isinstance(node, ast.While) else (node.target, node.iter):
-            if not isinstance(child, _LEAVES):
-                self.visit(child)
-        self.loops.append(len(self.blocks))
-        self.counters.append(node)
-        self.block(node.body)
-        self.counters.pop()
-        self.loops.pop()
-        self.block(node.orelse)
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        if self.loops and counts_up(node):
-            self.blocks[-1].add(ast.unparse(node.target))
-        self.generic_visit(node)
-
-    def loop_counters(self) -> set[str]:
-        """What the innermost loop counts up (`x += 1`) anywhere in its body, before or after the statement
-        being read; walked only when a guard asks (`iter_num > 0`)."""
-        if not self.counters:
-            return set()
-        loop = self.counters[-1]
-        if not isinstance(loop, set):
-            loop = self.counters[-1] = {ast.unparse(n.target) for stmt in loop.body for n in ast.walk(stmt)
-                                        if isinstance(n, ast.AugAssign) and counts_up(n)}
-        return loop
-
-    def past_first_step(self, test: ast.expr) -> bool:
-        """`x % n == 0` that is never true on the loop's first pass: `x` was counted up (`x += 1`) before
-        the test on every path through the loop body that reaches it, or the test reads `(x + 1) % n`."""
-        if not self.loops:
-            return False
-        start, conditions = self.loops[-1], conjuncts(test)
-        if any((x := above_zero(t)) and x in self.loop_counters() for t in conditions):
-            return True  # `iter_num > 0` on a counter of this loop: false on the first pass
-        said = {ast.unparse(t) for t in conditions}  # counted under one of these conditions: counted here
-        counted = set().union(*self.blocks[start:]) | {x for given in self.given[start:] for (t, x) in given
-                                                       if t in said}
-        found = False
-        for x, _ in interval_terms(test):
-            if not (starts_ahead(x) or ast.unparse(x) in counted or self.starts_past_zero(x)):
-                return False
-            found = True
-        return found
-
-    def starts_past_zero(self, x: ast.expr) -> bool:
-        """`x` is the counter of an enclosing `for x in range(start, ...)` whose start is past 0: a positive
-        number, `n + 1`, or a name set to one before (`self.first = self.last_step + 1`)."""
-        said = ast.unparse(x)
-        for loop in self.counters:
-            if isinstance(loop, ast.For) and ast.unparse(loop.target) == said and isinstance(loop.iter, ast.Call) \
-                    and dotted_name(loop.iter.func) == "range" and len(loop.iter.args) >= 2:
-                start = loop.iter.args[0]
-                return starts_ahead(start) or ast.unparse(start) in self.ahead
-        return False
 
     def visit_Import(self, node: ast.Import) -> None:
         self.imports += imported_modules(node, self.rel)
@@ -490,7 +234,7 @@ class Reader(OptionsReader, ast.NodeVisitor):
         # the parameters themselves hold nothing to read; their defaults and the decorators might
         visit = self.visit
         for child in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults):
-            if child is not None and not isinstance(child, _LEAVES):
+            if child is not None and not isinstance(child, LEAVES):
                 visit(child)
         quiet = bool(QUIET_FUNCTIONS.search(node.name)) or any(
             "no_grad" in dotted_name(d) or "inference_mode" in dotted_name(d) for d in node.decorator_list)
@@ -638,14 +382,14 @@ class Reader(OptionsReader, ast.NodeVisitor):
             self.sites.setdefault(last, []).append(self.made(last, node))
         if last in SAVE_HOOKS and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in self.local:
             self.save_hooks.add(node.args[0].id)
-        if not _acts_on(last):
+        if not acts_on(last):
             self._walk_chain(node.func)
             visit = self.visit
             for arg in node.args:
-                if not isinstance(arg, _LEAVES):
+                if not isinstance(arg, LEAVES):
                     visit(arg)
             for k in node.keywords:
-                if not isinstance(k.value, _LEAVES):
+                if not isinstance(k.value, LEAVES):
                     visit(k.value)
             return
         self._config(node, name, last)
