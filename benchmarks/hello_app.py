@@ -8,7 +8,7 @@ import sys
 
 if "--with-wamf-imports" in sys.argv:
     import wamf_tui.cli
-    import wamf_tui.ui.app  # noqa: F401
+    import wamf_tui.ui.start  # noqa: F401
 
 from textual.app import App
 from textual.widgets import Input, Static

@@ -15,8 +15,9 @@ from wamf_tui.model import Step
 from wamf_tui.propose import proposals
 from wamf_tui.session import store as session
 from wamf_tui.ui import app as ui_app
-from wamf_tui.ui.app import WamfApp, make_app
+from wamf_tui.ui.app import WamfApp
 from wamf_tui.ui.screens import ConfirmScreen, StepScreen
+from wamf_tui.ui.start import make_app
 
 
 def demo_app(tmp_path: Path, **kw) -> WamfApp:

@@ -273,7 +273,7 @@ async def test_a_second_instance_never_overwrites_the_first_ones_answers(tmp_pat
     whose process is gone is simply taken."""
     from wamf_tui.session import lock
     from wamf_tui.session import store as session
-    from wamf_tui.ui.app import make_app, open_session
+    from wamf_tui.ui.start import make_app, open_session
 
     root = make_repo(tmp_path / "job")
     other = subprocess.Popen(["sleep", "60"])  # a live process holding the session

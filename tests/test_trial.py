@@ -314,7 +314,7 @@ def test_try_exit_codes(tmp_path, demo_contract):
 @pytest.mark.slow
 async def test_t_at_the_run_question_says_what_runs_and_runs_only_after_a_second_key(tmp_path, activate):
     from wamf_tui import demo_repo
-    from wamf_tui.ui.app import make_app
+    from wamf_tui.ui.start import make_app
     from wamf_tui.ui.trial_screen import TrialScreen
 
     root = demo_repo.make_demo(str(tmp_path))

@@ -230,7 +230,7 @@ async def test_an_instance_taken_over_stops_saving_and_says_so(tmp_path):
 
     from wamf_tui.session import lock
     from wamf_tui.session import store as session
-    from wamf_tui.ui.app import make_app
+    from wamf_tui.ui.start import make_app
 
     root = make_repo(tmp_path / "job")
     app = make_app(root, detect=False)
@@ -265,7 +265,7 @@ def test_the_answers_file_honours_the_lock(tmp_path):
     from wamf_tui.cli import main
     from wamf_tui.session import lock
     from wamf_tui.session import store as session
-    from wamf_tui.ui.app import prefilled_app
+    from wamf_tui.ui.start import prefilled_app
 
     root = make_repo(tmp_path / "job")
     other = _second_instance(root)

@@ -409,12 +409,12 @@ def _main(argv: list[str] | None) -> int:
             return _write_without_ui(state)
         if not _can_draw():
             return _err(NO_SCREEN)
-        from .ui.app import run_prefilled
+        from .ui.start import run_prefilled
 
         return run_prefilled(state)
 
     if not _can_draw():
         return _err(NO_SCREEN)
-    from .ui.app import run_app
+    from .ui.start import run_app
 
     return run_app(path, contract=args.contract, template=args.template, fresh=args.fresh)

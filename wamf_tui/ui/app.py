@@ -23,7 +23,7 @@ from ..contract import finish, git_exclude, proof
 from ..contract import render as contract
 from ..detect import SUBJECTS
 from ..detect.isolated import ChildDetection
-from ..infra import checkout, children, clipboard
+from ..infra import children, clipboard
 from ..infra.visible import visible
 from ..model import STEP_TITLES, HardwareFacts, InitState, Step, TrialResult
 from ..model import Detected as DetectedFacts
@@ -500,71 +500,3 @@ def wants_ascii(environ: Mapping[str, str], encoding: str) -> bool:
     if locale:
         return not any(u in locale.lower() for u in ("utf-8", "utf8"))
     return "utf" not in encoding.lower()
-
-
-def open_session(root: Path) -> lock.Holder | None:
-    """Take the repo's session, or say who holds it (this instance is then read-only)."""
-    held_by = lock.holder(root)
-    if held_by is None:
-        lock.take(root)
-    return held_by
-
-
-def make_app(path: Path, contract: str | None = None, template: str | None = None, fresh: bool = False,
-             detect: bool = True) -> WamfApp:
-    """The app on a repo as the command line starts it (and the tests): a new state, the saved session
-    offered unless `fresh` or finished, a damaged one said, and the repo's session taken, or read-only
-    when another instance holds it."""
-    root = checkout.find_root(path)
-    state = session.new_state(root, contract, template)
-    held_by = open_session(root)
-    saved, damage = (None, None) if fresh else session.load_saved(root)
-    if fresh and held_by is None:
-        session.forget(root)
-    if saved is not None and saved.written and saved.step == Step.CONFIRM:
-        saved = None  # a finished session: start a new one
-    app = WamfApp(state, saved=saved, detect=detect)
-    app.startup_notes = [damage] if damage else []
-    app.read_only, app.holds_session = held_by, held_by is None
-    return app
-
-
-def run_app(path: Path, contract: str | None = None, template: str | None = None, fresh: bool = False) -> int:
-    app = make_app(path, contract, template, fresh)
-    try:
-        app.run()
-    finally:
-        lock.release(app.state.repo_path)  # the root make_app took the session for
-    _say_if_lost(app)
-    if app.state.written:
-        print("\n".join(wording.done_lines(app.state)))
-    return 0
-
-
-def prefilled_app(state: InitState) -> WamfApp:
-    """The app on a state filled from an answers file. It takes the repo's session like any start, or
-    is read-only while another instance holds it."""
-    held_by = open_session(Path(state.repo_path))
-    app = WamfApp(state)
-    app.read_only, app.holds_session = held_by, held_by is None
-    return app
-
-
-def run_prefilled(state: InitState) -> int:
-    """`--answers` without `--yes`: open at step 4 on the filled state, to read and confirm."""
-    app = prefilled_app(state)
-    try:
-        app.run()
-    finally:
-        lock.release(state.repo_path)
-    _say_if_lost(app)
-    if app.state.written:
-        print("\n".join(wording.done_lines(app.state)))
-    return 0
-
-
-def _say_if_lost(app: WamfApp) -> None:
-    """Taken over while quitting, the last save was refused: said on the terminal, since the screen is gone."""
-    if app.saver.lost:
-        print("wamf-tui: another wamf-tui took this repo's session over; this one's last answers were not saved",
-              file=sys.stderr)
