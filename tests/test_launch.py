@@ -896,6 +896,18 @@ def test_a_command_under_a_heading_for_another_machine_ranks_below_the_main_one_
     assert (top.launcher, top.left_out) == ("torchrun", ["{path_to_config}"])
 
 
+@pytest.mark.parametrize("folder", ["docs/legacy", "docs/deprecated", "archive"])
+def test_a_command_from_an_older_versions_pages_ranks_below_a_current_page(tmp_path, folder):
+    """`docs/source/legacy/FAQ.md` gives the job with an option its parser dropped since (`-rnn_size`): a
+    current guide's command for the same script comes first, though the old one fills every value in."""
+    root = make_repo(tmp_path / "r", {
+        f"{folder}/FAQ.md": "```\npython train.py --save_model data/model --rnn_size 200\n```\n",
+        "docs/guide.md": "```\npython train.py --config conf/{experiment}.yaml\n```\n",
+        "conf/base.yaml": "size: 1\n", "train.py": TRAIN})
+    top = scan_scripts(root).candidates[0].launch
+    assert top.source == "docs/guide.md:2" and top.left_out == ["--config conf/{experiment}.yaml"]
+
+
 def test_a_word_like_cpu_in_a_code_block_or_a_long_sentence_heads_nothing(tmp_path):
     root = make_repo(tmp_path / "r", {
         "README.md": "## Train\nThe loader keeps its buffers in CPU memory, so expect the first steps to be slow:\n"

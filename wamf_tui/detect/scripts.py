@@ -319,11 +319,13 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
     with no value the docs left as a template (`experiment=experiment_name.yaml`), then one that does not ask
     for the CPU (the README's `trainer=cpu` example is not the GPU job), then one not from a docs page nor a
     script's docstring, then a real launcher. One under a doc heading for another machine (`To run on Mac
-    silicon devices:`) is that machine's variant: it ranks below every other the job has, even one with holes."""
+    silicon devices:`) is that machine's variant, and one from a folder of an older version's pages that
+    version's: each ranks below every other the job has, even one with holes."""
     def rank(x: LaunchCommand) -> tuple[bool, ...]:
         values = [w.split("=", 1)[-1] for w in x.args]
         synopsis = any(w.startswith("[") or w.endswith("]") and "[" not in w for w in x.args)  # `[--tag <t>]`
-        return (_queued(x), not _evaluates_only(x), not x.other_machine, not synopsis, not x.unresolved, not x.absent,
+        return (_queued(x), not _evaluates_only(x), not x.other_machine, not _old_pages(x), not synopsis,
+                not x.unresolved, not x.absent,
                 not any(TEMPLATE.search(v) for v in values),
                 not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),
                 not _docs_page(x), not _docstring(x), x.launcher not in ("python", "python -m"))
@@ -380,6 +382,16 @@ def _docs_page(launch: LaunchCommand) -> bool:
     script gives the whole job."""
     name = Path(launch.source.rsplit(":", 1)[0]).name.lower()
     return name.endswith(DOCS) and not name.startswith("readme")
+
+
+# a folder of pages kept for an older version of the project: their flags may be gone from its parser
+_OLD_PAGES = re.compile(r"(^|/)(legacy|deprecated|archived?|old|outdated|obsolete)(/|$)", re.I)
+
+
+def _old_pages(launch: LaunchCommand) -> bool:
+    """A command from a folder kept for an older version (`docs/source/legacy/FAQ.md`): it ranks below every
+    current one, as a command for another machine does (`-rnn_size` there is an option the parser dropped)."""
+    return _OLD_PAGES.search(posixpath.dirname(launch.source.rsplit(":", 1)[0].split(" via ")[-1])) is not None
 
 
 def _docstring(launch: LaunchCommand) -> bool:
