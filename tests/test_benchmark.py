@@ -1174,3 +1174,33 @@ def test_samples_drawn_every_n_steps_are_an_eval_switched_off_by_their_interval(
     root, a, rows = changes(tmp_path / "plain", {"train.py": SAMPLES.replace(
         "    if step % args.sample_every == 0:\n        engine", "    engine")})
     assert a.evals == []
+
+
+SEEDED_IF = """\
+import argparse, torch
+p = argparse.ArgumentParser()
+p.add_argument("--seed", type=int, default=-1)
+args = p.parse_args()
+
+
+def set_random_seed(seed):
+    if {test}:
+        torch.manual_seed(seed)
+
+
+set_random_seed(args.seed)
+for step in range(100):
+    loss = model(x)
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(("test", "flag"), [
+    ("seed > 0", "--seed=1"), ("seed >= 1 and torch.cuda.is_available()", "--seed=1"), ("seed", "--seed=1"),
+    ("seed >= 0", "--seed=0"), ("seed != -1", "--seed=0")])
+def test_a_seed_that_its_guard_leaves_unseeded_at_0_is_pinned_at_1(tmp_path, test, flag):
+    """OpenNMT's `set_random_seed`: `if seed > 0:` seeds nothing for 0 (its default -1 means no seed): the run
+    line pins the seed at a value the guard takes."""
+    _, _, rows = changes(tmp_path, {"train.py": SEEDED_IF.replace("{test}", test)})
+    assert next(c for c in rows if c.what == "seeds pinned").flags == [flag]

@@ -495,7 +495,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         or not hydra and parser.settable(a, s.off_switch))), None)
     seed = chosen.off_switch if chosen is not None else None
     if seed:
-        value = 1 if chosen is not None and _truthiness(chosen.guard) else 0  # `if cfg.get("seed"):` skips a 0
+        value = 1 if chosen is not None and _skips_zero(chosen.guard) else 0  # `if seed > 0:` skips a 0
         name = seed.split("=")[0]
         words = [f"{name}={value}"] if name.startswith("-") or hydra else parser.render(a, name, value)
         how, flags, env = " ".join(words), words, []
@@ -539,14 +539,23 @@ def _proven(a: Analysis, change: BenchmarkChange, args: list[str] | tuple[str, .
         "exclusion": change.exclusion if left else f"{change.what}: not changed ({note})"})
 
 
-def _truthiness(guard: str | None) -> bool:
-    """Whether a seed call's guard tests the seed's value for truth (`if cfg.get("seed"):`, `if args.seed:`),
-    so a seed of 0 is taken for none and the run stays unseeded."""
+def _skips_zero(guard: str | None) -> bool:
+    """Whether a seed call's guard leaves a seed of 0 unseeded: it tests the seed's value for truth (`if
+    cfg.get("seed"):`, `if args.seed:`) or holds it to a number 0 fails (`if seed > 0:`, `if seed >= 1`),
+    itself or as one part of an `and`."""
     try:
         test = ast.parse(guard or "", mode="eval").body
     except SyntaxError:
         return False
-    return isinstance(test, ast.Name | ast.Attribute | ast.Call) and "seed" in ast.unparse(test)
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for part in parts:
+        if isinstance(part, ast.Name | ast.Attribute | ast.Call) and "seed" in ast.unparse(part):
+            return True
+        if isinstance(part, ast.Compare) and len(part.ops) == 1 and "seed" in ast.unparse(part.left) \
+                and isinstance(part.comparators[0], ast.Constant) \
+                and _holds("0", part.ops[0], part.comparators[0].value) is False:
+            return True
+    return False
 
 
 def _capped(changes: list[BenchmarkChange]) -> list[BenchmarkChange]:
