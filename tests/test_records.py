@@ -42,6 +42,7 @@ def test_nested_data_becomes_records_and_unknown_keys_are_ignored():
     ({"top": {"name": "t", "kind": "c"}}, ("top",)),
     ({"leaves": {"name": "x"}}, ("leaves",)),
     ({"ratio": True}, ("ratio",)),
+    ({"top": {"name": "t", "kind": ["a"]}}, ("top",)),  # unhashable where a Literal is: refused, not a TypeError
 ])
 def test_data_that_does_not_fit_names_where(data, loc):
     with pytest.raises(Invalid) as e:

@@ -110,7 +110,7 @@ def _checker(tp: Any) -> Check:  # noqa: C901 (one branch per kind of annotation
         allowed = set(args)
 
         def literal(v: object, loc: Loc) -> object:
-            if isinstance(v, bool) or v not in allowed:
+            if isinstance(v, bool) or not isinstance(v, str | int | float) or v not in allowed:
                 raise Invalid(loc, f"{v!r} is not one of {sorted(map(str, allowed))}")
             return v
 
