@@ -669,3 +669,28 @@ def test_the_main_guard_is_no_switch(tmp_path):
                       "    writer = SummaryWriter(f'runs/{args.lr}')\n")
     [tracker] = analyze_script(script, tmp_path).trackers
     assert (tracker.line, tracker.off_switch) == (8, None)
+
+
+SHARED_OPTS = {
+    "pkg/__init__.py": "",
+    "pkg/opts.py": ("def train_opts(parser):\n    parser.add_argument('--save_model', default='model')\n"
+                    "    parser.add_argument('--train_steps', type=int, default=1000)\n\n\n"
+                    "def translate_opts(parser):\n    parser.add_argument('--output', default='pred.txt')\n"),
+    "pkg/train.py": ("import argparse, torch\nfrom pkg.opts import train_opts\n\n\ndef main():\n"
+                     "    parser = argparse.ArgumentParser()\n    train_opts(parser)\n    opt = parser.parse_args()\n"
+                     "    for step in range(opt.train_steps):\n        loss = model(x)\n        loss.backward()\n"
+                     "        optimizer.step()\n\n\nif __name__ == '__main__':\n    main()\n"),
+    "pkg/translate.py": ("import argparse\nfrom pkg.opts import translate_opts\n\n\ndef main():\n"
+                         "    parser = argparse.ArgumentParser()\n    translate_opts(parser)\n"
+                         "    parser.parse_args()\n\n\nif __name__ == '__main__':\n    main()\n"),
+}
+
+
+def test_options_another_entry_declares_in_a_shared_module_are_not_the_jobs(tmp_path):
+    """OpenNMT-py: `train.py` and `translate.py` share `opts.py`; only `train_opts(parser)` builds the train
+    entry's parser, so translate's `--output` is an option train.py refuses, even though the repo calls
+    `translate_opts` elsewhere."""
+    root = make_repo(tmp_path / "r", SHARED_OPTS)
+    a = analyze_script(root / "pkg" / "train.py", root)
+    assert set(a.flags) == {"--save_model", "--train_steps"}
+    assert "--output" in analyze_script(root / "pkg" / "translate.py", root).flags  # that entry's own

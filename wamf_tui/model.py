@@ -369,6 +369,9 @@ class Analysis(Record):
     precision: list[PrecisionSignal] = []  # autocast, scalers, a framework's precision, casts
     flags: dict[RepoText, RepoText | None] = {}
     off_values: dict[RepoText, RepoText] = {}  # flag -> the value its help text says switches it off (`-1`)
+    # flag -> file:line of each call that declares it: one declared only in functions the job never reaches
+    # (another tool's options in a shared module) is not the job's (`reach.drop_unreached`)
+    flag_sites: dict[RepoText, list[RepoText]] = {}
     dashes_stripped: bool = False  # its dot-list words pass a function that strips dashes: `--k=v` is `k=v`
     # setting -> the settings the code asserts are unset when it is set (`if args.train_iters: assert
     # args.train_samples is None`): a run line that sets the one must not give the others

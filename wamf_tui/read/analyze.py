@@ -45,7 +45,7 @@ from .loop_bound import assigned_at_run_time, header_reads
 from .needs import argv_required, dataclass_required, own_options, read_needs, submits
 from .options import COMPUTED
 from .precision import precision_signals
-from .reach import ModuleDefs, drop_unreached, lift_to_callers, summarize, train_calls
+from .reach import ModuleDefs, drop_unreached, drop_unreached_options, lift_to_callers, summarize, train_calls
 from .source import Reader
 from .step import ROLES, find_step, inner_loop, lightning_step, loop_of
 from .systems.modules import config_targets
@@ -386,6 +386,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     mentioned = mentioned_names(beyond, done, root) if whole else None
     if mentioned is not None:
         drop_unreached(result, modules, roots | mentioned)
+    drop_unreached_options(result, modules, roots)
     add_needs(result)  # what the reached code asks of the command, beside what the entry's own lines ask
     _kept_on(result)
     if result.kind == "unknown" and any(a.role == "optimizer_step" for a in result.anchors):

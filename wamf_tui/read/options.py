@@ -146,6 +146,7 @@ class OptionsReader:
         """One option of the job's parser, whatever declares it: its default, the value its help says
         switches it off (`-1 disables`), and whether it sets the step count or an output folder."""
         self.r.flags[opt] = default
+        self.r.flag_sites.setdefault(opt, []).append(f"{self.rel}:{node.lineno}")
         self.options += 1
         off = re.search(r"(?<![\w.])(-1|0)\b[^.;]{0,20}\b(disables?|turns? (it )?off|means (no|never|off))"
                         r"|\b(disable[sd]?|off)\b[^.;]{0,20}?(?<![\w.])(-1|0)\b", helped or "", re.I)

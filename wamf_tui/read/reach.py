@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,12 +198,8 @@ def _open(name: str, classes: dict[str, Klass], seen: set[str]) -> bool:
     return False
 
 
-def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str]) -> None:
-    """Leave out the saves, evals, uploads and trackers in functions the job never reaches, and the output
-    folders and seeds of parsers there (another tool's `main()` in a module it imports). None is left out
-    when the walk does not reach the training step itself (its loss, backward or optimizer step): then the
-    walk missed a way in (a framework, a caller it cannot see)."""
-    live = reached(modules, roots)
+def _inside(modules: list[ModuleDefs], live: set[tuple[str, int]]) -> Callable[[str, int], bool]:
+    """Whether a line runs: at module level of a module read, or in a function the walk reached."""
     by_file = {m.file: m for m in modules}
 
     def inside(file: str, line: int) -> bool:
@@ -214,13 +211,43 @@ def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str])
         innermost = module.innermost(line)
         return innermost is None or (file, innermost.start) in live
 
-    if any(not inside(a.file, a.line) for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")):
+    return inside
+
+
+def _step_reached(result: Analysis, inside: Callable[[str, int], bool], found: bool = False) -> bool:
+    """The walk reached the training step itself (its loss, backward and optimizer step); else it missed a way
+    in (a framework, a caller it cannot see), and nothing is left out by it. `found`: a step must be known."""
+    step = [a for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")]
+    return all(inside(a.file, a.line) for a in step) and (bool(step) or not found)
+
+
+def drop_unreached(result: Analysis, modules: list[ModuleDefs], roots: set[str]) -> None:
+    """Leave out the saves, evals, uploads and trackers in functions the job never reaches, and the output
+    folders and seeds of parsers there (another tool's `main()` in a module it imports)."""
+    live = reached(modules, roots)
+    inside = _inside(modules, live)
+    if not _step_reached(result, inside):
         return
     for kind in ("checkpoints", "evals", "uploads", "trackers", "output_dirs", "seeds", "processes",
                  "precision"):
         facts: list[Fact] = getattr(result, kind)
         setattr(result, kind, [f for f in facts if inside(f.file, f.line)])
     _fold_nested_saves(result, modules, roots, live)
+
+
+def drop_unreached_options(result: Analysis, modules: list[ModuleDefs], roots: set[str]) -> None:
+    """Leave out the options declared only in functions the entry never reaches: OpenNMT's train entry shares
+    its options module with translate, whose `translate_opts(parser)` declares `--output`. Walked from the
+    entry's own code and `roots` alone, not from the names the rest of the repo mentions (`drop_unreached`'s):
+    another entry calling `translate_opts` does not put its options in this one's parser. Only for a job whose
+    training step the walk reaches: without one it cannot tell a way in it missed."""
+    inside = _inside(modules, reached(modules, roots))
+    if not _step_reached(result, inside, found=True):
+        return
+    for flag, sites in result.flag_sites.items():
+        if not any(inside(file, int(line)) for file, _, line in (s.rpartition(":") for s in sites)):
+            result.flags.pop(flag, None)
+            result.off_values.pop(flag, None)
 
 
 def _fold_nested_saves(result: Analysis, modules: list[ModuleDefs], roots: set[str],
