@@ -1204,3 +1204,13 @@ def test_a_seed_that_its_guard_leaves_unseeded_at_0_is_pinned_at_1(tmp_path, tes
     line pins the seed at a value the guard takes."""
     _, _, rows = changes(tmp_path, {"train.py": SEEDED_IF.replace("{test}", test)})
     assert next(c for c in rows if c.what == "seeds pinned").flags == [flag]
+
+
+def test_a_seed_helpers_guard_in_another_module_decides_the_value(tmp_path):
+    """OpenNMT-py: the entry calls `set_random_seed(opt.seed)` unguarded; the helper, in another module, seeds
+    torch only under `if seed > 0:`: the seed flag is pinned at 1, not 0."""
+    helper = "import torch\n\n\ndef set_random_seed(seed):\n    if seed > 0:\n        torch.manual_seed(seed)\n"
+    entry = SEEDED_IF.replace("def set_random_seed(seed):\n    if {test}:\n        torch.manual_seed(seed)\n\n\n", "")
+    entry = entry.replace("import argparse, torch\n", "import argparse, torch\nfrom utils import set_random_seed\n")
+    _, _, rows = changes(tmp_path, {"train.py": entry, "utils.py": helper})
+    assert next(c for c in rows if c.what == "seeds pinned").flags == ["--seed=1"]

@@ -495,7 +495,11 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         or not hydra and parser.settable(a, s.off_switch))), None)
     seed = chosen.off_switch if chosen is not None else None
     if seed:
-        value = 1 if chosen is not None and _skips_zero(chosen.guard) else 0  # `if seed > 0:` skips a 0
+        # `if seed > 0:` skips a 0, around this call or around a seed call the same setting reaches in a helper
+        # (OpenNMT's `set_random_seed(opt.seed)` seeds torch only under that test, in another module)
+        key = seed.split("=")[0].lstrip("-")
+        value = 1 if any(_skips_zero(s.guard) for s in a.seeds
+                         if (s.off_switch or "").split("=")[0].lstrip("-") == key) else 0
         name = seed.split("=")[0]
         words = [f"{name}={value}"] if name.startswith("-") or hydra else parser.render(a, name, value)
         how, flags, env = " ".join(words), words, []
