@@ -141,6 +141,23 @@ async def test_nvml_failing_mid_session(tmp_path, monkeypatch):
         assert app.state.step == Step.JOB  # still answering
 
 
+async def test_a_timer_or_a_message_after_the_last_screen_went_does_nothing(tmp_path):
+    """Quitting empties the screen stack while the GPU refresh timer and the workers' messages can still
+    come (a race CI met once): each is a no-op then, never a ScreenStackError."""
+    from wamf_tui.model import HardwareFacts
+    from wamf_tui.ui.messages import GpusRefreshed
+
+    app = app_on(make_repo(tmp_path / "r"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+    assert not app.screen_stack
+    app._refresh_gpu()
+    app._facts_changed("told")
+    app.on_gpus_refreshed(GpusRefreshed(HardwareFacts(host="h", nvml=True)))
+    app.show_step()
+    app._trial_done(None)
+
+
 @pytest.mark.slow  # walks the whole flow to a written contract
 async def test_long_and_control_character_answers(tmp_path):
     app = app_on(make_repo(tmp_path / "r"))

@@ -274,13 +274,13 @@ class WamfApp(App):
 
     def _facts_changed(self, told: str = "") -> None:
         """Repaint the detected pane, and the question unless step 4 is past its confirm phase."""
-        if isinstance(self.screen, StepScreen):
-            self.screen.redraw_detected()
+        if (screen := self._step_screen()) is not None:
+            screen.redraw_detected()
             if self.state.step == Step.CONFIRM and self.state.at != "confirm":
                 return  # the write's questions keep what they said
-            self.screen.redraw(keep_typed=True)
+            screen.redraw(keep_typed=True)
             if told:
-                self.screen.qview.say(told)  # in the question area too: a toast goes
+                screen.qview.say(told)  # in the question area too: a toast goes
 
     def _detected(self, subject: str, facts: object) -> None:
         """A new state with one subject of the detected facts replaced (the state is frozen)."""
@@ -297,11 +297,17 @@ class WamfApp(App):
             self.notify(line, title="since your last session", severity="warning", timeout=12)
         self.change_log += changes
 
+    def _step_screen(self) -> StepScreen | None:
+        """The step's screen when it is on top; None under a dialog, and once the app is closing: a timer or a
+        worker's message can come after the last screen went, where `self.screen` raises."""
+        top = self.screen_stack[-1] if self.screen_stack else None
+        return top if isinstance(top, StepScreen) else None
+
     def _refresh_gpu(self) -> None:
         """Re-read NVML while the detected pane is on screen; nothing at all while it is hidden."""
-        screen = self.screen
+        screen = self._step_screen()
         hw = self.state.detected.hardware
-        if hw is None or not isinstance(screen, StepScreen) or not screen.ready or screen.has_class("-tiny"):
+        if hw is None or screen is None or not screen.ready or screen.has_class("-tiny"):
             return
         if any(w.group == "gpu" and w.is_running for w in self.workers):
             return
@@ -314,8 +320,8 @@ class WamfApp(App):
         if isinstance(facts, Exception) or facts == self.state.detected.hardware:
             return  # unchanged: no repaint, no bytes to the terminal
         self._detected("hardware", facts)
-        if isinstance(self.screen, StepScreen):
-            self.screen.redraw_detected()
+        if (screen := self._step_screen()) is not None:
+            screen.redraw_detected()
 
     def start_analysis(self) -> None:
         script = Path(self.state.repo_path) / self.state.script
@@ -351,10 +357,12 @@ class WamfApp(App):
         if outcome.action == "exclude":
             said = git_exclude.add_to_exclude(self.state) + " · ctrl+q quits."
         self.show_step()
-        if said and isinstance(self.screen, StepScreen):
-            self.screen.qview.say(said)
+        if said and (screen := self._step_screen()) is not None:
+            screen.qview.say(said)
 
     def show_step(self) -> None:
+        if not self.screen_stack:  # closing: nothing to show it on
+            return
         screen = self.screen
         if isinstance(screen, StepScreen) and screen.STEP == self.state.step:
             screen.redraw(keep_typed=False)
@@ -364,8 +372,8 @@ class WamfApp(App):
             self.push_screen(SCREENS[self.state.step](self.talk))
 
     def _redraw(self, keep_typed: bool) -> None:
-        if isinstance(self.screen, StepScreen):
-            self.screen.redraw(keep_typed=keep_typed)
+        if (screen := self._step_screen()) is not None:
+            screen.redraw(keep_typed=keep_typed)
 
     # --- contract --------------------------------------------------------------
 
@@ -389,8 +397,8 @@ class WamfApp(App):
                                 if result.diff is not None else (msg.text, f"written: {path}"))
         self.save()
         self.show_step()
-        if isinstance(self.screen, StepScreen) and (error or self.state.at == "done"):
-            self.screen.qview.say(error or "ctrl+q quits.", error=bool(error))
+        if (screen := self._step_screen()) is not None and (error or self.state.at == "done"):
+            screen.qview.say(error or "ctrl+q quits.", error=bool(error))
 
     def on_answer_given(self, msg: AnswerGiven) -> None:
         self.after_answer(msg.outcome)
@@ -436,10 +444,11 @@ class WamfApp(App):
         self.push_screen(TrialScreen(job, where, proposals.output_switch(st), expect), self._trial_done)
 
     def _trial_done(self, result: TrialResult | None) -> None:
-        if not isinstance(self.screen, StepScreen):
+        screen = self._step_screen()
+        if screen is None:
             return
         if result is None:
-            self.screen.qview.say("nothing ran")
+            screen.qview.say("nothing ran")
             return
         self.state = self.state.model_copy(update={"trial": result})
         self.save()
@@ -451,16 +460,15 @@ class WamfApp(App):
                 f"{c.claim} ({c.observed})" for c in disproved[:3]))
 
         def tell() -> None:
-            if isinstance(self.screen, StepScreen):
-                self.screen.qview.say("trial: " + " · ".join(said),
-                                      error=failed or bool(result.touched) or bool(disproved))
+            if (shown := self._step_screen()) is not None:
+                shown.qview.say("trial: " + " · ".join(said), error=failed or bool(result.touched) or bool(disproved))
 
         if failed and self.state.step == Step.CONFIRM:  # back to the run line, to edit it
             self.state = flow.go(self.state, Step.JOB, "run")
             self.show_step()
             self.call_after_refresh(tell)
             return
-        self.screen.redraw(keep_typed=True)
+        screen.redraw(keep_typed=True)
         tell()
 
     def take_over(self) -> None:
@@ -489,8 +497,8 @@ class WamfApp(App):
         sequence = clipboard.osc52(msg.text, os.environ) if isinstance(msg.copied, Exception) else msg.copied[1]
         if sequence and self._driver is not None:
             self._driver.write(sequence)
-        if isinstance(self.screen, ConfirmScreen):
-            self.screen.copied(msg.text, way)
+        if isinstance(screen := self._step_screen(), ConfirmScreen):
+            screen.copied(msg.text, way)
 
 
 def wants_ascii(environ: Mapping[str, str], encoding: str) -> bool:
