@@ -497,10 +497,9 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
     if seed:
         # `if seed > 0:` skips a 0, around this call or around a seed call the same setting reaches in a helper
         # (OpenNMT's `set_random_seed(opt.seed)` seeds torch only under that test, in another module)
-        key = seed.split("=")[0].lstrip("-")
-        value = 1 if any(_skips_zero(s.guard) for s in a.seeds
-                         if (s.off_switch or "").split("=")[0].lstrip("-") == key) else 0
         name = seed.split("=")[0]
+        value = 1 if any(_skips_zero(s.guard) for s in a.seeds
+                         if (s.off_switch or "").split("=")[0].lstrip("-") == name.lstrip("-")) else 0
         words = [f"{name}={value}"] if name.startswith("-") or hydra else parser.render(a, name, value)
         how, flags, env = " ".join(words), words, []
     elif a.fixed_seed:  # `torch.manual_seed(42)` whatever the run: the same answer twice already
