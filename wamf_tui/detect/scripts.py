@@ -404,14 +404,6 @@ def _queued(launch: LaunchCommand) -> bool:
     return launch.source.startswith(SOURCE)
 
 
-def _resolve(root: Path, script: str) -> str | None:
-    p = (root / script).resolve()
-    try:
-        return str(p.relative_to(root.resolve())) if p.is_file() else None
-    except ValueError:
-        return None
-
-
 def _read(path: Path) -> str | None:
     try:
         data = read_regular(path, MAX_BYTES)
