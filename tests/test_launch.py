@@ -473,6 +473,18 @@ def test_a_scripts_own_docstring_says_how_it_runs_when_no_doc_does(tmp_path):
     assert launch.source == "train.py:6" and "launched in train.py:6" in scan.candidates[0].reasons
 
 
+def test_a_config_path_with_a_folder_is_looked_for_there_and_a_bare_name_anywhere(tmp_path):
+    """OpenNMT-py's docs page runs `-config examples/wiki_103.yaml` from the root, where no such file is (it sits in
+    `docs/source/examples/wiki_103/`): absent. yolov5's bare `--data coco.yaml` the job finds in `data/` itself."""
+    root = make_repo(tmp_path / "r", {
+        "README.md": ("```\npython train.py --config examples/lm.yaml\n```\n\n"
+                      "```\npython train.py --data coco.yaml\n```\n"),
+        "docs/examples/lm/lm.yaml": "a: 1\n", "data/coco.yaml": "b: 2\n", "train.py": TRAIN})
+    launches = {launch.source: launch for launch in scan_scripts(root).launches}
+    assert launches["README.md:2"].absent == ["examples/lm.yaml"]
+    assert launches["README.md:6"].absent == []
+
+
 def test_the_readmes_command_beats_a_docstrings_example_even_with_a_launcher(tmp_path):
     """yolov5: the README trains COCO from scratch with python; train.py's docstring shows a torch.distributed.run
     line on a 128-image sample. The README gives the job as its authors run it: it is the one proposed."""

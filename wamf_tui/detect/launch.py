@@ -361,10 +361,12 @@ CONFIG_FILE = re.compile(r"(?!/|~|\$)[\w./-]+\.(?:ya?ml|json|toml|cfg|ini)")  # 
 
 
 def absent_configs(launch: LaunchCommand, listed: Container[str], names: Container[str]) -> list[str]:
-    """The config files a command names that the repo holds nowhere: not at that path from its folder, nor
-    under that name anywhere in `names` (yolov5's `--data coco.yaml` is found in data/ by the job itself)."""
+    """The config files a command names that the repo holds nowhere: not at that path from its folder, nor, for
+    a bare file name, under that name anywhere in `names` (yolov5's `--data coco.yaml` is found in data/ by the
+    job itself). A path with a folder is the shell's, from the command's folder: OpenNMT-py's `-config
+    examples/wiki_103.yaml` is absent though `docs/.../wiki_103/wiki_103.yaml` exists."""
     return [v for v in (w.split("=", 1)[-1] for w in launch.args) if CONFIG_FILE.fullmatch(v)
-            and posixpath.normpath(posixpath.join(launch.cwd, v)) not in listed and v.rsplit("/", 1)[-1] not in names]
+            and posixpath.normpath(posixpath.join(launch.cwd, v)) not in listed and ("/" in v or v not in names)]
 
 
 def format_command(launch: LaunchCommand, args: list[str] | None = None, entry_words: list[str] | None = None) -> str:
