@@ -315,3 +315,21 @@ def test_an_accelerator_run_by_python_alone_is_refused_as_module_or_script(tmp_p
     assert any("use accelerate launch" in p for p in got), got
     assert problems(tmp_path / "b", {"pkg/__init__.py": "", "pkg/train.py": ACCELERATED},
                     "accelerate launch -m pkg.train") == []
+
+
+def test_a_config_file_the_run_line_names_must_be_there(tmp_path):
+    """OpenNMT-py's quickstart runs `-config toy_en_de.yaml`, a file the user writes from the page: a run line
+    naming it, or a folder path the repo lacks, is refused with the file's name; a bare name the repo holds
+    elsewhere the job may find itself (yolov5's `--data coco.yaml`)."""
+    from wamf_tui.model import LaunchCommand
+
+    root = make_repo(tmp_path / "r", {"train.py": "import argparse\np = argparse.ArgumentParser()\n"
+                                      "p.add_argument('--config')\np.parse_args()\n", "data/coco.yaml": "a: 1\n"})
+    job = LaunchCommand(command="python train.py --config toy.yaml", launcher="python", script="train.py",
+                        path="train.py", args=["--config", "toy.yaml"], absent=["toy.yaml"])
+    assert check_run("python train.py --config toy.yaml", root, job=job).problems == [
+        "toy.yaml: named by the run line but not in the repo; give its path"]
+    assert check_run("python train.py --config conf/x.yaml", root).problems == [
+        "conf/x.yaml: named by the run line but not in the repo; give its path"]
+    assert check_run("python train.py --config coco.yaml", root).problems == []
+    assert check_run("python train.py --config data/coco.yaml", root).problems == []

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..detect.launch import parse_launch
+from ..detect.launch import CONFIG_FILE, parse_launch
 from ..model import Analysis, LaunchCommand
 from ..read.launch import launch_problems
 from ..read.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, say_missing
@@ -69,6 +69,10 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
         if launch is None:
             v.problems.append("the wrapper is given no job script")
             return v
+    absent = _absent_files(launch, args, root, job, read)
+    if absent:
+        where = f" (from {launch.cwd}/)" if launch.cwd else ""
+        v.problems.append(f"{', '.join(absent)}: named by the run line but not in the repo{where}; give its path")
     if launch.path:
         refine(launch)
     else:
@@ -94,6 +98,17 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
     v.problems += flags_problems
     v.warnings += flags_warnings
     return v
+
+
+def _absent_files(launch: LaunchCommand, args: Sequence[str], root: Path, job: LaunchCommand | None,
+                  read: bool) -> list[str]:
+    """The config files the run line names that are not there, so the job would stop at once: a path with a
+    folder is the shell's, looked for from the command's folder (read only with `read`); a bare name the job
+    may find itself (yolov5's `--data coco.yaml` in `data/`), so only one detection found under no folder
+    (`job.absent`: the quickstart's `toy_en_de.yaml`, written by the user from the page)."""
+    named = [v for v in (w.split("=", 1)[-1] for w in args) if CONFIG_FILE.fullmatch(v)]
+    return [v for v in named if v in (job.absent if job else ()) or read and "/" in v
+            and not (root / (launch.cwd or "") / v).is_file()]
 
 
 def _past_wrapper(launch: LaunchCommand, consoles: dict[str, str], exists: Callable[[str], bool],
