@@ -72,7 +72,8 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
     absent = _absent_files(launch, args, root, job, read)
     if absent:
         where = f" (from {launch.cwd}/)" if launch.cwd else ""
-        v.problems.append(f"{', '.join(absent)}: named by the run line but not in the repo{where}; give its path")
+        v.problems.append(f"{', '.join(absent)}: named by the run line but not in the repo{where}; give "
+                          + ("its path" if len(absent) == 1 else "their paths"))
     if launch.path:
         refine(launch)
     else:
