@@ -676,8 +676,8 @@ def test_a_thin_entrys_trainer_parser_in_the_module_it_calls_gives_the_switches(
                                '--save_strategy "steps" --save_steps 500 --report_to wandb\n'},
                                   {"script": "pkg/train_mem.py"})
     assert state.analysis.config_system == "hf_trainer"
-    assert run_of(root, state) == ("deepspeed pkg/train_mem.py --data_path d.json --packing no --save_steps 500 "
-                                   "--max_steps=30 "
+    assert run_of(root, state) == ("PYTHONPATH=. deepspeed pkg/train_mem.py --data_path d.json --packing no "
+                                   "--save_steps 500 --max_steps=30 "
                                    "--report_to none --save_strategy no --evaluation_strategy no "
                                    "--output_dir=runs/wamf-bench --seed=0")
 

@@ -273,7 +273,7 @@ class StepControl(Record):
 class Need(Record):
     """Something the entry needs from its command (see `read.needs`)."""
 
-    code: Literal["ranks", "accelerate", "package", "no_main", "submits", "trains_with"]
+    code: Literal["ranks", "accelerate", "package", "root_import", "no_main", "submits", "trains_with"]
     file: RepoText
     line: int
     why: RepoText
@@ -316,7 +316,8 @@ class Required(Record):
     name: RepoText  # `--dataset_name`, a positional's name, or a Hydra key
     # "output": a folder the job writes to, which the benchmark gives its own run folder
     # "key": the key of a yacs-style `KEY VALUE` opts pair
-    kind: Literal["option", "positional", "field", "hydra", "output", "key"]
+    # "file": a file the code reads by a fixed relative path (`open('input.txt')`): no setting gives it
+    kind: Literal["option", "positional", "field", "hydra", "output", "key", "file"]
     file: RepoText
     line: int
     alternatives: list[RepoText] = []  # other options that give the same input (`--datasets` for `--dataset_name`)

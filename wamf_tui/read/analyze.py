@@ -38,7 +38,7 @@ from .guards import (
     unset_now_known,
 )
 from .hydra_config import add_switches, compose, hydra_defaults, hydra_targets
-from .inputs import paths_needed, required_by_use
+from .inputs import files_read, paths_needed, required_by_use
 from .launch import add_needs, process_signals
 from .lengths import length_role
 from .loop_bound import assigned_at_run_time, header_reads
@@ -271,7 +271,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             reader.trains_with()  # its flags are all known now (an HfArgumentParser's dataclasses included)
             entry = (tree, rel)
             result.module, result.module_root = as_module(path, root)
-            read_needs(tree, rel, result)
+            read_needs(tree, rel, result, root)
             result.required += argv_required(tree, rel, text)
             if reader.cli_function is None and called and result.config_system == "unknown":
                 line = next((n.lineno for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == called[1]), 0)
@@ -334,6 +334,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         loads = result.config_system in ("constants", "unknown", "omegaconf_dotlist") and any(
             r.kind == "positional" for r in result.required)
         result.required += [r for r in required_by_use(*entry, result.flags, loads) if r.name not in named]
+        result.required += files_read(*entry, root)
     unset_now_known(result)
     for module, sites in helpers:
         lift_to_callers(result, module, sites)

@@ -10,8 +10,10 @@ and a run line without them is refused.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 from ..model import Required
 from .values import Values, defaults, dest, setting, settings_objects, settings_read, truth
@@ -65,6 +67,47 @@ def paths_needed(tree: ast.Module, rel: str, flags: Mapping[str, str | None],
             found.setdefault(flag, Required(name=flag, kind="output" if OUTPUT_WORDS.search(name) else "option",
                                             file=rel, line=call.lineno))
     return list(found.values())
+
+
+# Calls that read the file their first argument names (`open` only when its mode reads).
+READERS = frozenset({"open", "np.load", "numpy.load", "np.memmap", "numpy.memmap", "np.loadtxt", "torch.load",
+                     "pd.read_csv", "pandas.read_csv", "pd.read_parquet", "pandas.read_parquet"})
+
+
+def files_read(tree: ast.Module, rel: str, root: Path) -> list[Required]:
+    """Files the reached code reads by a fixed relative path (`open('input.txt')`) that are on this machine
+    neither from the repo root, where the job runs, nor from the script's folder: no setting moves them, so
+    the user must say where they are. A name the module also names elsewhere (an existence test, a
+    download to it) is left alone: the job may make the file itself."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            counts[node.value] = counts.get(node.value, 0) + 1
+    found: dict[str, Required] = {}
+    for body in _reached_bodies(tree):
+        for call, _ in _calls_under(body, []):
+            path = _read_path(call)
+            if path is None or counts.get(path, 0) > 1 or path in found:
+                continue
+            if not any((folder / path).exists() for folder in (root, root / posixpath.dirname(rel))):
+                found[path] = Required(name=path, kind="file", file=rel, line=call.lineno)
+    return list(found.values())
+
+
+def _read_path(call: ast.Call) -> str | None:
+    """The relative file name a reading call is given as a literal (`open('input.txt', 'r')`), else None."""
+    name = _dotted(call.func)
+    if name not in READERS or not call.args or not isinstance(call.args[0], ast.Constant):
+        return None
+    path = call.args[0].value
+    if not isinstance(path, str) or not re.fullmatch(r"(?!/|~|\.\./)[\w./-]+\.\w+", path):
+        return None
+    if name == "open":
+        mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+        if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)
+                                     and not set(mode.value) & set("wax+")):
+            return None
+    return path
 
 
 def _calls_under(body: list[ast.stmt], guards: list[ast.expr]) -> Iterator[tuple[ast.Call, list[ast.expr]]]:

@@ -11,8 +11,10 @@ the question and `check_command` holds a command against them.
 from __future__ import annotations
 
 import ast
+import posixpath
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..model import Analysis, Need, Required
 from .step import name_of
@@ -22,8 +24,8 @@ RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADD
 TORCHRUN_FAMILY = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun", "composer")
 
 
-def read_needs(tree: ast.Module, rel: str, result: Analysis) -> None:
-    """Fill `result.needs` and `result.required` from the entry script's syntax tree."""
+def read_needs(tree: ast.Module, rel: str, result: Analysis, root: Path | None = None) -> None:
+    """Fill `result.needs` and `result.required` from the entry script's syntax tree (`root`: the repo's)."""
     ranks: list[tuple[ast.AST, str]] = []  # what needs ranks from the launcher, unless an `if` makes it optional
     for node in ast.walk(tree):
         var = _rank_read(node)
@@ -40,6 +42,10 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis) -> None:
         if isinstance(node, ast.ImportFrom) and node.level and not any(n.code == "package" for n in result.needs):
             result.needs.append(Need(code="package", file=rel, line=node.lineno,
                                      why="uses relative imports, so it runs as a module"))
+    if root is not None and (found := root_import(tree, rel, root)):
+        result.needs.append(Need(code="root_import", file=rel, line=found[0],
+                                 why=f"imports {found[1]} from the repo root; Python puts only the script's own "
+                                     "folder on the path"))
     if ranks:  # what runs only under an `if` is optional (`if ddp: init_process_group()`); walked only now
         guarded: set[int] = set()
         for node in ast.walk(tree):
@@ -53,6 +59,27 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis) -> None:
     if defines and not _runs_something(tree):  # defines its job and exits: something else calls it
         result.needs.append(Need(code="no_main", file=rel, line=defines[0].lineno,
                                  why="has no __main__ and calls nothing at the top level"))
+
+
+def root_import(tree: ast.Module, rel: str, root: Path) -> tuple[int, str] | None:
+    """(line, name) of the first absolute import of a package or module at the repo root, from a script in a
+    sub-folder that has no such name itself (`projects/chargpt/chargpt.py`: `from mingpt.model import GPT`).
+    Run as a file, it finds the name only if installed, and then runs the installed copy, not this checkout's."""
+    folder = posixpath.dirname(rel)
+    if not folder:
+        return None
+    found = []
+    for stmt in ast.walk(tree):
+        names = [stmt.module] if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module else \
+            [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else []
+        found += [(stmt.lineno, top) for top in (n.split(".")[0] for n in names)
+                  if _holds(root, top) and not _holds(root / folder, top)]
+    return min(found, default=None)
+
+
+def _holds(folder: Path, name: str) -> bool:
+    """Whether `import name` from `folder` finds a package or module there."""
+    return (folder / name / "__init__.py").is_file() or (folder / f"{name}.py").is_file()
 
 
 def _rank_read(node: ast.AST) -> str | None:
@@ -187,10 +214,11 @@ def passes_local_rank(prefix: list[str] | tuple[str, ...], launcher: str) -> boo
 
 
 def missing_inputs(required: list[Required], args: list[str], store_true: set[str],
-                   by_launcher: bool = False) -> list[Required]:
+                   by_launcher: bool = False, cwd: Path | None = None) -> list[Required]:
     """The required inputs `args` (a command's arguments) leave out. Options may be abbreviated, as
     argparse allows; positionals are counted among the words no option takes as its value. `by_launcher`:
-    the launcher passes `--local_rank` itself (a required one is not missing)."""
+    the launcher passes `--local_rank` itself (a required one is not missing); `cwd`: the folder the command
+    runs in, where a file the code reads by a fixed relative name must be."""
     if by_launcher:
         required = [r for r in required if r.name not in LOCAL_RANK]
     missing = []
@@ -214,6 +242,10 @@ def missing_inputs(required: list[Required], args: list[str], store_true: set[st
     for r in required:
         if r.kind == "positional":
             continue
+        if r.kind == "file":  # no word of a command gives it: the folder it runs in does
+            if cwd is None or not (cwd / r.name).is_file():
+                missing.append(r)
+            continue
         if r.kind == "key":  # `MODEL.PRETRAIN_PATH /w.pth`: the key given as a word of its own
             if r.name not in args:
                 missing.append(r)
@@ -233,7 +265,10 @@ def say_missing(missing: list[Required], holes: Sequence[str] = ()) -> str:
     (`{path_to_train_config}`), said beside them in order: the name the user knows the input by."""
     said, left = [], list(holes)
     for r in missing:
-        if r.kind != "positional":
+        if r.kind == "file":
+            said.append(f"{r.name} (read from the folder the command runs in, {r.file}:{r.line}: cd to the "
+                        "folder that holds it)")
+        elif r.kind != "positional":
             said.append(" or ".join([r.name, *r.alternatives]) + ("=..." if r.kind == "hydra" else ""))
         else:
             hole = f" ({left.pop(0)} in the docs)" if left else ""

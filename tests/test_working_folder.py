@@ -1,0 +1,77 @@
+"""What a job finds through the folder it runs in: a script in a sub-folder that imports the repo's own package
+gets the repo root on PYTHONPATH (this checkout's copy, not an installed one), and a file read by a fixed
+relative name that is not there is a required input, asked for by name and refused by `check` until the
+command runs where the file is."""
+
+from __future__ import annotations
+
+from conftest import make_repo
+
+from wamf_tui.model import InitState
+from wamf_tui.propose.benchmark import propose
+from wamf_tui.propose.proposals import missing_in_run
+from wamf_tui.propose.run_line import run_command
+from wamf_tui.propose.validate import check_run
+from wamf_tui.read.analyze import analyze_script
+
+LOOP = """
+model = torch.nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    loss = model(torch.randn(2, 4)).sum()
+    loss.backward()
+    opt.step()
+"""
+
+PROJECT = "import sys\nimport torch\n\nfrom toolkit.model import GPT\n" + LOOP
+READS_TEXT = "import torch\n\ntext = open('input.txt', 'r').read()\n" + LOOP
+
+
+def state_of(root, a) -> InitState:
+    state = InitState(repo_path=str(root), contract_path=str(root / "c.md"), script=a.script, analysis=a)
+    return state.model_copy(update={"changes": propose(a, 30, "speed", [])})
+
+
+def test_a_script_in_a_sub_folder_importing_the_repos_package_gets_the_root_on_pythonpath(tmp_path):
+    root = make_repo(tmp_path / "job", {"toolkit/__init__.py": "", "toolkit/model.py": "GPT = 1\n",
+                                        "projects/char/train.py": PROJECT})
+    a = analyze_script(root / "projects/char/train.py", root, [])
+    need = next(n for n in a.needs if n.code == "root_import")
+    assert (need.file, need.line) == ("projects/char/train.py", 4)
+    assert run_command(state_of(root, a)).split()[0] == "PYTHONPATH=."
+
+
+def test_no_pythonpath_where_python_finds_the_package_itself(tmp_path):
+    at_root = make_repo(tmp_path / "root", {"toolkit/__init__.py": "", "train.py": PROJECT})
+    beside = make_repo(tmp_path / "beside", {"toolkit/__init__.py": "", "projects/char/toolkit/__init__.py": "",
+                                             "projects/char/train.py": PROJECT})
+    elsewhere = make_repo(tmp_path / "lib", {"projects/char/train.py": PROJECT})  # an installed library
+    for root, script in ((at_root, "train.py"), (beside, "projects/char/train.py"),
+                         (elsewhere, "projects/char/train.py")):
+        a = analyze_script(root / script, root, [])
+        assert not [n for n in a.needs if n.code == "root_import"], root
+        assert "PYTHONPATH" not in run_command(state_of(root, a))
+
+
+def test_a_file_read_by_a_fixed_name_that_is_not_there_is_required(tmp_path):
+    root = make_repo(tmp_path / "job", {"chargpt.py": READS_TEXT})
+    a = analyze_script(root / "chargpt.py", root, [])
+    assert [(r.name, r.kind, r.line) for r in a.required] == [("input.txt", "file", 3)]
+    assert missing_in_run(state_of(root, a), "python chargpt.py").startswith("input.txt")
+    assert check_run("python chargpt.py", root, a).problems == [
+        "chargpt.py requires input.txt (read from the folder the command runs in, chargpt.py:3: cd to the folder "
+        "that holds it)"]
+    text = tmp_path / "shakespeare"
+    text.mkdir()
+    (text / "input.txt").write_text("to be or not to be\n")
+    assert check_run(f"cd {text} && python {root}/chargpt.py", root, a).problems == []
+
+
+def test_a_file_the_job_can_make_or_already_has_is_not_asked_for(tmp_path):
+    made = READS_TEXT.replace("text = open", "if not os.path.exists('input.txt'):\n    fetch('input.txt')\n"
+                                             "text = open")
+    writes = READS_TEXT.replace("open('input.txt', 'r')", "open('input.txt', 'w')")
+    for name, source, extra in (("made", made, {}), ("writes", writes, {}),
+                                ("there", READS_TEXT, {"input.txt": "hello\n"})):
+        root = make_repo(tmp_path / name, {"chargpt.py": source, **extra})
+        assert analyze_script(root / "chargpt.py", root, []).required == [], name
