@@ -100,11 +100,11 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
     if "package" in codes and a.module and launch.launcher == "python":
         launch.module, launch.script, launch.launcher, launch.cwd = a.module, None, "python -m", a.module_root
         said.append(f"{Path(a.script).name} {codes['package'].why}: python -m {a.module}")
-    if (need := codes.get("root_import")) and launch.script and not launch.module \
+    if (imports := codes.get("root_import")) and launch.script and not launch.module \
             and not any(w.startswith("PYTHONPATH=") for w in launch.env):
         root = os.path.relpath(".", launch.cwd or ".")  # the repo root, from the folder the command runs in
         launch.env = [*launch.env, f"PYTHONPATH={root}"]
-        said.append(f"{Path(a.script).name} {need.why} ({need.file}:{need.line}): PYTHONPATH={root} puts this "
+        said.append(f"{Path(a.script).name} {imports.why} ({imports.file}:{imports.line}): PYTHONPATH={root} puts this "
                     "checkout's copy first")
     if "ranks" in codes and plain:
         n, floor = _processes(state)
