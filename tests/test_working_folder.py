@@ -75,3 +75,32 @@ def test_a_file_the_job_can_make_or_already_has_is_not_asked_for(tmp_path):
                                 ("there", READS_TEXT, {"input.txt": "hello\n"})):
         root = make_repo(tmp_path / name, {"chargpt.py": source, **extra})
         assert analyze_script(root / "chargpt.py", root, []).required == [], name
+
+
+ENV_DATA = """\
+import glob
+import os
+import torch
+
+data_path = os.environ.get("DATA_PATH", ".")
+out_dir = os.environ.get("OUT_DIR", "out")
+train_files = os.path.join(data_path, "data/shards/train_*.bin")
+ckpt = os.path.join(out_dir, "model.pt")
+files = sorted(glob.glob(train_files))
+""" + LOOP
+
+
+def test_a_data_folder_from_an_environment_variable_whose_default_holds_nothing_is_required(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": ENV_DATA})
+    a = analyze_script(root / "train.py", root, [])
+    assert [(r.name, r.kind, r.line) for r in a.required] == [("DATA_PATH", "env", 7)]  # not OUT_DIR: written
+    assert check_run("torchrun --standalone --nproc_per_node=1 train.py", root, a).problems == [
+        "train.py requires DATA_PATH=... (the data folder, an environment variable: its default gives no file "
+        "here, train.py:7)"]
+    assert check_run("DATA_PATH=/data/shards torchrun --standalone --nproc_per_node=1 train.py", root, a).problems == []
+    assert missing_in_run(state_of(root, a), "DATA_PATH=/data python train.py") == ""
+
+
+def test_a_data_folder_whose_default_holds_the_files_is_not_asked_for(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": ENV_DATA, "data/shards/train_000.bin": "x"})
+    assert analyze_script(root / "train.py", root, []).required == []

@@ -317,7 +317,8 @@ class Required(Record):
     # "output": a folder the job writes to, which the benchmark gives its own run folder
     # "key": the key of a yacs-style `KEY VALUE` opts pair
     # "file": a file the code reads by a fixed relative path (`open('input.txt')`): no setting gives it
-    kind: Literal["option", "positional", "field", "hydra", "output", "key", "file"]
+    # "env": an environment variable the code takes its data folder from, given as `VAR=path` on the command
+    kind: Literal["option", "positional", "field", "hydra", "output", "key", "file", "env"]
     file: RepoText
     line: int
     alternatives: list[RepoText] = []  # other options that give the same input (`--datasets` for `--dataset_name`)

@@ -147,7 +147,7 @@ def run_notes(state: InitState) -> str:
         if any(n.code == "no_main" for n in a.needs) and job_launch(state).launcher != "console script":
             notes.append(f"{Path(a.script).name} has no __main__ and calls nothing: name the command that calls it")
         missing = missing_inputs(a.required, job_args(run) or [], store_true(a), _rank_given(run),
-                                 _runs_in(state, run))
+                                 *_runs_in(state, run))
         if missing:
             notes.append("it requires " + say_missing(missing, _holes(state)))
         if a.parser_open:  # the reading cannot know every flag: the job's own parser can, in seconds
@@ -370,10 +370,12 @@ def _rank_given(run: str) -> bool:
     return launch is not None and passes_local_rank(launch.prefix, launch.launcher)
 
 
-def _runs_in(state: InitState, run: str) -> Path:
-    """The folder the run line runs in: the repo root, or where its `cd` goes."""
+def _runs_in(state: InitState, run: str) -> tuple[Path, list[str]]:
+    """The folder the run line runs in (the repo root, or where its `cd` goes) and the variables it sets."""
     launch = parse_launch(run)
-    return Path(state.repo_path) / (launch.cwd if launch is not None and launch.cwd else "")
+    if launch is None:
+        return Path(state.repo_path), []
+    return Path(state.repo_path) / (launch.cwd or ""), launch.env
 
 
 def missing_in_run(state: InitState, run: str) -> str:
@@ -384,7 +386,7 @@ def missing_in_run(state: InitState, run: str) -> str:
     args = job_args(run)
     if args is None:
         return ""
-    return say_missing(missing_inputs(a.required, args, store_true(a), _rank_given(run), _runs_in(state, run)),
+    return say_missing(missing_inputs(a.required, args, store_true(a), _rank_given(run), *_runs_in(state, run)),
                        _holes(state))
 
 

@@ -92,7 +92,8 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
     v.problems += problems
     v.warnings += doubts
     missing = missing_inputs(analysis.required, args, {n for n, d in analysis.flags.items() if d == "False"},
-                             passes_local_rank(launch.prefix, launch.launcher), root / (launch.cwd or ""))
+                             passes_local_rank(launch.prefix, launch.launcher), root / (launch.cwd or ""),
+                             launch.env)
     if missing:
         v.problems.append(f"{Path(launch.path).name} requires {say_missing(missing)}")
     flags_problems, flags_warnings = _flags(args, analysis, launch.path, documented)

@@ -38,7 +38,7 @@ from .guards import (
     unset_now_known,
 )
 from .hydra_config import add_switches, compose, hydra_defaults, hydra_targets
-from .inputs import files_read, paths_needed, required_by_use
+from .inputs import env_data_roots, files_read, paths_needed, required_by_use
 from .launch import add_needs, process_signals
 from .lengths import length_role
 from .loop_bound import assigned_at_run_time, header_reads
@@ -334,7 +334,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         loads = result.config_system in ("constants", "unknown", "omegaconf_dotlist") and any(
             r.kind == "positional" for r in result.required)
         result.required += [r for r in required_by_use(*entry, result.flags, loads) if r.name not in named]
-        result.required += files_read(*entry, root)
+        result.required += files_read(*entry, root) + env_data_roots(*entry, root)
     unset_now_known(result)
     for module, sites in helpers:
         lift_to_callers(result, module, sites)

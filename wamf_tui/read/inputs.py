@@ -10,6 +10,8 @@ and a run line without them is refused.
 from __future__ import annotations
 
 import ast
+import glob
+import os
 import posixpath
 import re
 from collections.abc import Iterator, Mapping
@@ -92,6 +94,38 @@ def files_read(tree: ast.Module, rel: str, root: Path) -> list[Required]:
             if not any((folder / path).exists() for folder in (root, root / posixpath.dirname(rel))):
                 found[path] = Required(name=path, kind="file", file=rel, line=call.lineno)
     return list(found.values())
+
+
+ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
+DATA_WORDS = re.compile(r"DATA|CORPUS|DATASET", re.I)
+
+
+def env_data_roots(tree: ast.Module, rel: str, root: Path) -> list[Required]:
+    """Environment variables the code takes its data folder from (`data_path = os.environ.get("DATA_PATH",
+    ".")`) whose default gives files this machine lacks (`os.path.join(data_path, "data/fineweb10B/*.bin")`
+    matches nothing from the repo root): the user must say where the data is, as `VAR=path` on the command."""
+    roots: dict[str, tuple[str, str]] = {}  # variable name -> (environment variable, its default)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and _dotted(node.value.func) in ENV_READS \
+                and len(words := _literals(node.value.args)) == len(node.value.args) == 2 \
+                and DATA_WORDS.search(words[0]) and not OUTPUT_WORDS.search(words[0].lower()):
+            roots[node.targets[0].id] = (words[0], words[1])
+    found: dict[str, Required] = {}
+    for node in ast.walk(tree) if roots else ():
+        if isinstance(node, ast.Call) and _dotted(node.func) in ("os.path.join", "posixpath.join") and node.args \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in roots \
+                and len(parts := _literals(node.args[1:])) == len(node.args) - 1:
+            var, default = roots[node.args[0].id]
+            path = posixpath.join(default, *parts)
+            if var not in found and not posixpath.isabs(path) and not glob.glob(os.path.join(root, path)):
+                found[var] = Required(name=var, kind="env", file=rel, line=node.lineno)
+    return list(found.values())
+
+
+def _literals(nodes: list[ast.expr]) -> list[str]:
+    """The string constants among `nodes`, in order."""
+    return [n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)]
 
 
 def _read_path(call: ast.Call) -> str | None:

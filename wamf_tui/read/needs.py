@@ -214,11 +214,11 @@ def passes_local_rank(prefix: list[str] | tuple[str, ...], launcher: str) -> boo
 
 
 def missing_inputs(required: list[Required], args: list[str], store_true: set[str],
-                   by_launcher: bool = False, cwd: Path | None = None) -> list[Required]:
+                   by_launcher: bool = False, cwd: Path | None = None, env: Sequence[str] = ()) -> list[Required]:
     """The required inputs `args` (a command's arguments) leave out. Options may be abbreviated, as
     argparse allows; positionals are counted among the words no option takes as its value. `by_launcher`:
     the launcher passes `--local_rank` itself (a required one is not missing); `cwd`: the folder the command
-    runs in, where a file the code reads by a fixed relative name must be."""
+    runs in, where a file the code reads by a fixed relative name must be; `env`: its `VAR=value` words."""
     if by_launcher:
         required = [r for r in required if r.name not in LOCAL_RANK]
     missing = []
@@ -246,6 +246,10 @@ def missing_inputs(required: list[Required], args: list[str], store_true: set[st
             if cwd is None or not (cwd / r.name).is_file():
                 missing.append(r)
             continue
+        if r.kind == "env":
+            if not any(w.split("=", 1)[0] == r.name for w in env):
+                missing.append(r)
+            continue
         if r.kind == "key":  # `MODEL.PRETRAIN_PATH /w.pth`: the key given as a word of its own
             if r.name not in args:
                 missing.append(r)
@@ -268,6 +272,9 @@ def say_missing(missing: list[Required], holes: Sequence[str] = ()) -> str:
         if r.kind == "file":
             said.append(f"{r.name} (read from the folder the command runs in, {r.file}:{r.line}: cd to the "
                         "folder that holds it)")
+        elif r.kind == "env":
+            said.append(f"{r.name}=... (the data folder, an environment variable: its default gives no file here, "
+                        f"{r.file}:{r.line})")
         elif r.kind != "positional":
             said.append(" or ".join([r.name, *r.alternatives]) + ("=..." if r.kind == "hydra" else ""))
         else:
