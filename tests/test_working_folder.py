@@ -104,3 +104,16 @@ def test_a_data_folder_from_an_environment_variable_whose_default_holds_nothing_
 def test_a_data_folder_whose_default_holds_the_files_is_not_asked_for(tmp_path):
     root = make_repo(tmp_path / "job", {"train.py": ENV_DATA, "data/shards/train_000.bin": "x"})
     assert analyze_script(root / "train.py", root, []).required == []
+
+
+def test_a_folder_made_by_a_fixed_relative_path_is_named_where_no_setting_moves_it(tmp_path):
+    fixed = "import os\nimport torch\n\nos.makedirs('logs', exist_ok=True)\nlog = open(f'logs/{1}.txt', 'w')\n"
+    root = make_repo(tmp_path / "fixed", {"train.py": fixed + LOOP})
+    a = analyze_script(root / "train.py", root, [])
+    named = [c for c in propose(a, 30, "speed", []) if c.what == "folders it makes by a fixed relative path"]
+    assert [(c.enabled, c.exclusion.split(":")[0:2]) for c in named] == [(False, ["logs/ (train.py", "4)"])]
+    flag = ("import argparse\nimport os\nimport torch\n\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--log_dir', default='logs')\nargs = p.parse_args()\nos.makedirs(args.log_dir)\n")
+    root = make_repo(tmp_path / "flag", {"train.py": flag + LOOP})
+    a = analyze_script(root / "train.py", root, [])
+    assert not [c for c in propose(a, 30, "speed", []) if c.what == "folders it makes by a fixed relative path"]

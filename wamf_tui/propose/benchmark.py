@@ -186,6 +186,23 @@ def _more_outputs(a: Analysis, first: str, parser: ConfigSystem) -> list[str]:
     return out
 
 
+def _fixed_folders(a: Analysis) -> BenchmarkChange | None:
+    """The folders the job makes by a literal relative path (`os.makedirs('logs')`), which no setting moves:
+    named, with where, since from the repo root they land in the checkout."""
+    tops: dict[str, Fact] = {}  # `logs/` once, for `'logs'` and `f'logs/{run_id}'`
+    for made in a.output_dirs:
+        if not made.off_switch and re.fullmatch(r"f?(['\"])(?!/|~|\$|\{)[^'\"]+\1", made.name):
+            tops.setdefault(made.name.lstrip("f").strip("'\"").split("/")[0] + "/", made)
+    if not tops:
+        return None
+    where = ", ".join(f"{top} ({f.file}:{f.line})" for top, f in list(tops.items())[:3])
+    return BenchmarkChange(
+        what="folders it makes by a fixed relative path", how="no setting moves them", enabled=False,
+        why="they land in the folder the command runs in",
+        exclusion=f"{where}: made relative to the folder the command runs in, and no setting moves them; from "
+                  "the repo root they land in the checkout (run it from a folder of its own to keep them out)")
+
+
 def _takes_folder(flag: str, a: Analysis) -> bool:
     """A flag the run line may point at the benchmark folder: not a switch (`--use-dist-ckpt`, a boolean), and
     not one a save or tracker needs set (Megatron's `if args.save:`): giving it would turn that on."""
@@ -481,6 +498,8 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             words += parser.render(a, other, OUT_DIR)
         changes.append(BenchmarkChange(what="all outputs into one folder", how=" ".join(words), flags=words,
                                        why=f"what it writes stays in {OUT_DIR}, apart from your files"))
+    elif not hydra and (fixed := _fixed_folders(a)):
+        changes.append(fixed)
     for node in cpu_trainers(a, args):
         on = f"{node}.accelerator=gpu"
         changes.append(BenchmarkChange(what=f"Trainer on the GPU (its config says {node}.accelerator: cpu)", how=on,
