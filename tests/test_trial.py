@@ -15,7 +15,7 @@ import psutil
 import pytest
 from conftest import make_repo
 
-from wamf_tui.bench import results, trial
+from wamf_tui.bench import output, results, traces, trial
 from wamf_tui.contract import render as contract
 from wamf_tui.model import GpuFacts, HardwareFacts, InitState
 
@@ -194,7 +194,7 @@ def test_gpu_memory_is_the_growth_on_the_gpus_the_job_uses(tmp_path, activate, m
 
 def test_output_keeps_colours_and_shows_every_other_escape():
     line = "\x1b[32mok\x1b[0m \x1b]52;c;ZXZpbA==\x07 \x1b]2;title\x07 \u202eevil"
-    safe = trial.terminal_safe(line)
+    safe = output.terminal_safe(line)
     assert "\x1b[32m" in safe and "\x1b[0m" in safe
     assert "\x1b]" not in safe and "\x07" not in safe and "\u202e" not in safe
     assert "\\x1b]52;c;ZXZpbA==\\x07" in safe
@@ -206,7 +206,7 @@ def test_output_keeps_colours_and_shows_every_other_escape():
     ([0, 1], (None, None)),
 ])
 def test_steady_step_time_skips_the_warm_up(times, expected):
-    assert trial.steady(times) == expected
+    assert output.steady(times) == expected
 
 
 def test_the_gpus_it_will_use_follow_cuda_visible_devices():
@@ -257,7 +257,7 @@ def test_the_trial_row_is_there_only_while_the_command_is_the_one_tried(tmp_path
     ("loss 2.1, lr 3e-4", ""),
 ])
 def test_throughput_is_read_from_what_the_job_prints(line, said):
-    assert trial.throughput(line) == said
+    assert output.throughput(line) == said
 
 
 def trial_result(activate: str, run_line: str):
@@ -557,8 +557,8 @@ def test_the_step_times_are_the_ranks_that_stepped_most(tmp_path):
     that stepped once) is not the one timed."""
     steps = tmp_path / "steps"
     steps.write_text("11 1.0\n22 1.5\n11 2.0\n11 3.0\n22 2.5\nbad line\n")
-    assert trial._step_times(steps) == [1.0, 2.0, 3.0]
-    assert trial._step_times(tmp_path / "none") == []
+    assert traces.step_times(steps) == [1.0, 2.0, 3.0]
+    assert traces.step_times(tmp_path / "none") == []
 
 
 def test_a_jobs_last_line_written_as_it_exits_is_read():

@@ -15,7 +15,7 @@ import pytest
 from conftest import git, make_repo
 from terminal import WAMF, tmux, wait_for
 
-from wamf_tui.bench.trial import touched_snapshot
+from wamf_tui.bench.traces import touched_snapshot
 from wamf_tui.detect.repo import detect_repo
 from wamf_tui.detect.scripts import tracked_files
 

@@ -15,7 +15,6 @@ import re
 import select
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,90 +26,29 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import cast
 
-from ..infra.visible import visible
-from ..model import Effect, Ended, HardwareFacts, TrialResult
+from ..model import Ended, HardwareFacts, TrialResult
+from .output import gaps, likely_cause, plain, steady, terminal_safe, throughput
 from .results import command_hash
 from .supervise import KILL_FOR_S
+from .traces import exit_status, read_effects, step_times, touched, touched_snapshot
 
 DEFAULT_LIMIT_S = 600
 GRACE_S = 10.0  # between SIGTERM and SIGKILL: a job may save or flush on SIGTERM
 TAIL = 30  # output lines kept in the result
 ACTIVATE_FAILED = 97
 _WRAPPER = re.compile(r"^wamf_bench(-\d+)?\.py$")
-_SGR = re.compile(r"(\x1b\[[0-9;]*m)")
-_RATE = re.compile(r"(\d[\d.,]*(?:e\d+)?)\s*(samples|tokens|tok)/s(?:ec)?\b|"
-                   r"(samples|tokens)[_ ]per[_ ]second['\"]?\s*[:=]\s*(\d[\d.]*(?:e\d+)?)", re.I)
-_OTHER_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
-CAUSES: tuple[tuple[str, str], ...] = (  # (pattern in the output, the likely cause); the first that matches
-    (r"the activate line failed", "the activate line failed: is the environment still there?"),
-    (r"(?:ModuleNotFoundError|ImportError): No module named '([^']+)'",
-     "a module is missing in this environment: {0} (is the activate line right?)"),
-    (r"CUDA out of memory|OutOfMemoryError", "CUDA ran out of memory: a smaller per-GPU batch, or free GPUs"),
-    (r"UploadStopped: wamf-tui trial: (\w+) stopped", "the job uploads to the Hub ({0}), which a trial stops: switch "
-     "its upload off in the run line"),
-    (r"KeyError: '(LOCAL_RANK|RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)'|environment variable (\w+) expected",
-     "a rank variable is missing ({0}): start it with torchrun"),
-    (r"arguments are required: (.+)", "required arguments are missing: {0}"),
-    (r"unrecognized arguments: (.+)", "the job does not know these arguments: {0}"),
-    (r"ERROR: Could not consume arguments: (.+)", "the job's function does not take these arguments: {0}"),
-    (r"ERROR: (The function received no value for the required argument: .+|Missing required flags: .+)",
-     "fire says: {0}"),
-    (r"Could not override '([^']+)'|Key '([^']+)' is not in struct", "Hydra's config has no key {0}: prefix it with "
-     "+ to add it, or fix its name"),
-    (r"No such file or directory: '([^']+)'|can't open file '([^']+)'|FileNotFoundError: (.+)",
-     "a file or dataset is missing: {0}"),
-    (r"([\w./-]+): command not found|([\w./-]+): not found", "not on PATH: {0}"),
-)
 
 
-def terminal_safe(line: str) -> str:
-    """A line of the job's output with its colours kept and every other escape shown, not obeyed
-    (a job's output can carry OSC 52 as well as a commit subject can)."""
-    line = _OTHER_ESCAPES.sub(lambda m: m.group(0) if _SGR.fullmatch(m.group(0)) else visible(m.group(0)), line)
-    return "".join(part if _SGR.fullmatch(part) else visible(part) for part in _SGR.split(line))
 
 
-def plain(line: str) -> str:
-    return _SGR.sub("", line)
 
 
-def throughput(line: str) -> str:
-    """A rate of samples or tokens the job printed (`123.4 samples/s`, `tokens_per_second=5e3`), or ""."""
-    if "/s" not in line and "per_s" not in line and "per s" not in line:
-        return ""
-    m = _RATE.search(line)
-    if m is None:
-        return ""
-    value, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-    return f"{value} {'tokens' if unit.lower().startswith('tok') else 'samples'}/s"
 
 
-def likely_cause(lines: Iterable[str]) -> str:
-    text = "\n".join(plain(x) for x in lines)
-    for pattern, cause in CAUSES:
-        m = re.search(pattern, text)
-        if m:
-            found = next((g for g in m.groups() if g), "")
-            return cause.format(found.strip()[:120])
-    return ""
 
 
-def steady(times: list[float]) -> tuple[int | None, float | None]:
-    """(warm-up steps, median step time after them) from the steps' end times. The first step is
-    always warm-up (its start is not seen); the steps slower than 1.5x the second half's median
-    that follow it are warm-up too (compilation, autotuning, allocator growth)."""
-    if len(times) < 3:
-        return (None, None)
-    gaps = _gaps(times)
-    late = statistics.median(gaps[len(gaps) // 2:])
-    slow = 0
-    while slow < len(gaps) - 1 and gaps[slow] > 1.5 * late:
-        slow += 1
-    return (1 + slow, statistics.median(gaps[slow:]))
 
 
-def _gaps(times: list[float]) -> list[float]:
-    return [b - a for a, b in zip(times, times[1:], strict=False)]
 
 
 def shell_script(activate: str, run: str) -> str:
@@ -233,8 +171,8 @@ class Trial:
                 if log is not None:
                     log.close()
             watcher.join(5)
-            times = _step_times(steps_file)
-            result = self._result(wall_start, _status(status_file), first_output, times,
+            times = step_times(steps_file)
+            result = self._result(wall_start, exit_status(status_file), first_output, times,
                                   touched(before, touched_snapshot(self.repo)))
             return result.model_copy(update={"effects": read_effects(effects_file)})
 
@@ -311,7 +249,7 @@ class Trial:
                 except psutil.Error:
                     pass
             self._peak_host = max(self._peak_host, rss)
-            times = _step_times(steps_file)
+            times = step_times(steps_file)
             self.steps = len(times)
             self.last_step_s = times[-1] - times[-2] if len(times) > 1 else None
             self._sample_gpus()
@@ -355,7 +293,7 @@ class Trial:
             wall_s=round(time.monotonic() - self.started, 2) if self.started else 0.0,
             first_output_s=round(first_output, 2) if first_output is not None else None,
             steps=len(times),
-            step_times=[round(g, 6) for g in _gaps(times)][-1000:],
+            step_times=[round(g, 6) for g in gaps(times)][-1000:],
             warmup=warmup,
             steady_s=round(steady_s, 6) if steady_s is not None else None,
             peak_host_mib=self._peak_host // 2**20 or None,
@@ -426,87 +364,14 @@ def _lines(proc: subprocess.Popen[bytes]) -> Iterable[str]:
         yield pending[0].decode("utf-8", errors="replace")
 
 
-def read_effects(path: Path, keep: int = 300) -> list[Effect]:
-    """The probe's events, alike ones (every rank's, every step's save at one line) counted as one; a row
-    line's hits stay one per step, which is what says it ran during training."""
-    import json
-
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return []
-    found: dict[tuple, Effect] = {}
-    for raw in text.splitlines():
-        try:
-            event = json.loads(raw)
-            effect = Effect(kind=event["kind"], what=str(event["what"]), where=str(event.get("where", "")),
-                            step=int(event.get("step", 0)), path=str(event.get("path", "")),
-                            stack=[str(x) for x in event.get("stack", [])][:8],
-                            values={str(k): str(v) for k, v in dict(event.get("values", {})).items()},
-                            extras=[str(x) for x in event.get("extras", [])],
-                            mode=str(event.get("mode", event.get("device", ""))))
-        except (ValueError, KeyError, TypeError):
-            continue
-        key = (effect.kind, effect.what, effect.where, effect.path, effect.mode,
-               effect.step if effect.kind == "line" else None)
-        if key in found:
-            found[key].count += 1
-        elif len(found) < keep:
-            found[key] = effect
-    return list(found.values())
 
 
-def _status(status_file: Path) -> int | None:
-    """The command's exit status as the supervisor wrote it (a signal as its negative, like Popen's)."""
-    try:
-        how, _, number = status_file.read_text().partition(" ")
-        return int(number) if how == "exit" else -int(number)
-    except (OSError, ValueError):
-        return None
 
 
-def _step_times(steps_file: Path) -> list[float]:
-    """The step end times of the process that stepped most (rank 0 or its twin; one clock for all)."""
-    try:
-        text = steps_file.read_text()
-    except OSError:
-        return []
-    by_pid: dict[str, list[float]] = {}
-    for line in text.splitlines():
-        pid, _, t = line.partition(" ")
-        try:
-            by_pid.setdefault(pid, []).append(float(t))
-        except ValueError:
-            continue
-    return max(by_pid.values(), key=len, default=[])
 
 
 # --- what the run wrote into the checkout ----------------------------------------------
 
 
-def touched_snapshot(repo: Path) -> dict[str, tuple[str, int, int]] | None:
-    """git status of the checkout with each listed file's mtime and size; None outside git."""
-    from ..infra import children, gitcmd
-    from ..infra.checkout import status_entries
-
-    try:
-        out = children.run(gitcmd.argv(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all"), timeout=30,
-                           cwd=repo, env=gitcmd.env()).stdout
-    except (OSError, subprocess.TimeoutExpired, gitcmd.Refused):
-        return None
-    seen: dict[str, tuple[str, int, int]] = {}
-    for status, path in status_entries(out):
-        try:
-            st = (repo / path).stat()
-            seen[path] = (status, st.st_mtime_ns, st.st_size)
-        except OSError:
-            seen[path] = (status, 0, 0)
-    return seen
 
 
-def touched(before: dict | None, after: dict | None) -> list[str]:
-    """Files the run created or changed in the checkout (not git-ignored ones: those are the job's
-    business, like the benchmark's own run folder)."""
-    if before is None or after is None:
-        return []
-    return sorted(visible(path) for path, facts in after.items() if before.get(path) != facts)
