@@ -24,6 +24,8 @@ CAUSES: tuple[tuple[str, str], ...] = (  # (pattern in the output, the likely ca
      "a rank variable is missing ({0}): start it with torchrun"),
     (r"arguments are required: (.+)", "required arguments are missing: {0}"),
     (r"unrecognized arguments: (.+)", "the job does not know these arguments: {0}"),
+    (r"ValueError: Some (?:specified arguments|keys) are not used by the HfArgumentParser: (.+)",
+     "the job's dataclasses have no field for these: {0}"),
     (r"ERROR: Could not consume arguments: (.+)", "the job's function does not take these arguments: {0}"),
     (r"ERROR: (The function received no value for the required argument: .+|Missing required flags: .+)",
      "fire says: {0}"),

@@ -67,6 +67,26 @@ def _argparse(module) -> None:
 
 def _hf_argparse(module) -> None:
     _parse_call(module.HfArgumentParser, "parse_args_into_dataclasses", "HfArgumentParser")
+    for name in ("parse_yaml_file", "parse_json_file"):  # `parser.parse_yaml_file(sys.argv[1])`
+        _parse_file_call(module.HfArgumentParser, name, "HfArgumentParser")
+
+
+def _parse_file_call(owner, name: str, what: str) -> None:
+    """`owner.name(path)`, when the job's own code reads a config file its command line names, ends the
+    process once it returns: its keys are the command's settings (a file the code names itself is not)."""
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "_wamf_parse", False):
+        return
+
+    def parse(self, path, *args, **kwargs):
+        result = original(self, path, *args, **kwargs)
+        named = {os.path.abspath(w) for w in sys.argv[1:] if not w.startswith("-")}
+        if probe._ours(sys._getframe(1).f_code.co_filename) and os.path.abspath(str(path)) in named:
+            _parsed(what, result)
+        return result
+
+    parse._wamf_parse = True  # type: ignore[attr-defined]
+    setattr(owner, name, parse)
 
 
 def _hydra(module) -> None:
