@@ -803,3 +803,31 @@ def test_an_optimizer_wrappers_backward_is_no_step_and_its_clip_is_the_steps(tmp
     got = anchors(tmp_path, {"train.py": entry, "optim.py": OPTIM_WRAPPER, "trainer.py": WRAPPED_TRAINER})
     assert got["loss"] == "trainer.py:5" and got["forward"] == "trainer.py:4" and got["backward"] == "trainer.py:6"
     assert got["optimizer_step"] == "trainer.py:7" and got["grad_clip"] == "optim.py:12"
+
+
+SUMMED = """\
+import torch
+
+model = torch.nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def backprop(loss):
+    loss.backward()
+
+
+for step in range(10):
+    x = torch.randn(2, 4)
+    total = 0  # for backprop
+    out = model(x)
+    total += out.pow(2).mean()
+    total += 0.1 * out.abs().mean()
+    backprop(total)
+    opt.step()
+"""
+
+
+def test_a_loss_summed_from_zero_is_checked_where_the_backward_gets_the_whole(tmp_path):
+    got = anchors(tmp_path, {"train.py": SUMMED})
+    assert got["loss"] == at(SUMMED, "    backprop(total)")  # not `total = 0`, nor one term of it
+    assert got["backward"] == at(SUMMED, "loss.backward()")

@@ -219,8 +219,11 @@ def made(rel: str, at: ast.stmt | ast.expr, loss: ast.expr, assigns: list[ast.AS
         node = assigned(expr.id, line, assigns)
         if node is None:
             break
-        source, line = node, node.lineno
         value = value_of(node)
+        if isinstance(value, ast.Constant) and isinstance(source, ast.AugAssign):
+            source = at  # `total = 0`, then `total += term` per part: the whole is the one the backward gets
+            break
+        source, line = node, node.lineno
         if isinstance(node, ast.AugAssign):
             continue  # loss += part: where `loss` is first computed
         helper = (local or {}).get(value.func.id) if isinstance(value, ast.Call) and isinstance(
