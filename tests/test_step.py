@@ -831,3 +831,23 @@ def test_a_loss_summed_from_zero_is_checked_where_the_backward_gets_the_whole(tm
     got = anchors(tmp_path, {"train.py": SUMMED})
     assert got["loss"] == at(SUMMED, "    backprop(total)")  # not `total = 0`, nor one term of it
     assert got["backward"] == at(SUMMED, "loss.backward()")
+
+
+REDUCED = """\
+import torch
+
+model = torch.nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = iter([torch.randn(2, 4) for _ in range(10)])
+for step in range(10):
+    inputs = next(loader)
+    loss = model(inputs).sum() * 0.5
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_the_batch_of_a_model_call_reduced_on_the_same_line_is_where_it_is_taken(tmp_path):
+    got = anchors(tmp_path, {"train.py": REDUCED})
+    assert got["forward"] == got["loss"] == at(REDUCED, "loss = model(inputs)")
+    assert got["batch"] == at(REDUCED, "inputs = next(loader)")  # not the `.sum()` of the model's output

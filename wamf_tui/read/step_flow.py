@@ -381,6 +381,8 @@ def _made_by_model(call: ast.Call, node: ast.AST | None, assigns: list[ast.AST])
 
 
 def _looks_like_model(call: ast.Call) -> bool:
+    if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
+        return False  # `model(x).sum()`: a reduction of what the model returned, not the model
     name = name_of(call.func).lower()
     if re.search(r"loss|criterion", name.rsplit(".", 1)[-1]):
         return False  # `gan_loss.discriminator_loss(fake, real)`: a loss over the model's output
