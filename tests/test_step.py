@@ -851,3 +851,33 @@ def test_the_batch_of_a_model_call_reduced_on_the_same_line_is_where_it_is_taken
     got = anchors(tmp_path, {"train.py": REDUCED})
     assert got["forward"] == got["loss"] == at(REDUCED, "loss = model(inputs)")
     assert got["batch"] == at(REDUCED, "inputs = next(loader)")  # not the `.sum()` of the model's output
+
+
+HANDED = """\
+import torch
+
+
+def update_policy(tracker, model, batch, optimizer):
+    loss = model(batch).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    return tracker
+
+
+def train():
+    policy = torch.nn.Linear(4, 4)
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.1)
+    dl_iter = iter([torch.randn(2, 4) for _ in range(10)])
+    for step in range(10):
+        batch = next(dl_iter)
+        update_policy(None, policy, batch, optimizer)
+
+
+train()
+"""
+
+
+def test_a_step_function_handed_its_batch_has_its_batch_row_where_the_caller_takes_it(tmp_path):
+    got = anchors(tmp_path, {"train.py": HANDED})
+    assert got["batch"] == at(HANDED, "batch = next(dl_iter)")
+    assert got["forward"] == at(HANDED, "loss = model(batch)")

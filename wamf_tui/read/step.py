@@ -165,8 +165,51 @@ def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Ancho
             outer = _anchored(rel, site, given, parts.assigns, parts.calls, parts.ifs, parts.loops, local)
             taken = {a.role for a in outer if a.role in ("loss", "forward", "batch")}
             anchors = [a for a in anchors if a.role not in taken] + [a for a in outer if a.role in taken]
+        elif isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            anchors = _batch_from_caller(tree, scope, anchors, rel, dead)
         return anchors
     return None
+
+
+def _batch_from_caller(tree: ast.Module, scope: ast.FunctionDef | ast.AsyncFunctionDef, anchors: list[Anchor],
+                       rel: str, dead: Collection[int]) -> list[Anchor]:
+    """A step function handed its batch (`update_policy(tracker, policy, batch, ...)`): the batch row moves to
+    where the caller takes what it passes (`batch = next(dl_iter)`), the data as the loader gives it."""
+    batch = next((a for a in anchors if a.role == "batch"), None)
+    try:
+        base = ast.parse(batch.text, mode="eval").body if batch is not None else None
+    except SyntaxError:
+        return anchors
+    while isinstance(base, ast.Attribute | ast.Subscript):  # `batch["input_ids"]`
+        base = base.value
+    params = [a.arg for a in scope.args.args]
+    if batch is None or not isinstance(base, ast.Name) or base.id not in params \
+            or any(base.id in _target_names(n) for n in own_nodes(scope) if isinstance(n, ast.Assign | ast.AugAssign)
+                   and n.lineno < batch.line):
+        return anchors
+    index = params.index(base.id) - (params[:1] == ["self"])
+    inside = range(scope.lineno, (scope.end_lineno or scope.lineno) + 1)
+    for outer in _scopes(tree):
+        parts = _parts(outer, dead)
+        site = next((n for n in parts.calls if n.lineno not in inside and (
+            isinstance(n.func, ast.Name) and n.func.id == scope.name
+            or isinstance(n.func, ast.Attribute) and n.func.attr == scope.name)), None)
+        if site is None:
+            continue
+        given = site.args[index] if 0 <= index < len(site.args) and not any(
+            isinstance(a, ast.Starred) for a in site.args[:index + 1]) else next(
+            (k.value for k in site.keywords if k.arg == base.id), None)
+        made_at = assigned(given.id, site.lineno, parts.assigns) if isinstance(given, ast.Name) else None
+        if made_at is None:
+            return anchors
+        return [a if a is not batch else a.model_copy(update={"line": made_at.lineno}) for a in anchors]
+    return anchors
+
+
+def _target_names(node: ast.Assign | ast.AugAssign) -> set[str]:
+    """The names an assignment binds."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def _helpers(tree: ast.Module, scope: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:

@@ -315,6 +315,9 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
         return None
     if _looks_like_model(value) and source is not None:
         return source, value  # logits, loss = model(x, y)
+    chained = next((c for c in ast.walk(value.func) if isinstance(c, ast.Call) and _looks_like_model(c)), None)
+    if chained is not None and source is not None:
+        return source, chained  # model(x).pow(2).mean(): the model call its methods reduce
     base = value.func.value if isinstance(value.func, ast.Attribute) else None
     made: list[tuple[ast.AST, ast.Call]] = []  # criterion(out, y), out.pow(2).mean(): the calls that made them
     for arg in [*value.args, *([base] if base is not None else [])]:
