@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from .nodes import walk
 from .values import UNKNOWN, Values, setting, truth
 
 Dead = dict[int, str]  # line -> the condition, as written, that the values make false around it
@@ -21,12 +22,12 @@ def dead_lines(tree: ast.Module, values: Values) -> Dead:
     dead: Dead = {}
     # module names a function rebinds (`global x`) or `exec` may rewrite (nanoGPT's configurator) are never
     # followed at the top level: their value there is not what the code says
-    shared: set[str] | None = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
+    shared: set[str] | None = {n for node in walk(tree) if isinstance(node, ast.Global) for n in node.names}
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("exec", "globals")
-           for n in ast.walk(tree)):
+           for n in walk(tree)):
         shared = None
     _Walk(values, dead, shared).body(tree.body, {})
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             _Walk(values, dead, set()).body(node.body, {})
     return dead

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ..model import Required
+from .nodes import walk
 from .values import Values, defaults, dest, setting, settings_objects, settings_read, truth
 
 # Keywords a dataset or loader takes its data folder or file by: a None there reads nothing or crashes.
@@ -82,7 +83,7 @@ def files_read(tree: ast.Module, rel: str, root: Path) -> list[Required]:
     the user must say where they are. A name the module also names elsewhere (an existence test, a
     download to it) is left alone: the job may make the file itself."""
     counts: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             counts[node.value] = counts.get(node.value, 0) + 1
     found: dict[str, Required] = {}
@@ -105,14 +106,14 @@ def env_data_roots(tree: ast.Module, rel: str, root: Path) -> list[Required]:
     ".")`) whose default gives files this machine lacks (`os.path.join(data_path, "data/fineweb10B/*.bin")`
     matches nothing from the repo root): the user must say where the data is, as `VAR=path` on the command."""
     roots: dict[str, tuple[str, str]] = {}  # variable name -> (environment variable, its default)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(node.value, ast.Call) and _dotted(node.value.func) in ENV_READS \
                 and len(words := _literals(node.value.args)) == len(node.value.args) == 2 \
                 and DATA_WORDS.search(words[0]) and not OUTPUT_WORDS.search(words[0].lower()):
             roots[node.targets[0].id] = (words[0], words[1])
     found: dict[str, Required] = {}
-    for node in ast.walk(tree) if roots else ():
+    for node in walk(tree) if roots else ():
         if isinstance(node, ast.Call) and _dotted(node.func) in ("os.path.join", "posixpath.join") and node.args \
                 and isinstance(node.args[0], ast.Name) and node.args[0].id in roots \
                 and len(parts := _literals(node.args[1:])) == len(node.args) - 1:

@@ -19,6 +19,7 @@ from typing import Literal, cast
 
 from ..model import Analysis, LaunchCommand, Need, ProcessSignal
 from .fewest import EXITS, fewest
+from .nodes import walk
 from .step import name_of
 
 # the launcher flags that set how many processes it starts
@@ -66,7 +67,7 @@ def _precision_given(call: ast.Call, tree: ast.Module) -> bool:
     return any(isinstance(n, ast.Assign | ast.AnnAssign) and isinstance(n.value, ast.Dict) and any(
         isinstance(t, ast.Name) and t.id in splatted for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
         and any(isinstance(k, ast.Constant) and k.value == "mixed_precision" for k in n.value.keys)
-        for n in ast.walk(tree))
+        for n in walk(tree))
 
 
 def main_block(stmt: ast.stmt) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from .nodes import walk
 from .values import SETTINGS_OBJECTS
 
 _BUILTINS = frozenset({"range", "len", "enumerate", "zip", "int", "min", "max", "tqdm", "trange"})
@@ -19,7 +20,7 @@ _BUILTINS = frozenset({"range", "len", "enumerate", "zip", "int", "min", "max", 
 def header_reads(tree: ast.Module, line: int) -> list[str]:
     """The names the header of the loop at `line` reads (attributes by their last name): `num_iterations` of
     `range(1, args.num_iterations + 1)`, `max_steps` of `while step < cfg.max_steps`; none for `while True`."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.For | ast.AsyncFor | ast.While) and node.lineno == line:
             header = node.test if isinstance(node, ast.While) else node.iter
             names = [n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(header)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..model import Analysis, Need, Required
+from .nodes import walk
 from .step import name_of
 
 SUBMITTERS = ("AutoExecutor", "SlurmExecutor")  # submitit's executors that queue on a cluster
@@ -27,7 +28,7 @@ TORCHRUN_FAMILY = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun
 def read_needs(tree: ast.Module, rel: str, result: Analysis, root: Path | None = None) -> None:
     """Fill `result.needs` and `result.required` from the entry script's syntax tree (`root`: the repo's)."""
     ranks: list[tuple[ast.AST, str]] = []  # what needs ranks from the launcher, unless an `if` makes it optional
-    for node in ast.walk(tree):
+    for node in walk(tree):
         var = _rank_read(node)
         if var:
             ranks.append((node, f"reads {var} with no default"))
@@ -48,7 +49,7 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis, root: Path | None =
                                      "folder on the path"))
     if ranks:  # what runs only under an `if` is optional (`if ddp: init_process_group()`); walked only now
         guarded: set[int] = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.If):
                 for stmt in (*node.body, *node.orelse):
                     guarded.update(id(n) for n in ast.walk(stmt))
@@ -69,7 +70,7 @@ def root_import(tree: ast.Module, rel: str, root: Path) -> tuple[int, str] | Non
     if not folder:
         return None
     found = []
-    for stmt in ast.walk(tree):
+    for stmt in walk(tree):
         names = [stmt.module] if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module else \
             [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else []
         found += [(stmt.lineno, top) for top in (n.split(".")[0] for n in names)
@@ -100,7 +101,7 @@ def _rank_read(node: ast.AST) -> str | None:
 def submits(tree: ast.Module) -> tuple[int, str] | None:
     """(line, executor) where a file builds a cluster executor (`submitit.AutoExecutor(...)`): the job
     is queued on Slurm from there, and the process that builds it trains nothing itself."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and name_of(node.func).split(".")[-1] in SUBMITTERS:
             return node.lineno, name_of(node.func)
     return None
@@ -109,7 +110,7 @@ def submits(tree: ast.Module) -> tuple[int, str] | None:
 def own_options(tree: ast.Module) -> list[str]:
     """The `--options` a file's parsers declare (`add_argument("--nodes")`)."""
     found = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and name_of(node.func).endswith("add_argument"):
             found += [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
                       and a.value.startswith("-")]
@@ -161,7 +162,7 @@ def argv_required(tree: ast.Module, rel: str, text: str) -> list[Required]:
     if "argv[" not in text:
         return []
     reads: dict[int, Required] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and name_of(node.func) == "len" and node.args \
                 and name_of(node.args[0]) == "sys.argv":
             return []

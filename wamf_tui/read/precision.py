@@ -19,6 +19,7 @@ from typing import Literal
 
 from ..model import Analysis, PrecisionSignal
 from .launch import guarded, main_block
+from .nodes import walk
 from .step import name_of
 from .values import SETTINGS_OBJECTS, Values, dest, resolved, truth
 
@@ -144,7 +145,7 @@ def _torch_dtype(e: ast.expr) -> Dtype | None:
 def _assignments(tree: ast.Module) -> dict[str, list[ast.expr]]:
     """Every value each plain name is given anywhere in the module (`ptdtype = {...}[dtype]`)."""
     found: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             found.setdefault(node.targets[0].id, []).append(node.value)
     return found

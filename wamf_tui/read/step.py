@@ -18,6 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
 
 from ..model import Anchor
+from .nodes import walk
 from .step_flow import TRAINED, assigned, made, name_of, own_nodes, trained_names, value_of
 
 QUIET_FUNCTIONS = re.compile(r"(^|_)(eval|evaluate|validate|validation|valid|val|test|estimate_loss|sample|"
@@ -38,7 +39,7 @@ def _quiet_decorator(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 def _scopes(tree: ast.Module) -> list[ast.AST]:
     """The module and every function in it that is not an evaluation or no-grad one."""
     scopes: list[ast.AST] = [tree]
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not QUIET_FUNCTIONS.search(node.name) \
                 and not _quiet_decorator(node):
             scopes.append(node)
@@ -90,7 +91,7 @@ def lightning_step(tree: ast.Module, rel: str, dead: Collection[int] = ()) -> li
     `return loss, logs`, `return {"loss": loss}`), read as a backward's; None where no class here has one."""
     token = TRAINED.set(trained_names(tree))
     try:
-        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for cls in (n for n in walk(tree) if isinstance(n, ast.ClassDef)):
             step = next((f for f in cls.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
                          and f.name == "training_step"), None)
             if step is None:
@@ -267,7 +268,7 @@ def loop_of(tree: ast.Module, line: int, up: int = 2, stepped: tuple[int, ...] =
     caller, kept only when no loop further out is found. None when no loop is found. `text`, the module's
     source, spares the walk for callers of a function whose name it holds only once (its `def`)."""
     scope: ast.AST = tree
-    for node in ast.walk(tree):  # the innermost function holding the line
+    for node in walk(tree):  # the innermost function holding the line
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno <= line <= (
                 node.end_lineno or 0) and (scope is tree or node.lineno > getattr(scope, "lineno", 0)):
             scope = node
@@ -277,7 +278,7 @@ def loop_of(tree: ast.Module, line: int, up: int = 2, stepped: tuple[int, ...] =
     if (not loops or micro) and up and isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and not (
             text and len(re.findall(rf"\b{re.escape(scope.name)}\b", text)) < 2):
         name, inside = scope.name, (scope.lineno, scope.end_lineno or scope.lineno)
-        calls = (n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and not inside[0] <= n.lineno <= inside[1]
+        calls = (n.lineno for n in walk(tree) if isinstance(n, ast.Call) and not inside[0] <= n.lineno <= inside[1]
                  and (n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", None)) == name)
         found = next((found for call in calls if (found := loop_of(tree, call, up - 1, text=text))), None)
         if found or not loops:
@@ -297,7 +298,7 @@ def loop_of(tree: ast.Module, line: int, up: int = 2, stepped: tuple[int, ...] =
 def inner_loop(tree: ast.Module, line: int, outer: tuple[int, int]) -> tuple[int, int] | None:
     """The innermost loop around `line` when it sits inside the loop `outer` (a loop over batches in a
     loop over epochs); None when the step's innermost loop is `outer` itself, or outside it."""
-    spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+    spans = [(n.lineno, n.end_lineno or n.lineno) for n in walk(tree)
              if isinstance(n, ast.For | ast.AsyncFor | ast.While) and n.lineno <= line <= (n.end_lineno or 0)]
     inner = max(spans, default=None)
     return inner if inner and inner != outer and outer[0] < inner[0] and inner[1] <= outer[1] else None

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 
 from ..model import Anchor
+from .nodes import walk
 
 
 def name_of(node: ast.AST, calls: bool = False) -> str:
@@ -50,7 +51,7 @@ def trained_names(tree: ast.Module) -> frozenset[str]:
     """Names whose `.parameters()` the module reads (an optimizer's `chain(msd.parameters(), mpd.parameters())`,
     a clip's `model.parameters()`)."""
     names: set[str] = set()
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "parameters":
             base = n.func.value
             name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else ""

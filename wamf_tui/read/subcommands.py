@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..infra.files import read_text
 from ..model import LaunchCommand
+from .nodes import walk
 from .step import name_of
 
 _COMMAND_DECORATORS = ("command", "group")
@@ -70,7 +71,7 @@ def served_by(consoles: Mapping[str, str], entry: str, read: Callable[[str], str
         except (SyntaxError, ValueError, RecursionError):
             continue
         cli = _signature_cli(tree)
-        subs = {k.value for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys
+        subs = {k.value for n in walk(tree) if isinstance(n, ast.Dict) for k in n.keys
                 if isinstance(k, ast.Constant) and isinstance(k.value, str)} if cli else set()
         for sub in sorted(subs):
             path, function = _target(tree, sub, exists, here)
@@ -118,7 +119,7 @@ def _signature_cli(tree: ast.Module) -> str:
     """`jsonargparse CLI` or `fire` when the dispatcher hands its table to jsonargparse's `CLI` or fire's
     `Fire` (they make a function's flags from its parameters); "" otherwise."""
     imported = {m for m, _ in _imports(tree).values()}
-    for n in ast.walk(tree):
+    for n in walk(tree):
         last = name_of(n.func).split(".")[-1] if isinstance(n, ast.Call) else ""
         if last == "CLI" and "jsonargparse" in imported:
             return "jsonargparse"
@@ -160,7 +161,7 @@ def _target(tree: ast.Module, sub: str, exists: Callable[[str], bool], here: str
 def _table_value(tree: ast.Module, names: set[str]) -> ast.AST | None:
     """What the dispatcher maps the subcommand to, in the first idiom that names it."""
     parsers: dict[str, str] = {}  # variable -> subcommand, for `p = sub.add_parser("x")`
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
                 if isinstance(key, ast.Constant) and key.value in names:
@@ -190,7 +191,7 @@ def _table_value(tree: ast.Module, names: set[str]) -> ast.AST | None:
                 call = next((n for s in node.body for n in ast.walk(s) if isinstance(n, ast.Call)), None)
                 if call is not None:
                     return call.func
-    for node in ast.walk(tree):  # `p.set_defaults(func=f)` on a parser made for the subcommand
+    for node in walk(tree):  # `p.set_defaults(func=f)` on a parser made for the subcommand
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set_defaults" \
                 and name_of(node.func.value) in parsers:
             for k in node.keywords:

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Mapping, Sequence
 
 from ..model import Resolved
+from .nodes import walk
 
 UNKNOWN = object()  # a setting whose default cannot be read as a literal
 
@@ -39,7 +40,7 @@ class Values(dict[str, object]):
 def settings_objects(tree: ast.AST) -> frozenset[str]:
     """The conventional names, and every name a parse call's result is assigned to in `tree`."""
     names = set(SETTINGS_OBJECTS)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             func = node.value.func
             last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""

@@ -6,6 +6,7 @@ import ast
 import re
 from collections.abc import Mapping
 
+from .nodes import walk
 from .values import defaults, dest, setting, settings_objects
 
 # A setting that names a run or a model, which the job makes a folder of (`--model-tag`, `--run_name`)
@@ -20,11 +21,11 @@ def folder_flags(tree: ast.Module, line: int, flags: Mapping[str, str | None]) -
     and only a setting named as a name or tag (an input path such as `--ft_path` is no folder name)."""
     values = defaults(flags, settings_objects(tree))
     spelled = {dest(f): f for f in flags if f.startswith("-")}
-    call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line), None)
+    call = next((n for n in walk(tree) if isinstance(n, ast.Call) and n.lineno == line), None)
     if call is None:
         return []
     assigned: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             assigned.setdefault(node.targets[0].id, []).append(node.value)
     found: list[str] = []

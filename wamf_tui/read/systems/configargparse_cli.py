@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...model import Analysis, Resolved
+from ..nodes import walk
 from .argparser import Argparse
 from .base import Kind
 from .modules import called, named_file
@@ -38,13 +39,13 @@ class ConfigArgParse(Argparse):
 
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         return a.config_system == "argparse" and "configargparse" in {
-            name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
+            name.split(".")[0] for n in walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
             for name in ([x.name for x in n.names] if isinstance(n, ast.Import) else [n.module or ""])}
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
         files = [max((c.value for c in n.args if isinstance(c, ast.Constant) and isinstance(c.value, str)), key=len)
-                 for n in ast.walk(tree) if isinstance(n, ast.Call) and called(n) == "add_argument" and any(
+                 for n in walk(tree) if isinstance(n, ast.Call) and called(n) == "add_argument" and any(
                      k.arg in ("is_config_file", "is_config_file_arg") for k in n.keywords) and n.args]
         named = named_file(command, root, files, suffixes=("",)) if files else None
         if named is not None:

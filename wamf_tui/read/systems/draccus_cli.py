@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ...model import Analysis, Fact
 from ..lengths import length_control
+from ..nodes import walk
 from .base import Refusal, Verdict, documented, flag_name
 from .modules import Classes, annotated, classes_of, fields, imported_files, parsed
 from .signature import Signature
@@ -24,7 +25,7 @@ UPLOAD = re.compile(r"^(push|upload)(_|$)|_to_hub$")  # a switch that publishes 
 
 def _root_class(tree: ast.Module) -> str | None:
     """The config class of `@x.wrap()` over `def main(cfg: Config)`, or of `draccus.parse(config_class=Config)`."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.FunctionDef) and node.args.args and any(
                 isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute | ast.Name)
                 and (d.func.attr if isinstance(d.func, ast.Attribute) else d.func.id) == "wrap"
@@ -44,7 +45,7 @@ PARSERS = ("draccus", "pyrallis")  # pyrallis, draccus's origin, reads a command
 
 def _imports_draccus(tree: ast.Module) -> bool:
     return any(isinstance(n, ast.Import) and any(a.name in PARSERS for a in n.names)
-               or isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in PARSERS for n in ast.walk(tree))
+               or isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in PARSERS for n in walk(tree))
 
 
 def _choices(name: str, classes: Classes, prefix: str = "", depth: int = 0) -> list[str]:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...model import Analysis
+from ..nodes import walk
 from .base import Refusal, Verdict, documented, flag_name
 from .modules import called, imports, parsed
 from .signature import Options
@@ -87,11 +88,11 @@ class MlCollections(Options):
         super().__init__("ml_collections", negation=("__no_", "__no"))
 
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
-        return a.config_system == "absl" and any(called(n) == "DEFINE_config_file" for n in ast.walk(tree))
+        return a.config_system == "absl" and any(called(n) == "DEFINE_config_file" for n in walk(tree))
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
-        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and called(n) == "DEFINE_config_file"):
+        for call in (n for n in walk(tree) if isinstance(n, ast.Call) and called(n) == "DEFINE_config_file"):
             first = call.args[0] if call.args else None
             flag = f"--{first.value}" if isinstance(first, ast.Constant) and isinstance(first.value, str) \
                 else "--config"

@@ -19,6 +19,7 @@ from ...infra.files import read_text
 from ...model import Analysis, Fact, Resolved, StepControl
 from ..lengths import length_role
 from ..mm_config import MAX_BYTES, Leaf, load, text
+from ..nodes import walk
 from .argparser import Argparse
 from .base import Kind, Refusal, Verdict
 from .modules import named_file
@@ -43,7 +44,7 @@ class MMEngine(Argparse):
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         """An argparse entry with mmengine's override option that loads its config with `Config.fromfile`."""
         return a.config_system == "argparse" and any(o in a.flags for o in OPTIONS) and any(
-            isinstance(n, ast.Attribute) and n.attr == "fromfile" for n in ast.walk(tree))
+            isinstance(n, ast.Attribute) and n.attr == "fromfile" for n in walk(tree))
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:

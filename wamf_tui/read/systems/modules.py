@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from ...model import Analysis, Required, Resolved
+from ..nodes import walk
 
 
 def called(node: ast.AST) -> str:
@@ -31,7 +32,7 @@ def parsed(path: Path) -> ast.Module:
 def imports(tree: ast.Module, rel: str) -> list[str]:
     """The module names a file imports, relative ones made absolute from `rel` (`from .defaults import _C`)."""
     names: list[str] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             names += [n.name for n in node.names]
         elif isinstance(node, ast.ImportFrom):

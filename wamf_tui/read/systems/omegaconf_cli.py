@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ...model import Analysis, Fact
 from ..lengths import length_control
+from ..nodes import walk
 from .base import Kind, Refusal, Verdict
 from .common import Dashed
 from .modules import Classes, called, classes_of, fields, imported_files, named_file, parsed, yaml_leaves
@@ -31,12 +32,12 @@ class OmegaConfCli(Dashed):
 
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         return a.config_system in ("omegaconf", "unknown", "constants") and any(
-            called(n) == "from_cli" for n in ast.walk(tree))
+            called(n) == "from_cli" for n in walk(tree))
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
         classes = classes_of(tree, rel, root, find)
-        structured = [c.args[0] for c in ast.walk(tree) if called(c) == "structured" and isinstance(c, ast.Call)
+        structured = [c.args[0] for c in walk(tree) if called(c) == "structured" and isinstance(c, ast.Call)
                       and c.args]
         named = [x.func.id if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) else
                  x.id if isinstance(x, ast.Name) else "" for x in structured]
@@ -44,10 +45,10 @@ class OmegaConfCli(Dashed):
             self._fields(name, classes, a)
         if not any(n in classes for n in named):  # over a structured base its fields are the whole set
             a.parser_open = "merges its dot-list over a config it does not type: a new key is added silently"
-        for assign in (x for x in ast.walk(tree) if isinstance(x, ast.Assign)):  # keys the code reads off the
+        for assign in (x for x in walk(tree) if isinstance(x, ast.Assign)):  # keys the code reads off the
             if called(assign.value) == "from_cli":  # dot-list itself (`cli_args.config`)
                 held = {t.id for t in assign.targets if isinstance(t, ast.Name)}
-                a.flags.update({x.attr: None for x in ast.walk(tree) if isinstance(x, ast.Attribute)
+                a.flags.update({x.attr: None for x in walk(tree) if isinstance(x, ast.Attribute)
                                 and isinstance(x.value, ast.Name) and x.value.id in held and x.attr not in a.flags})
         loaded = named_file(command, root, ["config"])
         if loaded is not None:  # `OmegaConf.load(cli.config)` merged over the defaults
@@ -143,7 +144,7 @@ def _argv_loader(tree: ast.Module) -> tuple[str, str, str | None] | None:
     """(class, method, the function the override words pass through) of the entry's `Cls.method(<argv word>,
     <argv words>)`: a config class loaded from the command line's YAML and dot-list."""
     from_argv = _argv_names(tree)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Name) and len(node.args) >= 2):
             continue
@@ -157,7 +158,7 @@ def _argv_loader(tree: ast.Module) -> tuple[str, str, str | None] | None:
 
 def _argv_names(tree: ast.Module) -> set[str]:
     """The names the module assigns from `sys.argv` (`yaml_path, args_list = sys.argv[1], sys.argv[2:]`)."""
-    return {n.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and _mentions_argv(node.value)
+    return {n.id for node in walk(tree) if isinstance(node, ast.Assign) and _mentions_argv(node.value)
             for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 

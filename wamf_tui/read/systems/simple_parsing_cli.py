@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ...model import Analysis, Fact
 from ..lengths import length_control
+from ..nodes import walk
 from .modules import called, classes_of, fields
 from .signature import Signature
 
@@ -31,13 +32,13 @@ class SimpleParsing(Signature):
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         imported = any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("simple_parsing")
                        or isinstance(n, ast.Import) and any(x.name == "simple_parsing" for x in n.names)
-                       for n in ast.walk(tree))
+                       for n in walk(tree))
         return imported and a.config_system in ("unknown", "constants", "argparse")
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:
         classes = classes_of(tree, rel, root, find)
-        made = [n.args[0].id for n in ast.walk(tree) if isinstance(n, ast.Call) and called(n) in (
+        made = [n.args[0].id for n in walk(tree) if isinstance(n, ast.Call) and called(n) in (
             "parse", "add_arguments", "parse_known_args") and n.args and isinstance(n.args[0], ast.Name)
             and n.args[0].id in classes]
         read = [(key, f, where) for name in made for key, f, where in fields(name, classes) if not _positional(f)]
