@@ -98,3 +98,40 @@ def test_an_hf_job_that_trains_only_with_do_train_is_given_it(tmp_path):
     assert [(n.code, n.words, n.line) for n in a.needs] == [("trains_with", ["--do_train"], 15)]
     assert "--do_train" in run_command(state_of(root, a)).split()
     assert check_run("python main.py --output_dir o --do_train", root, a).problems == []
+
+
+DO_TRAIN = """\
+import argparse
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--do_train", type=bool, default=True)
+p.add_argument("--do_eval", type=bool, default=True)
+args = p.parse_args()
+model = torch.nn.Linear(4, 4)
+
+
+def train():
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(torch.randn(64, 4), batch_size=2)
+    for x in loader:
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+
+
+if args.do_train:
+    train()
+    torch.save(model.state_dict(), "state.pt")
+if args.do_eval:
+    torch.save(model.state_dict(), "eval.pt")
+"""
+
+
+def test_a_switch_that_also_guards_the_training_is_never_a_saves_way_off(tmp_path):
+    root = make_repo(tmp_path / "job", {"train.py": DO_TRAIN})
+    a = analyze_script(root / "train.py", root, [])
+    offs = {c.line: c.off_switch for c in a.checkpoints}
+    assert offs[22] is None  # `--do_train False` would switch the training off with the save
+    assert offs[24] is not None and offs[24].startswith("--do_eval")  # a switch around the save alone
+    assert "--do_train" not in run_command(state_of(root, a))

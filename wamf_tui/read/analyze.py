@@ -43,6 +43,7 @@ from .launch import add_needs, process_signals
 from .lengths import length_role
 from .loop_bound import assigned_at_run_time, header_reads
 from .needs import argv_required, dataclass_required, own_options, read_needs, submits
+from .nodes import walk
 from .options import COMPUTED
 from .precision import precision_signals
 from .reach import ModuleDefs, drop_unreached, drop_unreached_options, lift_to_callers, summarize, train_calls
@@ -58,7 +59,7 @@ from .tyro_config import (
     nested_step,
     nested_switches,
 )
-from .values import resolved, settings_objects
+from .values import dest, resolved, settings_objects
 from .writes import folder_flags
 
 FOLLOW_DEPTH = 2  # how many imports deep the reading follows the repo's own modules
@@ -149,14 +150,31 @@ def _in_a_step_method(modules: list[ModuleDefs], anchor: Anchor) -> bool:
     return owner is not None and owner.name == "step"
 
 
-def _kept_on(result: Analysis) -> None:
-    """A switch the job trains only with (`if opt.train: trainer.fit(...)`) is never a row's way off: leaving
-    it out would switch the training off with the save after it."""
-    on = {s for n in result.needs if n.code == "trains_with" for s in (*n.spellings, *n.words)}
+def _kept_on(result: Analysis, entry: tuple[ast.Module, str] | None) -> None:
+    """A switch the job trains only with (`if opt.train: trainer.fit(...)`, `if args.do_train:` around
+    `trainer.train()` and the `save_state()` after it) is never a row's way off: switching it off would switch
+    the training off with the save."""
+    on = {dest(s) for n in result.needs if n.code == "trains_with" for s in (*n.spellings, *n.words)}
+    if entry is not None:
+        on |= _training_guards(*entry, result)
     for facts in (result.checkpoints, result.evals, result.trackers, result.uploads, result.output_dirs):
         for i, f in enumerate(facts):
-            if f.off_switch and f.off_switch.split("=")[0].split(" ")[0] in on:
+            if f.off_switch and dest(f.off_switch.split(" ")[0]) in on:
                 facts[i] = f.model_copy(update={"off_switch": None})
+
+
+def _training_guards(tree: ast.Module, rel: str, result: Analysis) -> set[str]:
+    """The names the `if`s around the entry's training (its call of the trainer, or its loop) test."""
+    lines = [c.start for c in result.train_calls if c.file == rel]
+    if result.train_loop is not None and result.train_loop.file == rel:
+        lines.append(result.train_loop.start)
+    names: set[str] = set()
+    for node in walk(tree) if lines else ():
+        if isinstance(node, ast.If) and any(node.body[0].lineno <= n <= (node.body[-1].end_lineno or 0)
+                                            for n in lines):
+            names |= {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(node.test)
+                      if isinstance(n, ast.Attribute | ast.Name)}
+    return names
 
 
 def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
@@ -389,7 +407,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         drop_unreached(result, modules, roots | mentioned)
     drop_unreached_options(result, modules, roots)
     add_needs(result)  # what the reached code asks of the command, beside what the entry's own lines ask
-    _kept_on(result)
+    _kept_on(result, entry)
     if result.kind == "unknown" and any(a.role == "optimizer_step" for a in result.anchors):
         result.kind = "training"  # its backward sits in a module past the depth read (a pipeline schedule)
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
