@@ -413,6 +413,22 @@ def test_the_training_command_outranks_an_eval_only_one_and_a_usage_synopsis(tmp
     assert scan.candidates[0].launch.args == ["--cfg", "configs/t.yaml", "--batch-size", "128"]
 
 
+def test_of_two_alike_commands_the_one_that_spells_out_the_others_settings_is_the_job(tmp_path):
+    """llm.c: the scripts' README says `torchrun ... train_gpt2.py`, its launch script gives the same line
+    with the job's 25 flags."""
+    train = "import argparse\nimport torch\nloss.backward()\n"
+    short = "```bash\ntorchrun --standalone --nproc_per_node=8 train.py\n```\n"
+    full = ("#!/bin/bash\ntorchrun --standalone --nproc_per_node=8 train.py \\\n    --model d12 \\\n"
+            "    --batch_size 32\n")
+    root = make_repo(tmp_path / "r", {"train.py": train, "scripts/README.md": short, "scripts/run.sh": full})
+    launch = scan_scripts(root).candidates[0].launch
+    assert (launch.source, launch.args) == ("scripts/run.sh:2", ["--model", "d12", "--batch_size", "32"])
+    other = make_repo(tmp_path / "o", {"train.py": train, "scripts/README.md": short.replace("train.py", "train.py "
+                                                                                             "--model d24"),
+                                       "scripts/run.sh": full})
+    assert scan_scripts(other).candidates[0].launch.source == "scripts/README.md:2"  # another model: another job
+
+
 def test_a_required_local_rank_is_what_the_legacy_launcher_passes(tmp_path):
     from wamf_tui.propose.validate import check_run
     from wamf_tui.read.analyze import analyze_script

@@ -318,9 +318,10 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
     one whose config files the repo holds (a benchmark page's line for another project has none), then one
     with no value the docs left as a template (`experiment=experiment_name.yaml`), then one that does not ask
     for the CPU (the README's `trainer=cpu` example is not the GPU job), then one not from a docs page nor a
-    script's docstring, then a real launcher. One under a doc heading for another machine (`To run on Mac
-    silicon devices:`) is that machine's variant, and one from a folder of an older version's pages that
-    version's: each ranks below every other the job has, even one with holes."""
+    script's docstring, then a real launcher; of two alike, the one that spells out the other's settings and
+    more. One under a doc heading for another machine (`To run on Mac silicon devices:`) is that machine's
+    variant, and one from a folder of an older version's pages that version's: each ranks below every other
+    the job has, even one with holes."""
     def rank(x: LaunchCommand) -> tuple[bool, ...]:
         values = [w.split("=", 1)[-1] for w in x.args]
         synopsis = any(w.startswith("[") or w.endswith("]") and "[" not in w for w in x.args)  # `[--tag <t>]`
@@ -330,7 +331,15 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
                 not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),
                 not _docs_page(x), not _docstring(x), x.launcher not in ("python", "python -m"))
 
-    return rank(new) > rank(old)
+    return rank(new) > rank(old) or rank(new) == rank(old) and _spells_out(new, old)
+
+
+def _spells_out(new: LaunchCommand, old: LaunchCommand) -> bool:
+    """`old` is the bare entry (a README's `torchrun ... train_gpt2.py`) and `new` a launch script's line for it
+    with the job's settings (llm.c's 25 flags): the job as its authors run it. A docs line with a flag more
+    is no such thing (makemore's `--sample-only` samples and exits)."""
+    return new.path == old.path and not old.args and bool(new.args) \
+        and new.source.rsplit(":", 1)[0].endswith((".sh", ".bash", ".sbatch", ".slurm"))
 
 
 ZOO_CONFIGS, ZOO_FILES = 10, 5  # this many configs documented for one entry, in this many files: a model zoo
