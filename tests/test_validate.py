@@ -333,3 +333,16 @@ def test_a_config_file_the_run_line_names_must_be_there(tmp_path):
         "conf/x.yaml: named by the run line but not in the repo; give its path"]
     assert check_run("python train.py --config coco.yaml", root).problems == []
     assert check_run("python train.py --config data/coco.yaml", root).problems == []
+
+
+DATA_ARGS = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--input_bin', default='')\n"
+             "p.add_argument('--dump_bin', default='')\nargs = p.parse_args()\n")
+
+
+def test_data_the_run_line_names_by_a_relative_path_that_matches_nothing_is_refused(tmp_path):
+    files = {"train.py": DATA_ARGS + LOOP}
+    said = problems(tmp_path / "a", files, "python train.py --input_bin 'data/shards/train_*.bin'")
+    assert said == ["data/shards/train_*.bin: named by the run line but not in the repo; give its path"]
+    there = {**files, "data/shards/train_000.bin": "x"}
+    assert problems(tmp_path / "b", there, "python train.py --input_bin 'data/shards/train_*.bin'") == []
+    assert problems(tmp_path / "c", files, "python train.py --dump_bin runs/x/acts.bin") == []  # an output

@@ -10,6 +10,8 @@ installed package, `parse_known_args`) is a warning, never a pass in disguise.
 
 from __future__ import annotations
 
+import glob
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -109,8 +111,28 @@ def _absent_files(launch: LaunchCommand, args: Sequence[str], root: Path, job: L
     may find itself (yolov5's `--data coco.yaml` in `data/`), so only one detection found under no folder
     (`job.absent`: the quickstart's `toy_en_de.yaml`, written by the user from the page)."""
     named = [v for v in (w.split("=", 1)[-1] for w in args) if CONFIG_FILE.fullmatch(v)]
-    return [v for v in named if v in (job.absent if job else ()) or read and "/" in v
-            and not (root / (launch.cwd or "") / v).is_file()]
+    absent = [v for v in named if v in (job.absent if job else ()) or read and "/" in v
+              and not (root / (launch.cwd or "") / v).is_file()]
+    return absent + [v for v in _data_paths(args) if read and not glob.glob(str(root / (launch.cwd or "") / v))]
+
+
+# data a command names by a relative path: a pattern of shards, or a file in a format only data comes in
+DATA_FILES = re.compile(r"(?!/|~|\$)[\w./-]*(?:[*?][\w./*?-]*|\.(?:bin|npy|npz|arrow|parquet|idx|mds|tfrecords?"
+                        r"|h5|hdf5))")
+OUT_FLAG = re.compile(r"out|save|log|dump|write|export", re.I)
+
+
+def _data_paths(args: Sequence[str]) -> list[str]:
+    """The data files or shard patterns the command gives an input flag by a relative path
+    (`--input_bin "dev/data/fineweb10B/fineweb_train_*.bin"`); none given to an output flag."""
+    found = []
+    for i, word in enumerate(args):
+        flag, eq, value = word.partition("=")
+        if not eq:
+            flag, value = (args[i - 1] if i and args[i - 1].startswith("-") else ""), word
+        if "/" in value and DATA_FILES.fullmatch(value) and not OUT_FLAG.search(flag):
+            found.append(value)
+    return found
 
 
 def _past_wrapper(launch: LaunchCommand, consoles: dict[str, str], exists: Callable[[str], bool],
