@@ -22,7 +22,7 @@ from ..read.values import dest
 from ..wording import system_label
 from .cap import DEFAULT_STEPS, UNSET_DEFAULTS, epoch_control, step_control, total_steps
 from .effect_rows import eval_rows, overhead_rows, save_rows, tracker_rows, upload_rows
-from .guards import compares, needed_outputs
+from .when import compares, needed_outputs
 
 OUT_DIR = "runs/wamf-bench"
 MAX_EXCLUSIONS = 8  # save, eval and upload rows shown one by one; the rest no switch reaches are priced as one

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ..model import Analysis, BenchmarkChange
 from ..read.switches import switch_off
-from .guards import (
+from .prices import EVAL_BATCHES_MIN, checkpoint_price, eval_batches_cut, eval_price
+from .when import (
     TIMED,
     after_loop,
     cap_first,
@@ -24,7 +25,6 @@ from .guards import (
     still_runs,
     unset_given,
 )
-from .prices import EVAL_BATCHES_MIN, checkpoint_price, eval_batches_cut, eval_price
 
 BENCH_NAME = "wamf-bench"  # a run or model name the job makes a folder of
 TRACKER_ENV = {"wandb": "WANDB_MODE=disabled", "comet": "COMET_MODE=disabled", "swanlab": "SWANLAB_MODE=disabled",
