@@ -413,8 +413,8 @@ def test_the_training_command_outranks_an_eval_only_one_and_a_usage_synopsis(tmp
     assert scan.candidates[0].launch.args == ["--cfg", "configs/t.yaml", "--batch-size", "128"]
 
 
-def test_of_two_alike_commands_the_one_that_spells_out_the_others_settings_is_the_job(tmp_path):
-    """llm.c: the scripts' README says `torchrun ... train_gpt2.py`, its launch script gives the same line
+def test_a_bare_docs_command_is_the_one_launch_script_that_spells_out_its_settings(tmp_path):
+    """llm.c: the scripts' README says `torchrun ... train_gpt2.py`, its one launch script gives the same line
     with the job's 25 flags."""
     train = "import argparse\nimport torch\nloss.backward()\n"
     short = "```bash\ntorchrun --standalone --nproc_per_node=8 train.py\n```\n"
@@ -427,6 +427,9 @@ def test_of_two_alike_commands_the_one_that_spells_out_the_others_settings_is_th
                                                                                              "--model d24"),
                                        "scripts/run.sh": full})
     assert scan_scripts(other).candidates[0].launch.source == "scripts/README.md:2"  # another model: another job
+    recipes = make_repo(tmp_path / "many", {"train.py": train, "scripts/README.md": short, "scripts/run.sh": full,
+                                            "scripts/big.sh": full.replace("d12", "d48")})
+    assert scan_scripts(recipes).candidates[0].launch.source == "scripts/README.md:2"  # recipes: none is the job
 
 
 def test_a_required_local_rank_is_what_the_legacy_launcher_passes(tmp_path):

@@ -150,6 +150,9 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
         c.reasons.append(f"launched in {launch.source}")
         if c.launch is None or _better(launch, c.launch):
             c.launch = launch
+    for c in cands.values():
+        if c.launch is not None:
+            c.launch = _spelled_out(c.launch, scan.launches)
     runners: dict[str, str] = {}  # a module that trains -> a launched script that imports it and trains there
     for c in cands.values():
         via = sorted(imports.get(c.path, set()) & trains)
@@ -318,10 +321,9 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
     one whose config files the repo holds (a benchmark page's line for another project has none), then one
     with no value the docs left as a template (`experiment=experiment_name.yaml`), then one that does not ask
     for the CPU (the README's `trainer=cpu` example is not the GPU job), then one not from a docs page nor a
-    script's docstring, then a real launcher; of two alike, the one that spells out the other's settings and
-    more. One under a doc heading for another machine (`To run on Mac silicon devices:`) is that machine's
-    variant, and one from a folder of an older version's pages that version's: each ranks below every other
-    the job has, even one with holes."""
+    script's docstring, then a real launcher. One under a doc heading for another machine (`To run on Mac
+    silicon devices:`) is that machine's variant, and one from a folder of an older version's pages that
+    version's: each ranks below every other the job has, even one with holes."""
     def rank(x: LaunchCommand) -> tuple[bool, ...]:
         values = [w.split("=", 1)[-1] for w in x.args]
         synopsis = any(w.startswith("[") or w.endswith("]") and "[" not in w for w in x.args)  # `[--tag <t>]`
@@ -331,15 +333,20 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
                 not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),
                 not _docs_page(x), not _docstring(x), x.launcher not in ("python", "python -m"))
 
-    return rank(new) > rank(old) or rank(new) == rank(old) and _spells_out(new, old)
+    return rank(new) > rank(old)
 
 
-def _spells_out(new: LaunchCommand, old: LaunchCommand) -> bool:
-    """`old` is the bare entry (a README's `torchrun ... train_gpt2.py`) and `new` a launch script's line for it
-    with the job's settings (llm.c's 25 flags): the job as its authors run it. A docs line with a flag more
-    is no such thing (makemore's `--sample-only` samples and exits)."""
-    return new.path == old.path and not old.args and bool(new.args) \
-        and new.source.rsplit(":", 1)[0].endswith((".sh", ".bash", ".sbatch", ".slurm"))
+def _spelled_out(chosen: LaunchCommand, launches: list[LaunchCommand]) -> LaunchCommand:
+    """The bare entry the docs give (a README's `torchrun ... train_gpt2.py`), where the repo has exactly one
+    launch script that runs it with settings (llm.c's pyrun_gpt2_124M.sh and its 25 flags): that script's
+    line, the job as its authors run it, with the launcher the docs gave. Several such scripts are a set of
+    recipes (OLMo's), none of them the job; a docs line with a flag more is no such thing either
+    (makemore's `--sample-only` samples and exits)."""
+    if chosen.args:
+        return chosen
+    scripts = [x for x in launches if x.path == chosen.path and x.args and not x.unresolved
+               and x.source.rsplit(":", 1)[0].endswith((".sh", ".bash", ".sbatch", ".slurm"))]
+    return scripts[0] if len(scripts) == 1 and scripts[0].launcher == chosen.launcher else chosen
 
 
 ZOO_CONFIGS, ZOO_FILES = 10, 5  # this many configs documented for one entry, in this many files: a model zoo
