@@ -180,3 +180,41 @@ def test_without_a_function_that_strips_them_a_dashed_word_is_refused(tmp_path):
     a = analyze_script(root / "scripts/train.py", root, ["configs/tiny.yaml"])
     assert a.config_system == "omegaconf_dotlist" and not a.dashes_stripped
     assert accepts(a, "--save_folder=/tmp/x") == "refused" and accepts(a, "save_folder=/tmp/x") == "proven"
+
+
+COMMAND_UTILS = """\
+from omegaconf import OmegaConf as om
+
+
+def train_from_yaml(yaml_path, args_list):
+    with open(yaml_path) as f:
+        yaml_cfg = om.load(f)
+    cli_cfg = om.from_cli(args_list)
+    cfg = om.merge(yaml_cfg, cli_cfg)
+    return train(cfg)
+"""
+
+THIN = """\
+import sys
+
+from kit.command_utils import train_from_yaml
+
+if __name__ == '__main__':
+    yaml_path, args_list = sys.argv[1], sys.argv[2:]
+    train_from_yaml(yaml_path, args_list)
+"""
+
+
+def test_a_thin_entry_handing_its_command_line_to_a_yaml_and_dot_list_loader_takes_the_yamls_keys(tmp_path):
+    """llm-foundry: `train_from_yaml(sys.argv[1], sys.argv[2:])`, re-exported by a package `__init__`, loads the
+    YAML and merges `om.from_cli` over it; a data path the YAML leaves relative and absent is asked for."""
+    root = make_repo(tmp_path / "r", {
+        "kit/__init__.py": "", "kit/command_utils/__init__.py": "from kit.command_utils.train import train_from_yaml\n",
+        "kit/command_utils/train.py": COMMAND_UTILS, "scripts/train/train.py": THIN,
+        "scripts/train/yamls/small.yaml": "variables:\n  data_local: ./my-copy-c4\nmax_duration: 4800ba\n"})
+    a = analyze_script(root / "scripts/train/train.py", root, ["yamls/small.yaml"])
+    assert a.config_system == "omegaconf_loader"
+    assert a.resolved["max_duration"].source == "scripts/train/yamls/small.yaml:3"
+    assert accepts(a, "max_duration=10ba") == "proven" and accepts(a, "--max_duration=10ba") == "refused"
+    assert accepts(a, "new_key=1") == "unknown"  # OmegaConf adds it silently
+    assert [(r.name, r.kind) for r in a.required] == [("yaml_path", "positional"), ("variables.data_local", "hydra")]

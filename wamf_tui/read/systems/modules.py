@@ -155,7 +155,7 @@ def config_targets(command: Sequence[str], root: Path, limit: int = 50) -> list[
 
 # a setting that names data the job reads (not a folder it writes): `data.root_dir`, `--datadir`, `DATA_PATH`
 INPUT = re.compile(r"(^|[._-])(data|dataset|train|val|root|image|images|img|audio|video)_?"
-                   r"(dir|path|root|file|files|list)s?$|^(datadir|root_dir)$", re.I)
+                   r"(dir|path|root|file|files|list|local)s?$|^(datadir|root_dir)$", re.I)
 
 
 # a file of weights or data the job loads (`PRETRAIN_PATH: /home/author/.torch/models/resnet50.pth`)

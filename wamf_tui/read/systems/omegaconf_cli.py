@@ -96,6 +96,35 @@ class OmegaConfCli(Dashed):
         return {k.lstrip("+"): v for k, eq, v in said if eq and not k.startswith("-")}
 
 
+class FunctionLoaderDotlist(OmegaConfCli):
+    """A thin entry that hands the command line to a function of the repo (`train_from_yaml(sys.argv[1],
+    sys.argv[2:])`) which loads the YAML and merges the dot-list over it (`om.load(path)`, `om.from_cli(args)`):
+    the YAML's keys are its settings, a new key is added silently."""
+
+    kind: Kind = "omegaconf_loader"
+
+    def uses(self, tree: ast.Module, a: Analysis) -> bool:
+        return a.config_system in ("omegaconf", "unknown", "constants") and any(
+            r.kind == "positional" for r in a.required) and _argv_function(tree) is not None
+
+    def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
+             command: Sequence[str] = ()) -> bool:
+        name = _argv_function(tree)
+        body = _function(name, tree, rel, find) if name else None
+        if body is None or not ({"load", "from_cli"} <= (calls := {called(c) for c in ast.walk(body)})
+                                or {"load", "from_dotlist"} <= calls):
+            return False
+        a.parser_open = "merges its dot-list over a YAML file it does not type: a new key is added silently"
+        here = Path(rel).parent
+        loaded = named_file(command, root) or named_file(command, root / here)
+        if loaded is not None:  # the YAML positional: its keys are the job's settings, as the command names it
+            path, named = loaded
+            leaves = yaml_leaves(path, str(here / named) if not (root / named).is_file() else named)
+            a.resolved.update(leaves)
+            a.flags.update({k: v.value for k, v in leaves.items() if k not in a.flags})
+        return True
+
+
 class ClassLoaderDotlist(OmegaConfCli):
     kind: Kind = "omegaconf_dotlist"
 
@@ -156,6 +185,37 @@ def _argv_loader(tree: ast.Module) -> tuple[str, str, str | None] | None:
     return None
 
 
+def _argv_function(tree: ast.Module) -> str | None:
+    """The function the entry hands its command line to, as `f(<argv word>, <argv words>)` (`train_from_yaml(
+    yaml_path, args_list)`), by the name it is imported as; None for a class's method (its sibling's)."""
+    from_argv = _argv_names(tree)
+    for node in walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) >= 2 \
+                and _reads(node.args[0], from_argv) and _reads(node.args[1], from_argv):
+            return node.func.id
+    return None
+
+
+def _function(name: str, tree: ast.Module, rel: str, find: Callable[[str], Path | None],
+              depth: int = 0) -> ast.FunctionDef | None:
+    """The repo function `name` as `tree` imports it (`from pkg.command_utils import train_from_yaml`), through
+    a package `__init__` that imports it from its module in turn; None where it is not the repo's."""
+    defined = next((f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == name), None)
+    if defined is not None or depth > 3:
+        return defined
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any((n.asname or n.name) == name for n in node.names):
+            original = next(n.name for n in node.names if (n.asname or n.name) == name)
+            parts = Path(rel).parent.parts
+            base = ".".join(parts[: len(parts) - node.level + 1]) if node.level else ""
+            module = ".".join(x for x in (base, node.module or "") if x)
+            path = find(module) if module else None
+            if path is not None:
+                at = module.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py")
+                return _function(original, parsed(path), at, find, depth + 1)
+    return None
+
+
 def _argv_names(tree: ast.Module) -> set[str]:
     """The names the module assigns from `sys.argv` (`yaml_path, args_list = sys.argv[1], sys.argv[2:]`)."""
     return {n.id for node in walk(tree) if isinstance(node, ast.Assign) and _mentions_argv(node.value)
@@ -192,4 +252,4 @@ def _strips_dashes(function: str, tree: ast.Module, rel: str, find: Callable[[st
     return False
 
 
-SYSTEMS = (OmegaConfCli(), ClassLoaderDotlist())
+SYSTEMS = (OmegaConfCli(), ClassLoaderDotlist(), FunctionLoaderDotlist())
