@@ -135,3 +135,40 @@ def test_a_switch_that_also_guards_the_training_is_never_a_saves_way_off(tmp_pat
     assert offs[22] is None  # `--do_train False` would switch the training off with the save
     assert offs[24] is not None and offs[24].startswith("--do_eval")  # a switch around the save alone
     assert "--do_train" not in run_command(state_of(root, a))
+
+
+LATE_SEED = """\
+import argparse
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--seed", type=int, default=42)
+
+
+def main():
+    args = p.parse_args()
+    model = torch.nn.Linear(4, 4)
+    torch.manual_seed(args.seed)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(torch.randn(64, 4), batch_size=2)
+    for x in loader:
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+
+
+main()
+"""
+
+
+def test_a_seed_call_after_the_model_is_built_is_joined_by_the_wrappers_seed(tmp_path):
+    root = make_repo(tmp_path / "late", {"train.py": LATE_SEED})
+    a = analyze_script(root / "train.py", root, [])
+    seed = next(c for c in propose(a, 30, "speed", []) if c.what == "seeds pinned")
+    assert (seed.flags, seed.env) == (["--seed=0"], ["WAMF_SEED=0"])  # the Linear's weights are drawn before it
+    early = LATE_SEED.replace("    model = torch.nn.Linear(4, 4)\n    torch.manual_seed(args.seed)\n",
+                              "    torch.manual_seed(args.seed)\n    model = torch.nn.Linear(4, 4)\n")
+    root = make_repo(tmp_path / "early", {"train.py": early})
+    seed = next(c for c in propose(analyze_script(root / "train.py", root, []), 30, "speed", [])
+                if c.what == "seeds pinned")
+    assert (seed.flags, seed.env) == (["--seed=0"], [])

@@ -17,9 +17,9 @@ from .infra.visible import RepoText
 
 # The config system an entry's own parse call uses: `read/systems/` has one module per kind.
 Kind = Literal["unknown", "constants", "argparse", "configurator", "hf", "hf_trainer", "fire", "hydra",
-               "omegaconf", "omegaconf_cli", "omegaconf_dotlist", "tyro", "jsonargparse", "lightning_cli", "click",
-               "typer", "absl", "yacs", "ml_collections", "simple_parsing", "configargparse", "argbind", "mmengine",
-               "draccus"]
+               "omegaconf", "omegaconf_cli", "omegaconf_dotlist", "omegaconf_loader", "tyro", "jsonargparse",
+               "lightning_cli", "click", "typer", "absl", "yacs", "ml_collections", "simple_parsing", "configargparse",
+               "argbind", "mmengine", "draccus"]
 # Sessions saved before the kinds were typed hold the old labels: read them as their kind, so a resumed
 # session keeps its answers (an unknown label reads as "unknown", and the job is read again anyway).
 _OLD_LABELS = {"HfArgumentParser": "hf", "HfArgumentParser (TrainingArguments)": "hf_trainer",
@@ -248,6 +248,7 @@ class Fact(Record):
     config_off: RepoText | None = None  # why the YAML file the command names leaves it off ("x is not set in a.yml")
     every_set: RepoText | None = None  # where `every` comes from when a config file sets it ("a.b is 1000 in x.yml")
     folder: RepoText | None = None  # a text flag that names the folder it writes to (`--model-tag`)
+    late: RepoText | None = None  # a seed call: where the model is built before it ("qlora.py:704"), unseeded
 
 
 class Overhead(Record):

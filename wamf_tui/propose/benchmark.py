@@ -165,6 +165,10 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
                          if (s.off_switch or "").split("=")[0].lstrip("-") == name.lstrip("-")) else 0
         words = [f"{name}={value}"] if name.startswith("-") or hydra else parser.render(a, name, value)
         how, flags, env = " ".join(words), words, []
+        late = next((s.late for s in a.seeds if s.late), None)
+        if late:  # its seed call comes after the model is built: the wrapper seeds before the job starts too
+            how += f", and WAMF_SEED=0 (wrapper): the job seeds only after it builds the model ({late})"
+            env = ["WAMF_SEED=0"]
     elif a.fixed_seed:  # `torch.manual_seed(42)` whatever the run: the same answer twice already
         how, flags, env = f"the job's own fixed seed ({a.fixed_seed})", [], []
     else:

@@ -163,6 +163,28 @@ def _kept_on(result: Analysis, entry: tuple[ast.Module, str] | None) -> None:
                 facts[i] = f.model_copy(update={"off_switch": None})
 
 
+_MODEL = re.compile(r"(^|_)(model|net|network)$", re.I)  # `model`, `base_model`: not `model_args`
+
+
+def _late_seeds(tree: ast.Module, rel: str, result: Analysis) -> None:
+    """A seed call of the entry that comes after its function builds the model (`model, tokenizer =
+    get_accelerate_model(args)`, then `set_seed(args.seed)`): the weights it initialises (LoRA adapters, a new
+    head) are drawn unseeded, so the seed flag alone does not give the same answer twice."""
+    for i, seed in enumerate(result.seeds):
+        if seed.file != rel:
+            continue
+        scope = next((f for f in walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                      and f.lineno < seed.line <= (f.end_lineno or 0)
+                      and not any(isinstance(g, ast.FunctionDef | ast.AsyncFunctionDef) and g is not f
+                                  and g.lineno < seed.line <= (g.end_lineno or 0) for g in ast.walk(f))), None)
+        built = next((n for n in (scope.body if scope is not None else tree.body)
+                      if isinstance(n, ast.Assign) and n.lineno < seed.line and isinstance(n.value, ast.Call)
+                      and any(isinstance(t, ast.Name) and _MODEL.search(t.id)
+                              for target in n.targets for t in ast.walk(target))), None)
+        if built is not None:
+            result.seeds[i] = seed.model_copy(update={"late": f"{rel}:{built.lineno}"})
+
+
 def _training_guards(tree: ast.Module, rel: str, result: Analysis) -> set[str]:
     """The names the `if`s around the entry's training (its call of the trainer, or its loop) test."""
     lines = [c.start for c in result.train_calls if c.file == rel]
@@ -349,7 +371,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         *entry, result, lambda m: module_path(root, m, script.parent))
     if entry is not None:  # with every flag now known: what the code cannot run without
         named = {r.name for r in result.required}
-        loads = result.config_system in ("constants", "unknown", "omegaconf_dotlist") and any(
+        loads = result.config_system in ("constants", "unknown", "omegaconf_dotlist",
+                                         "omegaconf_loader") and any(
             r.kind == "positional" for r in result.required)
         result.required += [r for r in required_by_use(*entry, result.flags, loads) if r.name not in named]
         result.required += files_read(*entry, root) + env_data_roots(*entry, root)
@@ -408,6 +431,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     drop_unreached_options(result, modules, roots)
     add_needs(result)  # what the reached code asks of the command, beside what the entry's own lines ask
     _kept_on(result, entry)
+    if entry is not None:
+        _late_seeds(*entry, result)
     if result.kind == "unknown" and any(a.role == "optimizer_step" for a in result.anchors):
         result.kind = "training"  # its backward sits in a module past the depth read (a pipeline schedule)
     if result.kind == "unknown" and any(a.role == "forward" for a in result.anchors):
