@@ -12,7 +12,9 @@ from .when import (
     after_loop,
     cap_first,
     dropped,
+    eval_switch,
     every_said,
+    given_anyway,
     job_evals,
     left_out,
     made_false,
@@ -84,6 +86,8 @@ def save_rows(a: Analysis, steps: int | None, args: Args, wrapper_cap: bool) -> 
         if c in elsewhere:
             continue
         off = switch_off(c.off_switch, a.flags, a.off_values) or made_false(c, given)
+        if given_anyway(off, args):  # `if args.use_ema: save` with the command's `--use_ema`: it saves
+            off = None
         if not off and (left := left_out(c, a, args)):  # never runs, not even at step 0
             rows.append(BenchmarkChange(
                 what=f"{c.name} off ({c.file}:{c.line})", how=left, why="no checkpoints left behind",
@@ -146,10 +150,14 @@ def eval_rows(a: Analysis, steps: int | None, args: Args, wrapper_cap: bool) -> 
     given = set_in_run(a, args)
     for e in job_evals(a):
         off = switch_off(named_as_in(e.off_switch, args), a.flags, a.off_values) or made_false(e, given)
-        if not off and (left := left_out(e, a, args)):
+        named = eval_switch(e.unset)  # `--do_mmlu_eval` the docs' command gives: dropped with its eval
+        kept = given_anyway(off, args)
+        if kept and not eval_switch(kept):
+            off, kept = None, None
+        if not off and (left := left_out(e, a, args, named)):
             rows.append(BenchmarkChange(
                 what=f"eval {e.name} ({e.file}:{e.line}) out of the timed steps", how=left,
-                drop=unset_given(e, a, args), kind="eval", sites=[f"{e.file}:{e.line}"], off=True,
+                drop=unset_given(e, a, args, named), kind="eval", sites=[f"{e.file}:{e.line}"], off=True,
                 why="evals are priced, not timed", exclusion=f"eval {e.name} at {e.file}:{e.line} excluded ({left}); "
                                                               f"{eval_price(a)}"))
             continue
@@ -174,7 +182,7 @@ def eval_rows(a: Analysis, steps: int | None, args: Args, wrapper_cap: bool) -> 
         rows.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
             how=how, flags=flags, env=env, why=f"it is {TIMED}" if still else "evals are priced, not timed",
-            kind="eval", sites=[f"{e.file}:{e.line}"], off=not still,
+            kind="eval", sites=[f"{e.file}:{e.line}"], off=not still, drop=[kept] if kept and not still else [],
             exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
                                                                if still else "excluded")
             + f"; {eval_price(a)}"))

@@ -170,7 +170,28 @@ def left_out(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...], switch:
         return None
     if unset_given(fact, a, args, switch):
         return f"{fact.unset} dropped from the run line (unset, as by default)"
+    if any(w.split("=")[0] == fact.unset for w in args):  # the command gives it, and it stays: it runs
+        return None
     return f"{fact.unset} left out (default {a.flags.get(fact.unset) or 'None'})"
+
+
+def given_anyway(off: tuple[str, list[str], list[str]] | None, args: list[str] | tuple[str, ...]) -> str | None:
+    """The flag of a `--flag left off` way off that the command gives itself (its docs' `--use_ema`): leaving
+    it out is then no way off unless the run line drops it."""
+    if off and "left off" in off[0]:
+        flag = off[0].split()[0]
+        if any(w.split("=")[0] == flag for w in args):
+            return flag
+    return None
+
+
+# a switch named for evaluation (`--do_mmlu_eval`, `--validate`): leaving it out changes nothing but the eval
+EVAL_SWITCH = re.compile(r"(^|[-_])(eval|evaluate|evaluation|validate|validation|val)([-_]|$)", re.I)
+
+
+def eval_switch(flag: str | None) -> bool:
+    """Whether `flag` is a switch named for evaluation, which the run line may drop from the command."""
+    return flag is not None and EVAL_SWITCH.search(flag.lstrip("-")) is not None
 
 
 def needed_outputs(a: Analysis) -> set[str]:

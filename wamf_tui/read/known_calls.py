@@ -39,6 +39,7 @@ CALLS = frozenset(
     {k.split(".")[-1] for k in (*TRACKERS, *CHECKPOINTS, *UPLOADS, *SEEDS)} | {
         "ArgumentParser", *HF_PARSERS, *SIGNATURE_CLIS, "LightningCLI", "Typer", "exec", "add_argument",
         "add", "add_arg",  # configargparse's names for add_argument
+        "add_callback",  # a Trainer callback that evaluates (`trainer.add_callback(MMLUEvalCallback)`)
         "TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "Trainer", "SFTTrainer", "Seq2SeqTrainer",
         "backward", "step", "optimize", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",

@@ -446,6 +446,10 @@ class Reader(OptionsReader, GuardedReader, ast.NodeVisitor):
             self.fact("evals", last, node)
         elif last.startswith("generate") and any(interval_terms(g) for g in self.guards):
             self.fact("evals", last, node)  # samples drawn every n steps (`step % sample_every == 0`): an eval's cost
+        elif last == "add_callback" and node.args and EVAL_CALLS.search(
+                re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_",
+                       callback := dotted_name(node.args[0]).split(".")[-1])):
+            self.fact("evals", callback, node)  # `trainer.add_callback(MMLUEvalCallback)`: it evaluates in `train()`
         if last == "makedirs" and node.args:
             arg = node.args[0]
             label = dotted_name(arg) or (literal_text(arg) or "")
