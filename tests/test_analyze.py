@@ -694,3 +694,12 @@ def test_options_another_entry_declares_in_a_shared_module_are_not_the_jobs(tmp_
     a = analyze_script(root / "pkg" / "train.py", root)
     assert set(a.flags) == {"--save_model", "--train_steps"}
     assert "--output" in analyze_script(root / "pkg" / "translate.py", root).flags  # that entry's own
+
+
+def test_the_shared_walk_lists_every_node_in_ast_walks_order():
+    import ast
+
+    from wamf_tui.read.nodes import walk
+
+    tree = ast.parse("def f(a, *b, k=1):\n    return [x async for x in a if x] or {k: b}\nclass C(f(1)):\n    y: int = 2\n")
+    assert walk(tree) == list(ast.walk(tree)) and walk(tree) is walk(tree)  # made once per tree

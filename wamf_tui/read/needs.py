@@ -29,6 +29,8 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis, root: Path | None =
     """Fill `result.needs` and `result.required` from the entry script's syntax tree (`root`: the repo's)."""
     ranks: list[tuple[ast.AST, str]] = []  # what needs ranks from the launcher, unless an `if` makes it optional
     for node in walk(tree):
+        if not isinstance(node, ast.Subscript | ast.Call | ast.ImportFrom):
+            continue  # nothing else says what the command must give
         var = _rank_read(node)
         if var:
             ranks.append((node, f"reads {var} with no default"))

@@ -190,21 +190,21 @@ def _batch_from_caller(tree: ast.Module, scope: ast.FunctionDef | ast.AsyncFunct
         return anchors
     index = params.index(base.id) - (params[:1] == ["self"])
     inside = range(scope.lineno, (scope.end_lineno or scope.lineno) + 1)
-    for outer in _scopes(tree):
-        parts = _parts(outer, dead)
-        site = next((n for n in parts.calls if n.lineno not in inside and (
-            isinstance(n.func, ast.Name) and n.func.id == scope.name
-            or isinstance(n.func, ast.Attribute) and n.func.attr == scope.name)), None)
-        if site is None:
-            continue
-        given = site.args[index] if 0 <= index < len(site.args) and not any(
-            isinstance(a, ast.Starred) for a in site.args[:index + 1]) else next(
-            (k.value for k in site.keywords if k.arg == base.id), None)
-        made_at = assigned(given.id, site.lineno, parts.assigns) if isinstance(given, ast.Name) else None
-        if made_at is None:
-            return anchors
-        return [a if a is not batch else a.model_copy(update={"line": made_at.lineno}) for a in anchors]
-    return anchors
+    site = next((n for n in walk(tree) if isinstance(n, ast.Call) and n.lineno not in inside and n.lineno not in dead
+                 and (isinstance(n.func, ast.Name) and n.func.id == scope.name
+                      or isinstance(n.func, ast.Attribute) and n.func.attr == scope.name)), None)
+    if site is None:  # looked for in the whole module once, before any scope's parts are made
+        return anchors
+    holding = [s for s in _scopes(tree) if s is tree or getattr(s, "lineno", 0) <= site.lineno <= (
+        getattr(s, "end_lineno", 0) or 0)]
+    outer = max(holding, key=lambda s: getattr(s, "lineno", 0))  # the innermost scope that makes the call
+    given = site.args[index] if 0 <= index < len(site.args) and not any(
+        isinstance(a, ast.Starred) for a in site.args[:index + 1]) else next(
+        (k.value for k in site.keywords if k.arg == base.id), None)
+    made_at = assigned(given.id, site.lineno, _parts(outer, dead).assigns) if isinstance(given, ast.Name) else None
+    if made_at is None:
+        return anchors
+    return [a if a is not batch else a.model_copy(update={"line": made_at.lineno}) for a in anchors]
 
 
 def _target_names(node: ast.Assign | ast.AugAssign) -> set[str]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...model import Analysis, Fact, Resolved
-from ..nodes import walk
+from ..nodes import of_type
 from .base import Kind, Refusal, Verdict, documented, flag_name
 from .common import Dashed
 from .modules import named_file, yaml_leaves
@@ -54,7 +54,7 @@ class Argbind(Dashed):
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         return a.config_system in ("unknown", "constants", "argparse") and any(
             isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "parse_args"
-            and isinstance(n.func.value, ast.Name) and n.func.value.id == "argbind" for n in walk(tree))
+            and isinstance(n.func.value, ast.Name) and n.func.value.id == "argbind" for n in of_type(tree, ast.Call))
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:

@@ -33,7 +33,8 @@ def _root_class(tree: ast.Module) -> str | None:
             names = annotated(node.args.args[0].annotation)
             if names:
                 return names[0]
-        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(tuple(f"{p}.parse" for p in PARSERS)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parse" \
+                and ast.unparse(node.func).endswith(tuple(f"{p}.parse" for p in PARSERS)):
             given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "config_class")]
             if given and isinstance(given[0], ast.Name):
                 return given[0].id

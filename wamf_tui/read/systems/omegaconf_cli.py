@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ...model import Analysis, Fact
 from ..lengths import length_control
-from ..nodes import walk
+from ..nodes import of_type, walk
 from .base import Kind, Refusal, Verdict
 from .common import Dashed
 from .modules import Classes, called, classes_of, fields, imported_files, named_file, parsed, yaml_leaves
@@ -32,7 +32,7 @@ class OmegaConfCli(Dashed):
 
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         return a.config_system in ("omegaconf", "unknown", "constants") and any(
-            called(n) == "from_cli" for n in walk(tree))
+            called(n) == "from_cli" for n in of_type(tree, ast.Call))
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
              command: Sequence[str] = ()) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ...model import Analysis, Fact
 from ..lengths import length_control
-from ..nodes import walk
+from ..nodes import of_type, walk
 from .modules import called, classes_of, fields
 from .signature import Signature
 
@@ -32,7 +32,7 @@ class SimpleParsing(Signature):
     def uses(self, tree: ast.Module, a: Analysis) -> bool:
         imported = any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("simple_parsing")
                        or isinstance(n, ast.Import) and any(x.name == "simple_parsing" for x in n.names)
-                       for n in walk(tree))
+                       for n in of_type(tree, ast.Import, ast.ImportFrom))
         return imported and a.config_system in ("unknown", "constants", "argparse")
 
     def read(self, tree: ast.Module, rel: str, root: Path, a: Analysis, find: Callable[[str], Path | None],
