@@ -701,5 +701,6 @@ def test_the_shared_walk_lists_every_node_in_ast_walks_order():
 
     from wamf_tui.read.nodes import walk
 
-    tree = ast.parse("def f(a, *b, k=1):\n    return [x async for x in a if x] or {k: b}\nclass C(f(1)):\n    y: int = 2\n")
+    tree = ast.parse("def f(a, *b, k=1):\n    return [x async for x in a if x] or {k: b}\n"
+                     "class C(f(1)):\n    y: int = 2\n")
     assert walk(tree) == list(ast.walk(tree)) and walk(tree) is walk(tree)  # made once per tree
