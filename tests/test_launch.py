@@ -926,3 +926,14 @@ def test_a_word_like_cpu_in_a_code_block_or_a_long_sentence_heads_nothing(tmp_pa
                      "```\n# on cpu:\npython train.py --size 64\n```\n",
         "train.py": TRAIN})
     assert scan_scripts(root).launches[0].other_machine == ""
+
+
+@pytest.mark.parametrize("line", ["python train.py --lr 3e-4  --batch=8", "torchrun\t--nproc_per_node=8 train.py\n",
+                                  "a\u00a0b c", "python 'my script.py' --x \"a b\"", "python t.py # a comment",
+                                  "X=$HOME/data python t.py ${ARGS}", "python t.py --p a\\ b"])
+def test_a_commands_words_are_the_shells_with_or_without_quoting(line):
+    import shlex
+
+    from wamf_tui.detect.launch import _words
+
+    assert _words(line) == shlex.split(line, comments=True)

@@ -83,7 +83,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     for segment in re.split(r"\s*(?:&&|;|\|\|)\s*", text):
         segment, _ = expand(segment, known, line=True)  # as a reader means it: `$FLAGS` may hold several words
         try:
-            words = shlex.split(segment, comments=True)
+            words = _words(segment)
         except ValueError:
             return None
         if len(words) >= 2 and words[0] == "cd":
@@ -367,6 +367,19 @@ def absent_configs(launch: LaunchCommand, listed: Container[str], names: Contain
     examples/wiki_103.yaml` is absent though `docs/.../wiki_103/wiki_103.yaml` exists."""
     return [v for v in (w.split("=", 1)[-1] for w in launch.args) if CONFIG_FILE.fullmatch(v)
             and posixpath.normpath(posixpath.join(launch.cwd, v)) not in listed and ("/" in v or v not in names)]
+
+
+_QUOTING = re.compile(r"['\"\\#]")
+_BLANKS = re.compile(r"[ \t\r\n]+")
+
+
+def _words(segment: str) -> list[str]:
+    """The shell's words of a command, as `shlex.split` with comments makes them; a line with no quote,
+    escape or comment is split on blanks alone, which gives the same words (most docs lines, at a tenth of
+    the cost)."""
+    if _QUOTING.search(segment):
+        return shlex.split(segment, comments=True)
+    return [w for w in _BLANKS.split(segment) if w]  # shlex's blanks only: a no-break space stays in a word
 
 
 def format_command(launch: LaunchCommand, args: list[str] | None = None, entry_words: list[str] | None = None) -> str:

@@ -112,6 +112,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
             job_vars.update(shell_defaults(cmd, job_vars))
             found(parse_launch(cmd, job.source, job.folder, job_vars, consoles, listed.__contains__))
     trains: set[str] = set()
+    tops = _tops(listed)
     imports: dict[str, set[str]] = {}  # script -> the repo files it imports
     for rel in launch_sources[:MAX_LAUNCH_SOURCES] + py:
         if read >= MAX_READ or time.monotonic() > deadline:
@@ -123,7 +124,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
             continue
         if rel.endswith(".py"):
             score, reasons = _score(rel, text)
-            imports[rel] = _repo_imports(text, listed)
+            imports[rel] = _repo_imports(text, listed, tops)
             if "trains" in reasons:  # `_score` searched for it already: once per file, the scan's largest cost
                 trains.add(rel)
             if score >= 6 or rel in trains:
@@ -264,11 +265,21 @@ def _headings(text: str) -> dict[int, str]:
     return found
 
 
-def _repo_imports(text: str, listed: set[str]) -> set[str]:
-    """The repo files a script imports by absolute name (`from pkg.train_util import X`), found by path."""
+def _tops(listed: set[str]) -> frozenset[str]:
+    """The names an absolute import of a repo file starts with: its top-level modules and packages, at the
+    root or under `src/`."""
+    return frozenset(p.split("/")[1 if p.startswith("src/") else 0].removesuffix(".py") for p in listed
+                     if p.endswith(".py") and p.count("/") >= (1 if p.startswith("src/") else 0))
+
+
+def _repo_imports(text: str, listed: set[str], tops: frozenset[str]) -> set[str]:
+    """The repo files a script imports by absolute name (`from pkg.train_util import X`), found by path;
+    `tops`, what such a name starts with (`torch`, `os` are passed over at once)."""
     found = set()
     for m in _IMPORT.finditer(text):
         parts = m.group(1).split(".")
+        if parts[0] not in tops:
+            continue
         for base in ("", "src/"):
             for cand in (f"{base}{'/'.join(parts)}.py", f"{base}{'/'.join(parts)}/__init__.py"):
                 if cand in listed:
@@ -276,6 +287,8 @@ def _repo_imports(text: str, listed: set[str]) -> set[str]:
         if len(parts) > 1 and f"{'/'.join(parts[:-1])}.py" in listed:  # `from pkg.mod import name`
             found.add(f"{'/'.join(parts[:-1])}.py")
     for m in _FROM_IMPORT.finditer(text):  # `from pkg import train_util`
+        if m.group(1).split(".")[0] not in tops:
+            continue
         for name in re.split(r"[,\s()]+", m.group(2)):
             cand = f"{m.group(1).replace('.', '/')}/{name}.py"
             if name and cand in listed:
