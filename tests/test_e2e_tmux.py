@@ -282,3 +282,21 @@ def test_two_instances_in_two_panes_never_overwrite_each_others_answers(tmp_path
     finally:
         tmux("kill-session", "-t", first)
         tmux("kill-session", "-t", second)
+
+
+def test_an_answer_the_file_gives_refused_opens_the_app_at_that_question(tmp_path, state_home):
+    """Without --yes a refused answer ends nothing: the app opens at its question, the answers before it
+    kept, and says why."""
+    from wamf_tui import demo_repo
+
+    repo = demo_repo.make_demo(str(tmp_path))
+    answers = tmp_path / "a.json"
+    answers.write_text('{"reader": "MLSys engineer, could do this myself", "run": "python <script>"}')
+    name = f"wamf-refused-{os.getpid()}"
+    start(name, state_home, f"{repo} --answers {answers}")
+    try:
+        screen = wait_for(name, "answers file")
+        assert "answer refused" in screen and "◉ 1 Job" in screen and "MLSys" in screen  # the reader kept
+        assert "Enter takes it" in screen  # the run question, its proposal ready to take
+    finally:
+        tmux("kill-session", "-t", name)

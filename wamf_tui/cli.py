@@ -284,6 +284,8 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
     detected = detect_all(path)
     state = session.new_state(checkout.find_root(path), args.contract, args.template)  # exact, not as shown
     state, problems = answers.fill(state.model_copy(update={"detected": detected}), data)
+    if problems and not args.yes and _can_draw():  # the app opens at that question, the answers before it kept
+        return state, f"answer refused: {problems[0]}"
     if problems:
         # a job that cannot start as given (a required input left out) is bad input, like an unreadable file
         q = flow.current(state)
@@ -296,7 +298,7 @@ def _state_from_answers(args: argparse.Namespace, path: Path):
                     "answers file (run = \"...\") if it does", 1)
     for problem in proposals.known_problems(state):
         print(f"wamf-tui: warning: {problem}", file=sys.stderr)
-    return state
+    return state, ""
 
 
 def _write_without_ui(state) -> int:
@@ -402,16 +404,17 @@ def _main(argv: list[str] | None) -> int:
             return _err(f"another wamf-tui holds this repo's session ({held_by.describe()}); "
                         "finish or quit it first")
     if args.answers:
-        state = _state_from_answers(args, path)
-        if isinstance(state, int):
-            return state
+        filled = _state_from_answers(args, path)
+        if isinstance(filled, int):
+            return filled
+        state, refused = filled
         if args.yes:
             return _write_without_ui(state)
         if not _can_draw():
             return _err(NO_SCREEN)
         from .ui.start import run_prefilled
 
-        return run_prefilled(state)
+        return run_prefilled(state, refused)
 
     if not _can_draw():
         return _err(NO_SCREEN)

@@ -71,7 +71,8 @@ class WamfApp(App):
         self.talk = Conversation(state, contract.load_template(state.template_path),
                                  wants_ascii(os.environ, getattr(sys.stdout, "encoding", "") or ""))
         self.saved = saved
-        self.startup_notes: list[str] = []  # said once the first frame is up (a damaged saved session)
+        # (title, text) said once the first frame is up: a damaged saved session, an answer the file gave refused
+        self.startup_notes: list[tuple[str, str]] = []
         self.read_only: lock.Holder | None = None  # another instance holds this repo's session: save nothing
         self.detect = detect
         self.gpu_timer: Timer | None = None
@@ -105,8 +106,8 @@ class WamfApp(App):
             pass
         self.call_after_refresh(self._collector_back_on)
         self.set_interval(LOCK_CHECK_S, self._check_lock)  # taken over while idle: said within seconds
-        for note in self.startup_notes:
-            self.notify(note, title="saved session", severity="warning", timeout=20)
+        for title, note in self.startup_notes:
+            self.notify(note, title=title, severity="warning", timeout=20)
         if self.read_only is not None:
             self.notify(f"another wamf-tui holds this repo's session ({self.read_only.describe()}): this one is "
                         "read-only and saves nothing. Take it over from the palette (ctrl+p).",

@@ -36,7 +36,7 @@ def make_app(path: Path, contract: str | None = None, template: str | None = Non
     if saved is not None and saved.written and saved.step == Step.CONFIRM:
         saved = None  # a finished session: start a new one
     app = WamfApp(state, saved=saved, detect=detect)
-    app.startup_notes = [damage] if damage else []
+    app.startup_notes = [("saved session", damage)] if damage else []
     app.read_only, app.holds_session = held_by, held_by is None
     return app
 
@@ -62,9 +62,12 @@ def prefilled_app(state: InitState) -> WamfApp:
     return app
 
 
-def run_prefilled(state: InitState) -> int:
-    """`--answers` without `--yes`: open at step 4 on the filled state, to read and confirm."""
+def run_prefilled(state: InitState, refused: str = "") -> int:
+    """`--answers` without `--yes`: open at step 4 on the filled state, to read and confirm; or at the question
+    whose answer was `refused`, with the answers before it kept and the reason said."""
     app = prefilled_app(state)
+    if refused:
+        app.startup_notes.append(("answers file", f"{refused.rstrip('.')}; the answers before it are kept"))
     try:
         app.run()
     finally:
