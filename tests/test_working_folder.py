@@ -117,3 +117,12 @@ def test_a_folder_made_by_a_fixed_relative_path_is_named_where_no_setting_moves_
     root = make_repo(tmp_path / "flag", {"train.py": flag + LOOP})
     a = analyze_script(root / "train.py", root, [])
     assert not [c for c in propose(a, 30, "speed", []) if c.what == "folders it makes by a fixed relative path"]
+
+
+def test_a_tensorboard_writer_given_a_fixed_relative_folder_is_named_with_it(tmp_path):
+    writer = ("import time\nimport torch\nfrom torch.utils.tensorboard import SummaryWriter\n\n"
+              "writer = SummaryWriter(f'runs/{int(time.time())}')\n")
+    root = make_repo(tmp_path / "tb", {"train.py": writer + LOOP})
+    a = analyze_script(root / "train.py", root, [])
+    named = [c for c in propose(a, 30, "speed", []) if c.what == "folders it makes by a fixed relative path"]
+    assert [c.exclusion.split(":")[0:2] for c in named] == [["runs/ (train.py", "5)"]]

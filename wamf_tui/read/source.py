@@ -420,6 +420,11 @@ class Reader(OptionsReader, GuardedReader, ast.NodeVisitor):
             if name == suffix or name.endswith("." + suffix) or (suffix == last and "." not in suffix):
                 tracker, env = TRACKERS[suffix]
                 self.fact("trackers", tracker, node, self.guard() or env)
+                folder = node.args[0] if node.args and last == "SummaryWriter" else next(
+                    (k.value for k in node.keywords if k.arg in ("log_dir", "logdir")), None)
+                if isinstance(folder, ast.Constant | ast.JoinedStr):  # `SummaryWriter(f"runs/{name}")`: where it
+                    self.r.output_dirs.append(Fact.model_construct(  # writes, relative, by no setting
+                        name=literal_text(folder) or "", file=self.rel, line=node.lineno, off_switch=None))
         saved = next((c for c in CHECKPOINTS if name == c or name.endswith("." + c)), None) \
             if last in CHECKPOINTS_BY_LAST else None
         if not saved and last.startswith("save_") and SAVER.search(name.rsplit(".", 1)[0]):
