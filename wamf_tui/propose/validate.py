@@ -130,7 +130,7 @@ def _data_paths(args: Sequence[str]) -> list[str]:
         flag, eq, value = word.partition("=")
         if not eq:
             flag, value = (args[i - 1] if i and args[i - 1].startswith("-") else ""), word
-        if "/" in value and DATA_FILES.fullmatch(value) and not OUT_FLAG.search(flag):
+        if "/" in value and DATA_FILES.fullmatch(value) and not OUT_FLAG.search(flag) and ".." not in value.split("/"):
             found.append(value)
     return found
 

@@ -119,7 +119,8 @@ def env_data_roots(tree: ast.Module, rel: str, root: Path) -> list[Required]:
                 and len(parts := _literals(node.args[1:])) == len(node.args) - 1:
             var, default = roots[node.args[0].id]
             path = posixpath.join(default, *parts)
-            if var not in found and not posixpath.isabs(path) and not glob.glob(os.path.join(root, path)):
+            if var not in found and not posixpath.isabs(path) and ".." not in path.split("/") \
+                    and not glob.glob(os.path.join(root, path)):  # inside the checkout only: a repo's text steers it
                 found[var] = Required(name=var, kind="env", file=rel, line=node.lineno)
     return list(found.values())
 
