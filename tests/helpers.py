@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import sysconfig
 from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 from wamf_tui.model import ALLOWED_CHANGES, Checkpoint, InitState
 from wamf_tui.ui.app import WamfApp
@@ -51,3 +57,19 @@ async def enter_until_done(pilot, app: WamfApp, limit: int = 40) -> None:
         await pilot.press("enter")
         await pilot.pause()
     raise AssertionError(f"not done after {limit} Enters; at step {app.state.step} at {app.state.at!r}")
+
+
+def env_with(folder: Path, package: str) -> str:
+    """The activate line of a new virtual environment in `folder` with `package` from the package index, which
+    also sees this environment's packages (its real torch); the test is skipped where the index lacks it."""
+    venv = folder / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
+    python = venv / "bin" / "python"
+    got = subprocess.run([str(python), "-m", "pip", "install", "-q", package], capture_output=True, text=True,
+                         timeout=600)
+    if got.returncode:
+        pytest.skip(f"{package} could not be installed from this machine's package index: {got.stderr[-300:]}")
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    Path(purelib, "outer.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return f"export PATH={venv / 'bin'}:$PATH"

@@ -5,13 +5,9 @@ made here, which also sees this environment's real torch."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import sysconfig
-from pathlib import Path
-
 import pytest
 from conftest import make_repo
+from helpers import env_with
 
 from wamf_tui.bench import trial
 from wamf_tui.contract import proof
@@ -48,17 +44,7 @@ if __name__ == "__main__":
 @pytest.fixture(scope="module")
 def hf_env(tmp_path_factory) -> str:
     """The activate line of a new virtual environment with transformers from the package index."""
-    venv = tmp_path_factory.mktemp("hf") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
-    python = venv / "bin" / "python"
-    got = subprocess.run([str(python), "-m", "pip", "install", "-q", "transformers"], capture_output=True, text=True,
-                         timeout=600)
-    if got.returncode:
-        pytest.skip(f"transformers could not be installed from this machine's package index: {got.stderr[-300:]}")
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    Path(purelib, "outer.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # this environment's torch
-    return f"export PATH={venv / 'bin'}:$PATH"
+    return env_with(tmp_path_factory.mktemp("hf"), "transformers")
 
 
 @pytest.mark.slow

@@ -100,6 +100,15 @@ def test_an_hf_job_that_trains_only_with_do_train_is_given_it(tmp_path):
     assert check_run("python main.py --output_dir o --do_train", root, a).problems == []
 
 
+STEPS = """\
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(torch.randn(64, 4), batch_size=2)
+    for x in loader:
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+"""  # a training loop of a function, indented in it
+
 DO_TRAIN = """\
 import argparse
 import torch
@@ -112,13 +121,7 @@ model = torch.nn.Linear(4, 4)
 
 
 def train():
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    loader = torch.utils.data.DataLoader(torch.randn(64, 4), batch_size=2)
-    for x in loader:
-        loss = model(x).sum()
-        loss.backward()
-        opt.step()
-
+""" + STEPS + """
 
 if args.do_train:
     train()
@@ -149,13 +152,7 @@ def main():
     args = p.parse_args()
     model = torch.nn.Linear(4, 4)
     torch.manual_seed(args.seed)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    loader = torch.utils.data.DataLoader(torch.randn(64, 4), batch_size=2)
-    for x in loader:
-        loss = model(x).sum()
-        loss.backward()
-        opt.step()
-
+""" + STEPS + """
 
 main()
 """

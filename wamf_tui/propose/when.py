@@ -178,11 +178,8 @@ def left_out(fact: Fact, a: Analysis, args: list[str] | tuple[str, ...], switch:
 def given_anyway(off: tuple[str, list[str], list[str]] | None, args: list[str] | tuple[str, ...]) -> str | None:
     """The flag of a `--flag left off` way off that the command gives itself (its docs' `--use_ema`): leaving
     it out is then no way off unless the run line drops it."""
-    if off and "left off" in off[0]:
-        flag = off[0].split()[0]
-        if any(w.split("=")[0] == flag for w in args):
-            return flag
-    return None
+    return next((flag for flag in dropped(off[0] if off else "") if any(w.split("=")[0] == flag for w in args)),
+                None)
 
 
 # a switch named for evaluation (`--do_mmlu_eval`, `--validate`): leaving it out changes nothing but the eval
