@@ -146,6 +146,47 @@ def test_a_trainer_subclass_resumed_or_not_runs_the_loop_on_the_plain_call(tmp_p
         root / "train.py", "        trainer.train()")
 
 
+def test_a_package_init_that_re_exports_and_the_trainer_class_cost_no_depth(tmp_path):
+    """LLaMA-Factory's shape: the entry calls a runner, the runner `from pkg.stages import run_sft` (a package
+    whose `__init__` only re-exports it from `.workflow`), and the workflow builds a Trainer subclass from
+    `.trainer`. The `__init__` is no step further from the entry, nor the module of the Trainer the job
+    trains with: both are read, where the import depth alone would stop at the `__init__`."""
+    root = repo_with(tmp_path, {
+        "train.py": "from pkg.runner import main\n\nif __name__ == '__main__':\n    main()\n",
+        "pkg/__init__.py": "",
+        "pkg/runner.py": "from pkg.stages import run_sft\n\n\ndef main():\n    run_sft()\n",
+        "pkg/stages/__init__.py": "from .workflow import run_sft\n",
+        "pkg/stages/workflow.py": "from transformers import HfArgumentParser, TrainingArguments\n\n"
+                                  "from .trainer import SftTrainer\n\n\ndef run_sft():\n"
+                                  "    (args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+                                  "    trainer = SftTrainer(model=None, args=args)\n    trainer.train()\n"
+                                  "    trainer.save_model()\n",
+        "pkg/stages/trainer.py": "from transformers import Seq2SeqTrainer\n\n\nclass SftTrainer(Seq2SeqTrainer):\n"
+                                 "    def compute_loss(self, model, inputs, *args, **kwargs):\n"
+                                 "        return super().compute_loss(model, inputs, *args, **kwargs)\n",
+        "pkg/stages/unused.py": "import torch\n\ntorch.save({}, 'never.pt')\n",
+    })
+    a = analyze_script(root / "train.py")
+    assert a.files == ["train.py", "pkg/runner.py", "pkg/stages/__init__.py", "pkg/stages/workflow.py",
+                       "pkg/stages/trainer.py"]
+    assert a.config_system == "hf" and a.kind == "training"
+    assert [(c.name, c.file, c.line) for c in a.checkpoints] == [("save_model", "pkg/stages/workflow.py", 10)]
+    assert {x.role: (x.file, x.line) for x in a.anchors}["loss"] == ("pkg/stages/workflow.py", 9)
+
+
+def test_the_trainer_module_the_entry_builds_is_never_read_as_the_entry(tmp_path):
+    """The entry's own Trainer subclass, imported from a package, is read one import deep like any module:
+    the entry's facts (which module it runs as) stay the entry's."""
+    root = repo_with(tmp_path, {
+        "train.py": "from transformers import TrainingArguments\n\nfrom pkg.trainer import SftTrainer\n\n"
+                    "if __name__ == '__main__':\n    SftTrainer(model=None, args=TrainingArguments('o')).train()\n",
+        "pkg/__init__.py": "",
+        "pkg/trainer.py": "from transformers import Trainer\n\n\nclass SftTrainer(Trainer):\n    pass\n",
+    })
+    a = analyze_script(root / "train.py")
+    assert a.files == ["train.py", "pkg/trainer.py"] and a.module is None
+
+
 def test_hf_trainer_vocabulary(tmp_path):
     root = repo_with(tmp_path, {"run_clm.py": HF})
     a = analyze_script(root / "run_clm.py")

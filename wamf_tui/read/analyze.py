@@ -23,6 +23,7 @@ from .constants import fixed_constants
 from .crawl import (
     as_module,
     class_finder,
+    imported_modules,
     mentioned_names,
     module_path,
     read_source,
@@ -142,6 +143,23 @@ def analyze_script(script: str | Path, repo_root: str | Path | None = None, comm
             gc.enable()
 
 
+def _passed_on(tree: ast.Module, rel: str, names: set[str]) -> set[str]:
+    """The imports (as `imported_modules` spells them) of a module that hand `names` on: a package `__init__`'s
+    `from .workflow import run_sft` for the `run_sft` imported from the package, or the module of the Trainer
+    class the module builds and trains. Each is followed as deep as the module itself: an `__init__` that
+    re-exports is no step further from the entry, and the Trainer's `compute_loss` is where the step runs."""
+    if not names:
+        return set()
+    passed: set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            hit = [a.name for a in node.names if (a.asname or a.name) in names]
+            if hit:
+                mod = imported_modules(node, rel)[0]
+                passed |= {mod, *(f"{mod}.{name}" for name in hit)}
+    return passed
+
+
 def _in_a_step_method(modules: list[ModuleDefs], anchor: Anchor) -> bool:
     """Whether an anchor sits in a function named `step` (an optimizer wrapper's, which the loop's `.step()`
     runs)."""
@@ -222,6 +240,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     entry: tuple[ast.Module, str] | None = None  # the entry's tree, once parsed
     opened: dict[str, str] = {}  # module -> why its parser's flags cannot all be known
     roots = {called[1]} if called else set()  # what calls in from outside the code (a dispatcher, a config)
+    wanted: dict[Path, set[str]] = {}  # a package `__init__` -> the names imported from it
+    least: dict[Path, int] = {}  # a queued module -> the nearest depth it was queued at
     deadline = time.monotonic() + READ_BUDGET_S
     while queue:
         if done and time.monotonic() > deadline:  # the entry is always read
@@ -231,6 +251,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         path, depth = queue.pop(0)
         if path.resolve() in done:
             continue
+        depth = min(depth, least.get(path.resolve(), depth))  # queued again nearer: an `__init__` passed it on
         done.add(path.resolve())
         rel = rel_path(path, root)
         result.files.append(rel)
@@ -339,12 +360,17 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if depth == 0:  # the classes the config file the command names builds (`class_path:`, `target:`)
             targets += config_targets(command, root)
         roots.update(t.rsplit(".", 1)[-1] for t in targets)
+        passed = _passed_on(tree, rel, wanted.get(path.resolve(), set()) | reader.trainer_classes)
         for mod in [*reader.imports, *dict.fromkeys(t.rsplit(".", 1)[0] for t in targets)]:
             p = module_path(root, mod, script.parent)
             if p is None or p.resolve() in done:
                 continue
-            if depth < FOLLOW_DEPTH:
-                queue.append((p, depth + 1))
+            if p.name == "__init__.py" and (name := mod.rsplit(".", 1)[-1]) != p.parent.name:
+                wanted.setdefault(p.resolve(), set()).add(name)  # `from pkg.sft import run_sft`: that name
+            deeper = max(depth, 1) if mod in passed else depth + 1  # only the entry is at 0
+            if deeper <= FOLLOW_DEPTH:
+                queue.append((p, deeper))
+                least[p.resolve()] = min(deeper, least.get(p.resolve(), deeper))
             else:
                 beyond.append(p)
     if result.hydra is not None and result.hydra.composed:

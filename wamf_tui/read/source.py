@@ -86,6 +86,7 @@ class Reader(OptionsReader, GuardedReader, ast.NodeVisitor):
         self.lightning_cli = 0  # the line of a LightningCLI call
         self.classes: list[tuple[str, list[str]]] = []  # the classes being read, with their bases
         self.trainer_built: str | None = None  # file:line where an HF / TRL Trainer is built
+        self.trainer_classes: set[str] = set()  # the Trainer classes built here: their modules run the step
         self.depth = 0  # functions around the node being read: 0 at module level
         self.configured = False  # an exec-style configurator has run (module level, in reading order)
         self.quiet = 0  # inside an eval function, a no_grad block or a constructor: no loss anchor
@@ -467,6 +468,7 @@ class Reader(OptionsReader, GuardedReader, ast.NodeVisitor):
                 and not last.startswith("Lightning"):  # a subclass of the HF one (LLaVATrainer) is one
             self.r.kind = "training"
             self.trainer_built = self.trainer_built or f"{self.rel}:{node.lineno}"
+            self.trainer_classes.add(last)
         if last == "init_trackers":  # where accelerate starts the trackers it was given, under this call's `if`
             for i in self.accelerate_trackers:
                 old, new = self.r.trackers[i], self.made(self.r.trackers[i].name, node)
