@@ -359,6 +359,14 @@ async def test_the_written_screen_shows_the_optimize_command_on_a_small_screen(s
         await pilot.pause()
         await pilot.pause()
         assert "/who-ate-my-flops:optimize" in app.export_screenshot()
+        # the rest of the words (the copy keys last), where the area cuts them short: shift+down scrolls to them
+        prompt = app.screen.query_one("#prompt")
+        clipped = prompt.max_scroll_y > 0
+        assert clipped == (size == (40, 12))
+        for _ in range(prompt.max_scroll_y):
+            await pilot.press("shift+down")
+        await until(pilot, lambda: prompt.scroll_y == prompt.max_scroll_y, "scrolled to the end")
+        assert (prompt.scroll_y > 0) == clipped
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24), (40, 12)])
@@ -438,7 +446,7 @@ async def test_a_long_proposal_is_shown_once_whole_and_up_puts_it_on_the_line():
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         answer = app.screen.query_one("#answer")
-        prompt = str(app.screen.query_one("#prompt").render()).replace("\n", " ")
+        prompt = str(app.screen.query_one("#prompt-text").render()).replace("\n", " ")
         assert prompt.count("--flag19=1") == 1 and long in prompt and answer.value == ""
         await pilot.press("up")
         assert answer.value == long and answer.cursor_position == 0

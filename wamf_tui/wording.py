@@ -347,6 +347,7 @@ KEYS = (
     ("1-9", "pick an option; in a checklist, toggle it (while the answer line is empty)"),
     ("space", "toggle a checklist row (while the answer line is empty)"),
     ("up / down", "move through the options"),
+    ("shift+up / down", "scroll the question's text, where the pane is too small for all of it"),
     ("Tab / shift+Tab", "move focus between panes, to scroll them"),
     ("Esc", "one question back (your answers and toggles stay); from a step's first, the step before"),
     ("?", "explain the current question (while the answer line is empty)"),

@@ -36,6 +36,8 @@ class StepScreen(Screen):
         Binding("question_mark", "explain", "explain"),
         Binding("f2", "toggle_preview", "preview"),
         Binding("f1", "keys", "keys"),
+        Binding("shift+down", "scroll_prompt(1)", "more", show=False),  # a question's text the area cuts short
+        Binding("shift+up", "scroll_prompt(-1)", "more", show=False),
         Binding("space", "toggle_row", "toggle", show=False),
         Binding("ctrl+t", "switch_register", "voice", show=False),
         Binding("ctrl+r", "rescan", "re-scan", show=False),
@@ -236,6 +238,9 @@ class StepScreen(Screen):
 
     def action_rescan(self) -> None:
         self.post_message(RescanRequested())
+
+    def action_scroll_prompt(self, rows: int) -> None:
+        self.query_one("#prompt").scroll_relative(y=rows, animate=False)
 
     def action_toggle_preview(self) -> None:
         self.toggle_class("-show-preview")

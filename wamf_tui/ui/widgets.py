@@ -186,6 +186,21 @@ class Choices(OptionList):
         self.scroll_to_highlight()
 
 
+class Prompt(VerticalScroll):
+    """The question's text. Where the area cannot hold all of it (a 40x12 pane, the written contract's
+    long message), it shows its first rows and scrolls to the rest (shift+up / shift+down, the mouse
+    wheel), its scroll bar saying there is more, where a plain text would cut the rest off unseen."""
+
+    can_focus = False
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.text = Static(id="prompt-text")
+
+    def compose(self) -> ComposeResult:
+        yield self.text
+
+
 class QuestionView(Vertical):
     """The chat-like area: the app's question, its options, and the user's answer line."""
 
@@ -200,7 +215,7 @@ class QuestionView(Vertical):
         self.above = ""  # a proposal too long for the answer line, shown whole in the prompt instead
 
     def compose(self) -> ComposeResult:
-        yield Static(id="prompt")
+        yield Prompt(id="prompt")
         yield Choices(id="options")
         # select_on_focus would select text typed between a Tab and the focus event, and the next key
         # would replace it: the proposal is selected once, when it is shown, instead.
@@ -222,7 +237,10 @@ class QuestionView(Vertical):
         above = q.kind == "text" and len(q.default) > self._line_width()
         if above:  # the answer line would show a window of it: shown whole here, once, and the line left empty
             prompt.append("\n" + q.default, style="bold")
-        self.query_one("#prompt", Static).update(prompt)
+        prompt_view = self.query_one("#prompt", Prompt)
+        prompt_view.text.update(prompt)
+        if not same:
+            prompt_view.scroll_home(animate=False)
         options = self.query_one("#options", OptionList)
         dropped = False
         if not same:
@@ -369,7 +387,7 @@ class QuestionView(Vertical):
         self._fitting = False
         if not self._on_a_live_screen():
             return
-        prompt = self.query_one("#prompt", Static)
+        prompt = self.query_one("#prompt", Prompt)
         options = self.query_one("#options", OptionList)
         answer, message = self.query_one("#answer", Input), self.query_one("#message", Static)
         room = self._rows() - (answer.outer_size.height if answer.display else 0)
