@@ -908,6 +908,26 @@ def test_a_command_under_a_heading_for_another_machine_ranks_below_the_main_one_
     assert (top.launcher, top.left_out) == ("torchrun", ["{path_to_config}"])
 
 
+def test_a_command_a_page_folds_away_in_details_ranks_below_its_plain_one(tmp_path):
+    """torchtune's README reproduces a memory table's last row in a `<details>` block, first on the page and
+    with every value set; the command in plain view further down is the job."""
+    root = make_repo(tmp_path / "r", {
+        "README.md": "## Memory\n<details>\n<summary>Command to reproduce final row.</summary>\n\n```\n"
+                     "python train.py --config configs/big.yaml --packed --compile\n```\n</details>\n\n"
+                     "## Training\n```\npython train.py --config configs/tiny.yaml\n```\n",
+        "configs/big.yaml": "size: 2\n", "configs/tiny.yaml": "size: 1\n", "train.py": TRAIN})
+    launches = {x.source: x for x in scan_scripts(root).launches}
+    assert launches["README.md:6"].folded and not launches["README.md:12"].folded
+    assert scan_scripts(root).candidates[0].launch.source == "README.md:12"
+    # a page that folds every command (yolov5's README, its training under a `Training` summary) folds none away
+    root = make_repo(tmp_path / "r2", {
+        "README.md": "<details>\n<summary>Training</summary>\n\n```\npython train.py --config configs/big.yaml\n```\n"
+                     "</details>\n", "docs/notes.md": "```\npython train.py --debug\n```\n",
+        "configs/big.yaml": "size: 2\n", "train.py": TRAIN})
+    assert not scan_scripts(root).launches[0].folded
+    assert scan_scripts(root).candidates[0].launch.source == "README.md:5"
+
+
 @pytest.mark.parametrize("folder", ["docs/legacy", "docs/deprecated", "archive"])
 def test_a_command_from_an_older_versions_pages_ranks_below_a_current_page(tmp_path, folder):
     """`docs/source/legacy/FAQ.md` gives the job with an option its parser dropped since (`-rnn_size`): a

@@ -139,6 +139,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
         for launch in _launches_in(rel, text, where, {}, consoles, listed.__contains__,
                                    lambda p: texts[p] if p in texts else texts.setdefault(p, _read(root / p))):
             found(launch)
+    _unfold_the_only(scan.launches)
     for launch in scan.launches:
         c = cands.setdefault(launch.path or "", ScriptCandidate(path=launch.path or "", score=0))
         more = sum(r.startswith("launched in") for r in c.reasons)
@@ -225,6 +226,7 @@ def _launches_in(rel: str, text: str, where: str, known: dict[str, str], console
     defaults = dict(known)
     branches = Branches()
     headings = _headings(text) if rel.lower().endswith(DOCS) else {}
+    folded = _folded(text) if rel.lower().endswith(DOCS) else set()
     for n, cmd in _script_commands(rel, text):
         if not rel.lower().endswith(DOCS) and not branches.read(cmd, defaults):
             continue
@@ -235,6 +237,8 @@ def _launches_in(rel: str, text: str, where: str, known: dict[str, str], console
         heading = next((headings[k] for k in sorted(headings, reverse=True) if k < n), "")
         if launch is not None and OTHER_MACHINE.search(heading):
             launch.other_machine = heading
+        if launch is not None and n in folded:
+            launch.folded = True
         yield launch
         call = script_call(cmd, defaults) if follow is not None else None
         if call is None:
@@ -263,6 +267,30 @@ def _headings(text: str) -> dict[int, str]:
             section = f"{section} / {stripped}"
             found[n] = section
     return found
+
+
+def _folded(text: str) -> set[int]:
+    """The lines of a doc inside a `<details>` block: what the page folds away (torchtune's "Command to reproduce
+    final row" of a memory table, under a summary), where the page's own command is in plain view."""
+    lines, depth = set(), 0
+    for n, line in enumerate(text.splitlines(), 1):
+        low = line.lower()
+        depth += low.count("<details")
+        if depth:
+            lines.add(n)
+        depth = max(depth - low.count("</details>"), 0)
+    return lines
+
+
+def _unfold_the_only(launches: list[LaunchCommand]) -> None:
+    """A folded command stays a variant only where its page shows the same entry's command in plain view too:
+    a page that folds every section (yolov5's README, its training commands under a `Training` summary)
+    folds its main command with the rest."""
+    def page(x: LaunchCommand) -> tuple[str | None, str]:
+        return x.path, x.source.rsplit(":", 1)[0]
+    plain = {page(x) for x in launches if not x.folded}
+    for x in launches:
+        x.folded = x.folded and page(x) in plain
 
 
 def _tops(listed: set[str]) -> frozenset[str]:
@@ -335,12 +363,13 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
     with no value the docs left as a template (`experiment=experiment_name.yaml`), then one that does not ask
     for the CPU (the README's `trainer=cpu` example is not the GPU job), then one not from a docs page nor a
     script's docstring, then a real launcher. One under a doc heading for another machine (`To run on Mac
-    silicon devices:`) is that machine's variant, and one from a folder of an older version's pages that
-    version's: each ranks below every other the job has, even one with holes."""
+    silicon devices:`) is that machine's variant, one from a folder of an older version's pages that
+    version's, and one a page folds away in `<details>` a variant beside its main command: each ranks below
+    every other the job has, even one with holes."""
     def rank(x: LaunchCommand) -> tuple[bool, ...]:
         values = [w.split("=", 1)[-1] for w in x.args]
         synopsis = any(w.startswith("[") or w.endswith("]") and "[" not in w for w in x.args)  # `[--tag <t>]`
-        return (_queued(x), not _evaluates_only(x), not x.other_machine, not _old_pages(x), not synopsis,
+        return (_queued(x), not _evaluates_only(x), not x.other_machine, not _old_pages(x), not x.folded, not synopsis,
                 not x.unresolved, not x.absent,
                 not any(TEMPLATE.search(v) for v in values),
                 not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),

@@ -104,6 +104,7 @@ class LaunchCommand(Record):
     left_out: list[RepoText] = []  # the entry's options whose value was left to the reader: `--model <your_path>`
     absent: list[RepoText] = []  # config files it names that the repo lacks: an example of another project's
     other_machine: RepoText = ""  # the doc heading over it when that names another machine (`To run on Mac`)
+    folded: bool = False  # inside a doc's `<details>` block: a variant the page folds away, not its main command
     source: RepoText = ""  # file:line it was found at
 
 
