@@ -881,3 +881,36 @@ def test_a_step_function_handed_its_batch_has_its_batch_row_where_the_caller_tak
     got = anchors(tmp_path, {"train.py": HANDED})
     assert got["batch"] == at(HANDED, "batch = next(dl_iter)")
     assert got["forward"] == at(HANDED, "loss = model(batch)")
+
+
+TOKEN_SCALED = """\
+import torch
+
+
+class Recipe:
+    def _loss_step(self, batch):
+        labels = batch.pop("labels")
+        outputs = self._model(**batch)
+        loss = self._loss_fn(outputs, labels)
+        return loss
+
+    def train(self):
+        for batch in self._dataloader:
+            current_num_tokens = (batch["labels"] != -100).sum()
+            current_loss = self._loss_step(batch) * current_num_tokens
+            current_loss.backward()
+            self._optimizer.step()
+
+
+if __name__ == "__main__":
+    Recipe().train()
+"""
+
+
+def test_a_helpers_loss_scaled_by_a_count_computed_beside_it_is_the_helpers(tmp_path):
+    """torchtune's `current_loss = self._loss_step(batch) * current_num_tokens`: the token count is computed
+    too (`.sum()`), yet the loss is the helper's, traced inside it to the loss call and the model's forward."""
+    got = anchors(tmp_path, {"train.py": TOKEN_SCALED})
+    assert got["loss"] == at(TOKEN_SCALED, "loss = self._loss_fn(outputs, labels)")
+    assert got["forward"] == at(TOKEN_SCALED, "outputs = self._model(**batch)")
+    assert got["batch"] == at(TOKEN_SCALED, "for batch in self._dataloader:")

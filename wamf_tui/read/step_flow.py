@@ -177,6 +177,15 @@ def _operands(node: ast.expr) -> set[str]:
     return {node.id} if isinstance(node, ast.Name) else set()
 
 
+def _helper_term(node: ast.expr, helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> ast.Call | None:
+    """The one term of an arithmetic expression that calls a helper of the step (`self._loss_step(batch)` in
+    `self._loss_step(batch) * num_tokens`): the loss comes from it, whatever else is computed beside it."""
+    def terms(n: ast.expr) -> list[ast.expr]:
+        return [*terms(n.left), *terms(n.right)] if isinstance(n, ast.BinOp) else [n]
+    calls = [t for t in terms(node) if isinstance(t, ast.Call) and name_of(t.func) in helpers]
+    return calls[0] if len(calls) == 1 else None
+
+
 def _names(node: ast.AST) -> list[str]:
     return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
 
@@ -235,6 +244,8 @@ def made(rel: str, at: ast.stmt | ast.expr, loss: ast.expr, assigns: list[ast.AS
             assigns = sorted([*assigns, *(n for n in own_nodes(helper) if isinstance(
                 n, ast.Assign | ast.AugAssign | ast.AnnAssign))], key=lambda n: n.lineno)  # type: ignore[attr-defined]
             continue
+        if isinstance(value, ast.BinOp) and (term := _helper_term(value, helpers or {})) is not None:
+            value = term  # `self._loss_step(batch) * num_tokens`: the helper's loss, scaled by a count made here
         called = (helpers or {}).get(name_of(value.func)) if isinstance(value, ast.Call) else None
         returned = _returned(called, node, expr.id) if called is not None else None
         if called is not None and returned is not None and isinstance(value, ast.Call):
