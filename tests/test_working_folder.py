@@ -5,13 +5,20 @@ command runs where the file is."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from conftest import make_repo
 
 from wamf_tui.model import InitState
+from wamf_tui.propose import run_line
 from wamf_tui.propose.benchmark import propose
 from wamf_tui.propose.proposals import missing_in_run
 from wamf_tui.propose.run_line import run_command
 from wamf_tui.propose.validate import check_run
+from wamf_tui.propose.wrapper import write_wrapper
 from wamf_tui.read.analyze import analyze_script
 
 LOOP = """
@@ -107,16 +114,48 @@ def test_a_data_folder_whose_default_holds_the_files_is_not_asked_for(tmp_path):
 
 
 def test_a_folder_made_by_a_fixed_relative_path_is_named_where_no_setting_moves_it(tmp_path):
+    """`os.makedirs('logs')` and no setting to move it: where the job also reads a file by a relative name, it
+    cannot run from a folder of its own, so the folder is named (and why not); with an output setting, routed."""
     fixed = "import os\nimport torch\n\nos.makedirs('logs', exist_ok=True)\nlog = open(f'logs/{1}.txt', 'w')\n"
-    root = make_repo(tmp_path / "fixed", {"train.py": fixed + LOOP})
+    root = make_repo(tmp_path / "fixed", {"train.py": fixed + "text = open('input.txt').read()\n" + LOOP,
+                                          "input.txt": "hi\n"})
     a = analyze_script(root / "train.py", root, [])
+    assert [(r.name, r.line) for r in a.cwd_reads] == [("input.txt", 6)]
     named = [c for c in propose(a, 30, "speed", []) if c.what == "folders it makes by a fixed relative path"]
     assert [(c.enabled, c.exclusion.split(":")[0:2]) for c in named] == [(False, ["logs/ (train.py", "4)"])]
+    assert named[0].exclusion.endswith("it reads input.txt (train.py:6) relative to where it runs")
+    assert "cd " not in run_command(state_of(root, a))
     flag = ("import argparse\nimport os\nimport torch\n\np = argparse.ArgumentParser()\n"
             "p.add_argument('--log_dir', default='logs')\nargs = p.parse_args()\nos.makedirs(args.log_dir)\n")
     root = make_repo(tmp_path / "flag", {"train.py": flag + LOOP})
     a = analyze_script(root / "train.py", root, [])
-    assert not [c for c in propose(a, 30, "speed", []) if c.what == "folders it makes by a fixed relative path"]
+    assert not [c for c in propose(a, 30, "speed", []) if c.folder or "fixed relative" in c.what]
+
+
+def test_a_job_that_reads_nothing_relative_runs_from_the_benchmark_folder(tmp_path):
+    """cleanrl's `SummaryWriter(f"runs/{run_name}")`, a dataset downloaded into `./data`: nothing moves them, and
+    the job reads no file by a relative path, so it runs from the benchmark folder, its script (and
+    `PYTHONPATH=.`) by a path back. Run for real from the repo root: the writes land in the benchmark folder,
+    none in the checkout, and `check` takes the line."""
+    job = ("import os\nimport sys\nimport torch\n\nfrom toolkit.model import GPT\n\n"
+           "os.makedirs('logs', exist_ok=True)\nopen('logs/run.txt', 'w').write('x')\n"
+           "def fetch(root, download):\n    os.makedirs(root, exist_ok=True)\n\n"
+           "fetch(root='./data', download=True)\n" + LOOP)
+    root = make_repo(tmp_path / "job", {"toolkit/__init__.py": "", "toolkit/model.py": "GPT = 1\n",
+                                        "projects/char/train.py": job})
+    a = analyze_script(root / "projects/char/train.py", root, [])
+    assert sorted(d.name for d in a.output_dirs if d.name.startswith("'")) == ["'./data'", "'logs'"]
+    state = state_of(root, a)
+    run = run_command(state)
+    assert run.startswith("mkdir -p runs/wamf-bench && cd runs/wamf-bench && PYTHONPATH=../.. ")
+    assert "WAMF_OUT=. " in run and run.endswith(" ../../projects/char/train.py")
+    write_wrapper(Path(run_line.wrapper_path(state)))
+    assert check_run(run, root, a).problems == []
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", run], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (root / "runs/wamf-bench/logs/run.txt").is_file() and (root / "runs/wamf-bench/data").is_dir()
+    assert not (root / "logs").exists() and not (root / "data").exists()
 
 
 def test_a_tensorboard_writer_given_a_fixed_relative_folder_is_named_with_it(tmp_path):
@@ -124,5 +163,7 @@ def test_a_tensorboard_writer_given_a_fixed_relative_folder_is_named_with_it(tmp
               "writer = SummaryWriter(f'runs/{int(time.time())}')\n")
     root = make_repo(tmp_path / "tb", {"train.py": writer + LOOP})
     a = analyze_script(root / "train.py", root, [])
-    named = [c for c in propose(a, 30, "speed", []) if c.what == "folders it makes by a fixed relative path"]
-    assert [c.exclusion.split(":")[0:2] for c in named] == [["runs/ (train.py", "5)"]]
+    moved = [c for c in propose(a, 30, "speed", []) if c.folder]
+    assert [(c.what, c.enabled, c.why) for c in moved] == [
+        ("run from the benchmark folder", True, "what it makes by a fixed relative path (runs/ (train.py:5)) lands "
+                                                "there, not in the checkout")]

@@ -150,6 +150,7 @@ class Analysis(Record):
     uploads: list[Fact] = []
     overheads: list[Overhead] = []  # settings that slow every step (DeepSpeed's timers and profilers)
     output_dirs: list[Fact] = []
+    cwd_reads: list[Fact] = []  # paths the code reads relative to the folder it runs in (`open('input.txt')`)
     seeds: list[Fact] = []
     step_controls: list[StepControl] = []
     loaders: list[Fact] = []

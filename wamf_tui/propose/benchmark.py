@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..model import Analysis, BenchmarkChange, Fact
 from ..read.hydra_config import cpu_trainers
+from ..read.inputs import OUTPUT_WORDS
 from ..read.reach import reached_effects
 from ..read.settings import accepts, flag_name
 from ..read.systems.base import ConfigSystem
@@ -50,20 +51,41 @@ def _more_outputs(a: Analysis, first: str, parser: ConfigSystem) -> list[str]:
 
 
 def _fixed_folders(a: Analysis) -> BenchmarkChange | None:
-    """The folders the job makes by a literal relative path (`os.makedirs('logs')`), which no setting moves:
-    named, with where, since from the repo root they land in the checkout."""
+    """The folders the job makes by a literal relative path (`os.makedirs('logs')`, a dataset downloaded into
+    `./data`), which no setting moves. Where the job reads nothing by a path relative to the folder it runs in,
+    it runs from the benchmark folder, its files named by a path back; else they are named, with where, since
+    from the repo root they land in the checkout."""
     tops: dict[str, Fact] = {}  # `logs/` once, for `'logs'` and `f'logs/{run_id}'`
     for made in a.output_dirs:
-        if not made.off_switch and re.fullmatch(r"f?(['\"])(?!/|~|\$|\{)[^'\"]+\1", made.name):
-            tops.setdefault(made.name.lstrip("f").strip("'\"").split("/")[0] + "/", made)
+        if not made.off_switch and re.fullmatch(r"f?(['\"])(?!/|~|\$|\{|\.\./)[^'\"]+\1", made.name):
+            top = made.name.lstrip("f").strip("'\"").removeprefix("./").split("/")[0]
+            tops.setdefault(f"{top}/", made)
     if not tops:
         return None
     where = ", ".join(f"{top} ({f.file}:{f.line})" for top, f in list(tops.items())[:3])
+    reads = _read_here(a)
+    if not reads:
+        return BenchmarkChange(
+            what="run from the benchmark folder", how=f"mkdir -p {OUT_DIR} && cd {OUT_DIR}, its files by a path back",
+            why=f"what it makes by a fixed relative path ({where}) lands there, not in the checkout", folder=True)
     return BenchmarkChange(
         what="folders it makes by a fixed relative path", how="no setting moves them", enabled=False,
         why="they land in the folder the command runs in",
         exclusion=f"{where}: made relative to the folder the command runs in, and no setting moves them; from "
-                  "the repo root they land in the checkout (run it from a folder of its own to keep them out)")
+                  f"the repo root they land in the checkout. It cannot run from a folder of its own: it reads "
+                  f"{reads[0]} relative to where it runs")
+
+
+def _read_here(a: Analysis) -> list[str]:
+    """What the job reads by a path relative to the folder it runs in: a literal path in its code, or an
+    option's default (`--data_dir data/`) that is no output folder; each `what (file:line)`."""
+    found = [f"{r.name} ({r.file}:{r.line})" for r in a.cwd_reads]
+    for flag, value in a.flags.items():
+        path = (value or "").strip("'\"")
+        if ("/" in path or re.search(r"\.\w+$", path)) and not path.startswith(("/", "~", "$", "{", "http")) \
+                and not re.match(r"\d", path) and not OUTPUT_WORDS.search(dest(flag)):
+            found.append(f"{path} (the default of {flag})")
+    return found
 
 
 def _takes_folder(flag: str, a: Analysis) -> bool:

@@ -223,6 +223,36 @@ def run_command(state: InitState) -> str:
         if launch.launcher in ("python", "python -m", "console script"):
             launch.prefix = ["python", *[w for w in launch.prefix[1:] if w.startswith("-")]]
     launch.env = [*launch.env, *(e for e in env if e.split("=")[0] not in {x.split("=")[0] for x in launch.env})]
-    if state.analysis is not None:  # in the order its parser reads them (a yacs opts list comes last)
-        return format_command(launch, system(state.analysis).line(state.analysis, args, flags), entry)
-    return format_command(launch, [*args, *flags], entry)
+    words = system(state.analysis).line(state.analysis, args, flags) if state.analysis is not None else [*args, *flags]
+    if any(c.folder for c in enabled):  # in the order its parser reads them (a yacs opts list comes last)
+        launch, words, entry = _from_own_folder(launch, words, entry, Path(state.repo_path))
+        return f"mkdir -p {shlex.quote(OUT_DIR)} && {format_command(launch, words, entry)}"
+    return format_command(launch, words, entry)
+
+
+def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] | None,
+                     repo: Path) -> tuple[LaunchCommand, list[str], list[str] | None]:
+    """The command run from the benchmark folder: every word that names a file or folder of the checkout
+    (the script, a config, `PYTHONPATH=.`) by a path back to it, the benchmark folder itself as `.`, and the
+    checkout's root on the path of a `python -m` module."""
+    here = launch.cwd or "."
+    back = os.path.relpath(here, OUT_DIR)  # from the benchmark folder to where the command ran
+
+    def rebased(word: str) -> str:
+        if word == OUT_DIR or word.startswith(f"{OUT_DIR}/"):
+            return "." + word[len(OUT_DIR):]
+        if ("/" in word or "." in word) and not word.startswith(("/", "~", "$", "-")) and (repo / here / word).exists():
+            return os.path.normpath(os.path.join(back, word))
+        return word
+
+    def each(word: str) -> str:
+        name, eq, value = word.partition("=")
+        return f"{name}={rebased(value)}" if eq and not name.startswith(("/", ".")) else rebased(word)
+
+    launch = launch.model_copy(update={"cwd": OUT_DIR})
+    launch.env = [each(e) for e in launch.env]
+    if launch.module and not any(e.startswith("PYTHONPATH=") for e in launch.env):
+        launch.env.append(f"PYTHONPATH={back}")
+    if launch.script:
+        launch.script = rebased(launch.script)
+    return launch, [each(w) for w in words], [each(w) for w in entry] if entry is not None else None

@@ -157,12 +157,11 @@ def _past_wrapper(launch: LaunchCommand, consoles: dict[str, str], exists: Calla
     else:
         inner = f"python {args[0]}"
         rest = args[1:]
-    job = parse_launch(inner, "run", "", {}, consoles,
-                       lambda p: exists(str(Path(launch.cwd) / p) if launch.cwd else p))
+    # from the folder the run line runs in, its path from the root (`cd runs/wamf-bench && ... ../../train.py`)
+    job = parse_launch(f"cd {shlex.quote(launch.cwd)} && {inner}" if launch.cwd else inner, "run", "", {}, consoles,
+                       exists)
     if job is None:
         return None, rest
-    if job.path and launch.cwd:
-        job.path = str(Path(launch.cwd) / job.path)
     job.launcher, job.prefix, job.cwd = launch.launcher, launch.prefix, launch.cwd
     return job, rest
 

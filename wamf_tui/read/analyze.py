@@ -39,7 +39,7 @@ from .guards import (
     unset_now_known,
 )
 from .hydra_config import add_switches, compose, hydra_defaults, hydra_targets
-from .inputs import env_data_roots, files_read, paths_needed, required_by_use
+from .inputs import cwd_reads, env_data_roots, files_read, paths_needed, required_by_use
 from .launch import add_needs, process_signals
 from .lengths import length_role
 from .loop_bound import assigned_at_run_time, header_reads
@@ -279,6 +279,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             result.computed = assigned_at_run_time(tree)
         result.processes += process_signals(tree, rel, text, depth == 0)
         result.precision += precision_signals(tree, rel, text, depth == 0)
+        reads, downloads = cwd_reads(tree, rel)
+        result.cwd_reads += reads
+        result.output_dirs += downloads  # a dataset fetched into a relative folder is written there
         reader = Reader(result, rel, defaults, classes)
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.consts = fixed_constants(tree, text)

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..model import Required
+from ..model import Fact, Required
 from .nodes import walk
 from .values import Values, defaults, dest, setting, settings_objects, settings_read, truth
 
@@ -95,6 +95,33 @@ def files_read(tree: ast.Module, rel: str, root: Path) -> list[Required]:
             if not any((folder / path).exists() for folder in (root, root / posixpath.dirname(rel))):
                 found[path] = Required(name=path, kind="file", file=rel, line=call.lineno)
     return list(found.values())
+
+
+# Calls that list or test paths: what they name is read from the folder the job runs in too.
+LISTERS = frozenset({"glob.glob", "glob", "os.listdir", "os.path.exists", "os.path.isfile", "os.path.isdir"})
+_RELATIVE = re.compile(r"(?!/|~|\$|\{)(?:\./|\.\./)?[\w.*-]+(?:/[\w.*{}-]*)*")
+
+
+def cwd_reads(tree: ast.Module, rel: str) -> tuple[list[Fact], list[Fact]]:
+    """(reads, downloads) by a literal path relative to the folder the job runs in: files opened, loaded, listed
+    or tested (`open('input.txt')`, `glob.glob('data/*.bin')`), and dataset folders it downloads into
+    (`CIFAR10(root='./data', download=True)`), a write of that folder. Anywhere in the module, reached or not:
+    a read that might run keeps the job in its own folder."""
+    reads: list[Fact] = []
+    downloads: list[Fact] = []
+    for call in (n for n in walk(tree) if isinstance(n, ast.Call)):
+        name = _dotted(call.func)
+        fetches = any(k.arg == "download" and isinstance(k.value, ast.Constant) and k.value.value is True
+                      for k in call.keywords)
+        keyword = next((k.value for k in call.keywords if k.arg in DATA_KEYWORDS), None)
+        root = keyword if keyword is not None else call.args[0] if call.args else None
+        path = root.value if isinstance(root, ast.Constant) and isinstance(root.value, str) else None
+        relative = path is not None and _RELATIVE.fullmatch(path) is not None and ("/" in path or "." in path)
+        if fetches and relative:
+            downloads.append(Fact(name=repr(path), file=rel, line=call.lineno))
+        elif (read := _read_path(call)) is not None or relative and (name in LISTERS or keyword is not None):
+            reads.append(Fact(name=read or path or "", file=rel, line=call.lineno))
+    return reads, downloads
 
 
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
