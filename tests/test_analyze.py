@@ -187,6 +187,25 @@ def test_the_trainer_module_the_entry_builds_is_never_read_as_the_entry(tmp_path
     assert a.files == ["train.py", "pkg/trainer.py"] and a.module is None
 
 
+def test_the_repos_own_subclass_of_hfargumentparser_is_one(tmp_path):
+    """open-instruct's `ArgumentParserPlus(HfArgumentParser)` in its utils: the entry's flags are its
+    dataclasses' fields, as with the base class (a field that uploads by default among them)."""
+    root = repo_with(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/utils.py": "from transformers import HfArgumentParser\n\n\nclass ArgumentParserPlus(HfArgumentParser):\n"
+                        "    pass\n",
+        "train.py": "from dataclasses import dataclass\n\nimport torch\n\n"
+                    "from pkg.utils import ArgumentParserPlus\n\n\n"
+                    "@dataclass\nclass Args:\n    push_to_hub: bool = True\n    max_train_steps: int = 1000\n\n\n"
+                    "if __name__ == '__main__':\n"
+                    "    (args,) = ArgumentParserPlus((Args,)).parse_args_into_dataclasses()\n",
+    })
+    a = analyze_script(root / "train.py")
+    assert a.config_system == "hf"
+    assert {k: v for k, v in a.flags.items() if k in ("--push_to_hub", "--max_train_steps")} == {
+        "--push_to_hub": "True", "--max_train_steps": "1000"}
+
+
 def test_hf_trainer_vocabulary(tmp_path):
     root = repo_with(tmp_path, {"run_clm.py": HF})
     a = analyze_script(root / "run_clm.py")

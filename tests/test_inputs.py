@@ -214,3 +214,49 @@ def test_a_missing_positional_is_said_with_the_placeholder_the_docs_write_for_it
     assert say_missing(req, ["{path_to_train_config}"]) == \
         "the positional argument yaml_path ({path_to_train_config} in the docs), --data"
     assert say_missing(req) == "the positional argument yaml_path, --data"
+
+
+FNAME = """\
+import argparse
+import yaml
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--fname', type=str, default='configs.yaml')
+args = parser.parse_args()
+with open(args.fname) as y:
+    params = yaml.load(y, Loader=yaml.FullLoader)
+model = torch.nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    model(torch.randn(2, 4)).sum().backward()
+    opt.step()
+"""
+
+TEMPLATE = """\
+data:
+  batch_size: 128
+  root_path: $replace_this_with_absolute_path_to_your_datasets_directory
+  tokens: ["<pad>", "<|endoftext|>"]
+logging:
+  folder: $replace_this_with_path_for_experiment_logs/vith14/
+  write_tag: jepa
+"""
+
+
+def test_a_config_the_command_names_that_leaves_values_to_fill_is_a_required_input(tmp_path):
+    """I-JEPA's shipped YAML keeps `$replace_this_with_...` where the data and log folders go: on it as it is the
+    job cannot start, so the run line needs a filled config of the user's own in its place (never `<pad>`)."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs/in1k.yaml").write_text(TEMPLATE)
+    (tmp_path / "configs/mine.yaml").write_text(TEMPLATE.replace("$replace_this_with_", "/data/"))
+    script = _write(tmp_path, FNAME)
+    a = analyze_script(script, tmp_path, ["--fname", "configs/in1k.yaml"])
+    [req] = [r for r in a.required if r.kind == "template"]
+    assert (req.name, req.file) == ("data.root_path, logging.folder", "configs/in1k.yaml")
+    problems = check_run("python train.py --fname configs/in1k.yaml", tmp_path, a).problems
+    assert problems == ["train.py requires a config of your own in place of configs/in1k.yaml, which leaves "
+                        "data.root_path, logging.folder to fill"]
+    assert check_run("python train.py --fname /home/me/in1k.yaml", tmp_path, a).problems == []
+    filled = analyze_script(script, tmp_path, ["--fname", "configs/mine.yaml"])
+    assert not [r for r in filled.required if r.kind == "template"]

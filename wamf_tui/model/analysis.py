@@ -104,7 +104,9 @@ class Required(Record):
     # "key": the key of a yacs-style `KEY VALUE` opts pair
     # "file": a file the code reads by a fixed relative path (`open('input.txt')`): no setting gives it
     # "env": an environment variable the code takes its data folder from, given as `VAR=path` on the command
-    kind: Literal["option", "positional", "field", "hydra", "output", "key", "file", "env"]
+    # "template": a config file the command names whose values are placeholders (`$replace_this_with_...`):
+    # `name` its keys, `file` the config, which the user replaces by a filled one of their own
+    kind: Literal["option", "positional", "field", "hydra", "output", "key", "file", "env", "template"]
     file: RepoText
     line: int
     alternatives: list[RepoText] = []  # other options that give the same input (`--datasets` for `--dataset_name`)

@@ -10,7 +10,7 @@ import ast
 import gc
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..infra.checkout import find_root
@@ -18,7 +18,7 @@ from ..infra.files import digest, rel_path
 from ..infra.visible import gated
 from ..model import Analysis, Anchor, Fact, Kind, Need, Required, Span, StepControl, as_kind
 from .branches import dead_lines
-from .config_file import interval_set, leaves_off, named_files
+from .config_file import interval_set, leaves_off, named_files, placeholders
 from .constants import fixed_constants
 from .crawl import (
     as_module,
@@ -45,11 +45,11 @@ from .lengths import length_role
 from .loop_bound import assigned_at_run_time, header_reads
 from .needs import argv_required, dataclass_required, own_options, read_needs, submits
 from .nodes import walk
-from .options import COMPUTED
+from .options import COMPUTED, HF_PARSERS
 from .precision import precision_signals
 from .reach import ModuleDefs, drop_unreached, drop_unreached_options, lift_to_callers, summarize, train_calls
 from .source import Reader
-from .step import ROLES, find_step, inner_loop, lightning_step, loop_of
+from .step import ROLES, find_step, inner_loop, lightning_step, loop_of, name_of
 from .systems.modules import config_targets
 from .systems.registry import refine
 from .tyro_config import (
@@ -141,6 +141,14 @@ def analyze_script(script: str | Path, repo_root: str | Path | None = None, comm
     finally:
         if paused:
             gc.enable()
+
+
+def hf_subclasses(tree: ast.Module, find: Callable[[str], ast.ClassDef | None]) -> set[str]:
+    """The parser classes a module calls that the repo derives from an HfArgumentParser (open-instruct's
+    `ArgumentParserPlus(HfArgumentParser)`): each parses flags into dataclasses as its base does."""
+    called = {name_of(n.func).split(".")[-1] for n in walk(tree) if isinstance(n, ast.Call)}
+    return {c for c in called if "Parser" in c and c not in HF_PARSERS and (cls := find(c)) is not None
+            and any(name_of(b).split(".")[-1] in HF_PARSERS for b in cls.bases)}
 
 
 def _passed_on(tree: ast.Module, rel: str, names: set[str]) -> set[str]:
@@ -285,6 +293,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         reader = Reader(result, rel, defaults, classes)
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.consts = fixed_constants(tree, text)
+        reader.hf_parsers = hf_subclasses(tree, class_finder(tree, path, root))
         was_open, result.parser_open = result.parser_open, None
         try:
             reader.hydra_main(tree)
@@ -429,6 +438,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 if f.folder and all(o.name != f.folder for o in result.output_dirs):  # a name in the path it writes:
                     result.output_dirs.append(Fact(name=f.folder, file=f.file, line=f.line))  # no folder to route
     files = named_files(root, script.parent, command)
+    result.required += placeholders(files)
     for f in (f for kind in ("checkpoints", "evals", "uploads", "trackers") for f in getattr(result, kind)):
         f.config_off = leaves_off(f, files, defaults)
         if f.every is None and f.counted and (n := interval_set(f, files)):  # never at step 0 (counted first)

@@ -10,11 +10,12 @@ on a config object (`cfg.x`, `self.config.a.b`) is read, and only where the file
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..infra.files import read_regular
-from ..model import Fact
+from ..model import Fact, Required
 
 LIMIT = 1 << 20  # a config file, not a data file
 BASES = ("cfg", "config", "conf", "self.cfg", "self.config", "self.conf")
@@ -26,6 +27,32 @@ def named_files(root: Path, here: Path, command: Sequence[str]) -> list[tuple[st
     values = [word.partition("=")[2] if word.startswith("-") else word for word in command]
     return [(name, data) for name, path in in_repo(root, here, values, (".yml", ".yaml"))
             if isinstance(data := _load(path), dict)]
+
+
+# a config value left for the reader to fill: `$replace_this_with_...`, `/path/to/data`, `<path to your data>`,
+# `CHANGE_ME`; never a token such as `<pad>` or `<|endoftext|>`. OmegaConf's `???` is its config system's to say.
+PLACEHOLDER = re.compile(r"replace[_ ]?(this|me)|^/?path/to/|<[^<>|]*\b(path|dir|directory|folder|your)\b[^<>|]*>"
+                         r"|\b(CHANGE_?ME|FILL_?ME|FILL_?IN|TODO)\b", re.I)
+
+
+def placeholders(files: list[tuple[str, dict]]) -> list[Required]:
+    """Each config file the command names that leaves values to fill (I-JEPA's `root_path:
+    $replace_this_with_absolute_path_to_your_datasets_directory`): the job cannot start on it as it is, so it
+    is a required input, named by the file and its keys, given by a filled config of the user's own."""
+    found = []
+    for name, data in files:
+        keys = [key for key, value in _leaves(data, "") if isinstance(value, str) and PLACEHOLDER.search(value)]
+        if keys:
+            found.append(Required(name=", ".join(keys[:4]), kind="template", file=name, line=1))
+    return found
+
+
+def _leaves(data: object, at: str) -> list[tuple[str, object]]:
+    if isinstance(data, dict):
+        return [leaf for k, v in data.items() for leaf in _leaves(v, f"{at}.{k}" if at else str(k))]
+    if isinstance(data, list):
+        return [leaf for i, v in enumerate(data) for leaf in _leaves(v, f"{at}[{i}]")]
+    return [(at, data)]
 
 
 def in_repo(root: Path, here: Path, values: Sequence[str], suffixes: tuple[str, ...]) -> list[tuple[str, Path]]:

@@ -114,7 +114,7 @@ def class_finder(tree: ast.Module, path: Path, root: Path) -> Callable[[str], as
     """A class this file defines or imports by name (`from pkg.args import TrainArgs`, `from .args import X`,
     through a package's `__init__` that imports it from its module), read from its module's source when asked
     for, with the fields of its bases in the repo after its own (a dataclass inherits them, and a factory
-    makes options of them too); None when it is not the repo's."""
+    makes options of them too) and its own bases as written; None when it is not the repo's."""
     parsed: dict[Path, ast.Module] = {path: tree}
     names: dict[Path, dict[str, tuple[Path | None, str]]] = {}
 
@@ -162,7 +162,7 @@ def class_finder(tree: ast.Module, path: Path, root: Path) -> Callable[[str], as
             seen += 1
             body += cls.body
             todo += [b for base in cls.bases if (b := locate(name_of(base).split(".")[-1], file)) is not None]
-        return ast.ClassDef(name=found[0].name, bases=[], keywords=[], body=body, decorator_list=[])
+        return ast.ClassDef(name=found[0].name, bases=found[0].bases, keywords=[], body=body, decorator_list=[])
 
     return find
 

@@ -253,6 +253,10 @@ def missing_inputs(required: list[Required], args: list[str], store_true: set[st
             if not any(w.split("=", 1)[0] == r.name for w in env):
                 missing.append(r)
             continue
+        if r.kind == "template":  # a config of the user's own in its place gives it
+            if any(w == r.file or w.endswith(("=" + r.file, "/" + r.file)) for w in args):
+                missing.append(r)
+            continue
         if r.kind == "key":  # `MODEL.PRETRAIN_PATH /w.pth`: the key given as a word of its own
             if r.name not in args:
                 missing.append(r)
@@ -275,6 +279,8 @@ def say_missing(missing: list[Required], holes: Sequence[str] = ()) -> str:
         if r.kind == "file":
             said.append(f"{r.name} (read from the folder the command runs in, {r.file}:{r.line}: cd to the "
                         "folder that holds it)")
+        elif r.kind == "template":
+            said.append(f"a config of your own in place of {r.file}, which leaves {r.name} to fill")
         elif r.kind == "env":
             said.append(f"{r.name}=... (the data folder, an environment variable: its default gives no file here, "
                         f"{r.file}:{r.line})")

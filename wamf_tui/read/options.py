@@ -24,6 +24,7 @@ class OptionsReader:
     """The option-declaring calls of a module; `source._Reader` sets up what these methods read and fill."""
 
     hf_line: int  # the line of the first HfArgumentParser call
+    hf_parsers: set[str]  # the repo's own subclasses of one
     name_tuples: dict[str, list[str]]
     accelerate_trackers: list[int]
     fit_switches: list[tuple[int, str]]  # (line of a training call, the setting its `if` needs)
@@ -40,9 +41,9 @@ class OptionsReader:
             self.r.parser_open = self.r.parser_open or "reads its flags with parse_known_args (unknown flags pass)"
         elif last == "_add_action":  # `tune run` copies torchrun's actions into its own parser
             self.r.parser_open = self.r.parser_open or "copies options from another parser when it runs"
-        elif last in HF_PARSERS:
+        elif last in HF_PARSERS or last in self.hf_parsers:
             self.r.config_system = "hf"
-            if last != "HfArgumentParser":  # TRL's and the alignment handbook's take a YAML file as well
+            if last in HF_PARSERS[1:]:  # TRL's and the alignment handbook's take a YAML file as well
                 self.r.flags.setdefault("--config", None)
             self.hf_line = self.hf_line or node.lineno
             named = [n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name)]

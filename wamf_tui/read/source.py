@@ -78,6 +78,7 @@ class Reader(OptionsReader, GuardedReader, ast.NodeVisitor):
         self.hydra_version = ""  # its `version_base`, as written
         self.hydra_line = 0
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
+        self.hf_parsers: set[str] = set()  # the repo's own subclasses of an HfArgumentParser (`ArgumentParserPlus`)
         self.hf_line = 0  # the line of the first HfArgumentParser call
         self.name_tuples: dict[str, list[str]] = {}  # `types = (ScriptArguments, SFTConfig)`: the names it holds
         self.seeded_from: dict[str, str] = {}  # `seed = args.global_seed * world + rank`: seed -> global_seed
@@ -383,7 +384,7 @@ class Reader(OptionsReader, GuardedReader, ast.NodeVisitor):
             self.sites.setdefault(last, []).append(self.made(last, node))
         if last in SAVE_HOOKS and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in self.local:
             self.save_hooks.add(node.args[0].id)
-        if not acts_on(last):
+        if not acts_on(last) and last not in self.hf_parsers:
             self._walk_chain(node.func)
             visit = self.visit
             for arg in node.args:
