@@ -206,6 +206,35 @@ def test_the_repos_own_subclass_of_hfargumentparser_is_one(tmp_path):
         "--push_to_hub": "True", "--max_train_steps": "1000"}
 
 
+INLINE_EVAL = """\
+import torch
+
+model = torch.nn.Linear(4, 4)
+teacher = torch.nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(1000):
+    if step % 250 == 0:
+        model.eval()
+        with torch.no_grad():
+            val = model(torch.randn(2, 4)).sum()
+        model.train()
+    with torch.no_grad():
+        target = teacher(torch.randn(2, 4))
+    loss = (model(torch.randn(2, 4)) - target).pow(2).mean()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_the_model_run_under_no_grad_every_n_steps_inside_the_loop_is_an_eval(tmp_path):
+    """build-nanogpt's validation, HellaSwag and sampling are written inline, `if step % 250 == 0 or last_step:`
+    around a `with torch.no_grad():` forward: each an eval where it is written. A teacher's forward under
+    no_grad on every step is part of the step, no eval."""
+    root = repo_with(tmp_path, {"train.py": INLINE_EVAL})
+    a = analyze_script(root / "train.py")
+    assert [(e.name, e.line) for e in a.evals] == [("model under no_grad", lines(root / "train.py", "val = model("))]
+
+
 def test_hf_trainer_vocabulary(tmp_path):
     root = repo_with(tmp_path, {"run_clm.py": HF})
     a = analyze_script(root / "run_clm.py")
@@ -531,7 +560,10 @@ def test_switched_off_checkpoints_and_evals_are_priced_with_the_scripts_numbers(
     # its loop counts from 1 (`range(1, args.steps + 1)`): `step % args.save_every == 0` is never true at the first
     assert saves == ["checkpoint at train.py:64 excluded; price: one save every 500 steps (--save-every default), "
                      "4 saves in the real job's 2000 steps; share of train time = save time / (500 x step time), "
-                     "save time = bytes on disk / write bandwidth (to measure)"]
+                     "save time = bytes on disk / write bandwidth (to measure)",
+                     # its validation loss, inline under `if step % args.eval_every == 0: with torch.no_grad():`
+                     "eval model under no_grad at train.py:62 excluded; price: eval batches x 1/3 of a train step / "
+                     "steps between evals; found every 200 (--eval-every), the rest is to measure"]
 
 
 def test_the_app_reads_in_a_child_the_same_facts(tmp_path):

@@ -294,6 +294,13 @@ class Reader(OptionsReader, GuardedReader, ast.NodeVisitor):
     def visit_With(self, node: ast.With) -> None:
         quiet = any("no_grad" in dotted_name(i.context_expr) or "inference_mode" in dotted_name(i.context_expr)
                     for i in node.items)
+        if quiet and not self.quiet and self.loops and any(interval_terms(g) for g in self.guards):
+            # the model run under no_grad every n steps inside the loop (build-nanogpt's validation loss, its
+            # HellaSwag pass and its samples, written inline): an eval, where it is written
+            call = next((n for n in ast.walk(node) if isinstance(n, ast.Call)
+                         and _MODEL_CALL.search(dotted_name(n.func).lower())), None)
+            if call is not None:
+                self.fact("evals", f"{dotted_name(call.func)} under no_grad", call)
         self.quiet += quiet
         self.generic_visit(node)
         self.quiet -= quiet
@@ -343,7 +350,7 @@ class Reader(OptionsReader, GuardedReader, ast.NodeVisitor):
         constructor = callee.split(".")[-1][:1].isupper()  # loss_fn = nn.MSELoss() builds, does not compute
         if any("loss" in n.lower() and not _FUNCTION_NAME.search(n) for n in names) \
                 and isinstance(node.value, ast.Call | ast.BinOp) and not constructor:
-            if re.search(r"(^|[._])model($|[._])", callee.lower()) or callee.endswith(("net", "forward")):
+            if _MODEL_CALL.search(callee.lower()):
                 self.anchor("forward", node)  # `model(x)`, `self.model.forward(x)`; not `loss_func_modelopt(...)`
             self.anchor("loss", node, tentative="loss" not in names)  # `losses = ...`, reduced below
         elif isinstance(node.value, ast.Call):
@@ -516,4 +523,5 @@ class Reader(OptionsReader, GuardedReader, ast.NodeVisitor):
             self.sites.setdefault(hook, []).extend(states)
 
 
+_MODEL_CALL = re.compile(r"(^|[._])model($|[._])|(net|forward)$")  # `model(x)`, `self.model.forward(x)`, `net(x)`
 _FUNCTION_NAME = re.compile(r"(func|fn|function|fns)(_|$)", re.I)  # `loss_func_kd = build(...)`: a function
