@@ -232,6 +232,11 @@ def test_the_claims_of_a_contract_without_its_session_come_from_its_text():
             "| grad norm | the clip call | norm | every step | rtol 1e-3 |\n")
     exp = proof.from_contract(text)
     assert (exp.steps, exp.out, exp.rows) == (25, "out", (("loss", "t.py:9"), ("model outputs", "t.py:8")))
+    # run from the benchmark folder: its `WAMF_OUT=.` is that folder
+    moved = text.replace("WAMF_MAX_STEPS=25 WAMF_OUT=out python wamf_bench.py t.py",
+                         "mkdir -p runs/wamf-bench && cd runs/wamf-bench && WAMF_OUT=. python /w/wamf_bench.py "
+                         "../../t.py")
+    assert proof.from_contract(moved).out == "runs/wamf-bench"
 
 
 @pytest.mark.slow

@@ -81,9 +81,17 @@ def expected(state: InitState) -> Expected:
     rows = tuple((c.name, c.site) for c in state.checks if c.enabled and c.site)
     from ..propose.proposals import output_switch, precision
 
-    out = re.search(r"\bWAMF_OUT=(\S+)", state.run)
     return Expected(steps=cap(state), rows=rows, on=on, off_rows=off_rows, switches=switches,
-                    precision=precision(state)[0], out=out.group(1) if out else "", move=output_switch(state))
+                    precision=precision(state)[0], out=_out_folder(state.run), move=output_switch(state))
+
+
+def _out_folder(run: str) -> str:
+    """The run line's WAMF_OUT, as the folder it names: `.` after a `cd` to the benchmark folder is that folder."""
+    out = re.search(r"\bWAMF_OUT=(\S+)", run)
+    moved = re.match(r"(?:mkdir -p \S+ && )?cd (\S+) && ", run)
+    if out is None:
+        return ""
+    return moved.group(1) if out.group(1) == "." and moved else out.group(1)
 
 
 def of_contract(repo: Path, activate: str, run: str, text: str) -> Expected:
@@ -104,13 +112,12 @@ def from_contract(text: str) -> Expected:
 
     run = required_block(text).get("run", (0, ""))[1]
     m = re.search(r"\bWAMF_MAX_STEPS=(\d+)", run)
-    out = re.search(r"\bWAMF_OUT=(\S+)", run)
     rows = []
     for line in text.splitlines():
         cells = _cells(line) if line.strip().startswith("|") else []
         if len(cells) == 5 and (site := _SITE.match(cells[1])):
             rows.append((cells[0], f"{site.group(1)}:{site.group(2)}"))
-    return Expected(steps=int(m.group(1)) if m else None, rows=tuple(rows), out=out.group(1) if out else "")
+    return Expected(steps=int(m.group(1)) if m else None, rows=tuple(rows), out=_out_folder(run))
 
 
 # --- checking ------------------------------------------------------------------------------------
