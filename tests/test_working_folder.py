@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conftest import make_repo
 
+from wamf_tui.detect.launch import parse_launch
 from wamf_tui.model import InitState
 from wamf_tui.propose import run_line
 from wamf_tui.propose.benchmark import propose
@@ -149,6 +150,13 @@ def test_a_job_that_reads_nothing_relative_runs_from_the_benchmark_folder(tmp_pa
     run = run_command(state)
     assert run.startswith("mkdir -p runs/wamf-bench && cd runs/wamf-bench && PYTHONPATH=../.. ")
     assert "WAMF_OUT=. " in run and run.endswith(" ../../projects/char/train.py")
+    # a launcher's own config named by the docs' command is named by a path back too
+    accelerate = state.model_copy(update={"launch": parse_launch(
+        "accelerate launch --config_file conf/one.yaml projects/char/train.py", "README.md:3", "", {}, {},
+        lambda p: (root / p).is_file())})
+    (root / "conf").mkdir()
+    (root / "conf/one.yaml").write_text("num_processes: 1\n")
+    assert " accelerate launch --config_file ../../conf/one.yaml " in run_command(accelerate)
     write_wrapper(Path(run_line.wrapper_path(state)))
     assert check_run(run, root, a).problems == []
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}

@@ -233,8 +233,8 @@ def run_command(state: InitState) -> str:
 def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] | None,
                      repo: Path) -> tuple[LaunchCommand, list[str], list[str] | None]:
     """The command run from the benchmark folder: every word that names a file or folder of the checkout
-    (the script, a config, `PYTHONPATH=.`) by a path back to it, the benchmark folder itself as `.`, and the
-    checkout's root on the path of a `python -m` module."""
+    (the script, a config, the launcher's own, `PYTHONPATH=.`) by a path back to it, the benchmark folder itself
+    as `.`, and the checkout's root on the path of a `python -m` module."""
     here = launch.cwd or "."
     back = os.path.relpath(here, OUT_DIR)  # from the benchmark folder to where the command ran
 
@@ -251,6 +251,7 @@ def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] |
 
     launch = launch.model_copy(update={"cwd": OUT_DIR})
     launch.env = [each(e) for e in launch.env]
+    launch.prefix = [each(w) for w in launch.prefix]  # a launcher's own config (`--config_file fsdp.yaml`)
     if launch.module and not any(e.startswith("PYTHONPATH=") for e in launch.env):
         launch.env.append(f"PYTHONPATH={back}")
     if launch.script:
