@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from wamf_tui.infra import children
 from wamf_tui.propose.benchmark import propose
+from wamf_tui.propose.validate import check_run
 from wamf_tui.propose.wrapper import WRAPPER
 from wamf_tui.read.analyze import analyze_script
 from wamf_tui.read.isolated import AnalysisFailed, analyze_in_child
@@ -233,6 +234,25 @@ def test_the_model_run_under_no_grad_every_n_steps_inside_the_loop_is_an_eval(tm
     root = repo_with(tmp_path, {"train.py": INLINE_EVAL})
     a = analyze_script(root / "train.py")
     assert [(e.name, e.line) for e in a.evals] == [("model under no_grad", lines(root / "train.py", "val = model("))]
+
+
+@pytest.mark.parametrize(("parse", "flags_only"), [
+    ("(args,) = parser.parse_args_into_dataclasses()", True),
+    ("(args, rest) = parser.parse_args_into_dataclasses(return_remaining_strings=True)", False),
+    ("(args,) = parser.parse_yaml_file(sys.argv[1]) if sys.argv[1].endswith('.yaml') "
+     "else parser.parse_args_into_dataclasses()", False)])
+def test_an_hfargumentparser_that_reads_flags_only_refuses_a_positional_word(tmp_path, parse, flags_only):
+    """open-instruct's scripts give finetune.py a YAML file, which its parse_args_into_dataclasses() refuses (no
+    file parse, no leftovers kept); an entry that parses a YAML it is given, or keeps leftovers, takes it."""
+    entry = ("import sys\nfrom dataclasses import dataclass\n\nimport torch\n"
+             "from transformers import HfArgumentParser\n\n\n@dataclass\nclass Args:\n    lr: float = 0.1\n\n\n"
+             "parser = HfArgumentParser((Args,))\n" + parse + "\n")
+    root = repo_with(tmp_path, {"train.py": entry, "conf.yaml": "lr: 0.2\n"})
+    a = analyze_script(root / "train.py")
+    assert (a.config_system, a.flags_only) == ("hf", flags_only)
+    refused = [p for p in check_run("python train.py conf.yaml", root, a).problems if "reads flags only" in p]
+    assert bool(refused) is flags_only
+    assert not [p for p in check_run("python train.py --lr 0.2", root, a).problems if "reads flags only" in p]
 
 
 def test_hf_trainer_vocabulary(tmp_path):

@@ -153,6 +153,9 @@ class Analysis(Record):
     overheads: list[Overhead] = []  # settings that slow every step (DeepSpeed's timers and profilers)
     output_dirs: list[Fact] = []
     cwd_reads: list[Fact] = []  # paths the code reads relative to the folder it runs in (`open('input.txt')`)
+    # the entry's HfArgumentParser reads flags only (`parse_args_into_dataclasses()`, no file parse, no leftovers
+    # kept): a positional word (`train.py config.yaml`) is one it refuses
+    flags_only: bool = False
     seeds: list[Fact] = []
     step_controls: list[StepControl] = []
     loaders: list[Fact] = []

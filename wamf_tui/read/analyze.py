@@ -341,6 +341,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             # the Trainer saves, evaluates and logs inside its `train()`: its rows sit there when this module calls it
             hf_arguments(tree, reader.hf_classes, rel, (reader.fits or [reader.hf_line])[0], result)
         if depth == 0:
+            result.flags_only = reader.flags_parse and not reader.file_parse and result.config_system == "hf"
             reader.trains_with()  # its flags are all known now (an HfArgumentParser's dataclasses included)
             entry = (tree, rel)
             result.module, result.module_root = as_module(path, root)

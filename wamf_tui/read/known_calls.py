@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .options import ABSL_DEFINES, HF_PARSERS, REQUIRED_FLAGS, SIGNATURE_CLIS
+from .options import ABSL_DEFINES, FILE_PARSES, HF_PARSERS, REQUIRED_FLAGS, SIGNATURE_CLIS
 
 # Where a checkpoint goes when a library runs the loop: the hook that sees each step's numbers.
 HF_HOOK = "TrainerCallback.on_log (logging_steps=1: loss and grad_norm every step)"
@@ -38,6 +38,7 @@ SAVE_HOOKS = frozenset({"register_save_state_pre_hook"})  # accelerate runs the 
 CALLS = frozenset(
     {k.split(".")[-1] for k in (*TRACKERS, *CHECKPOINTS, *UPLOADS, *SEEDS)} | {
         "ArgumentParser", *HF_PARSERS, *SIGNATURE_CLIS, "LightningCLI", "Typer", "exec", "add_argument",
+        "parse_args_into_dataclasses", *FILE_PARSES,
         "add", "add_arg",  # configargparse's names for add_argument
         "add_callback",  # a Trainer callback that evaluates (`trainer.add_callback(MMLUEvalCallback)`)
         "TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "Trainer", "SFTTrainer", "Seq2SeqTrainer",

@@ -25,6 +25,8 @@ class OptionsReader:
 
     hf_line: int  # the line of the first HfArgumentParser call
     hf_parsers: set[str]  # the repo's own subclasses of one
+    flags_parse: bool  # the entry parses flags into dataclasses, keeping no leftover word
+    file_parse: bool  # the entry also parses a file, or keeps the words its dataclasses lack
     name_tuples: dict[str, list[str]]
     accelerate_trackers: list[int]
     fit_switches: list[tuple[int, str]]  # (line of a training call, the setting its `if` needs)
@@ -39,10 +41,17 @@ class OptionsReader:
                 isinstance(g, ast.Name) and g.id in self.off_by_default for g in self.guards) \
                 and not self._drops_the_rest(node):  # `opt, _ = parse_known_args()`: an unknown flag does nothing
             self.r.parser_open = self.r.parser_open or "reads its flags with parse_known_args (unknown flags pass)"
+        elif last == "parse_args_into_dataclasses" and self.rel == self.r.script:
+            self.flags_parse = True  # `return_remaining_strings=True` keeps the words its dataclasses lack
+            self.file_parse = self.file_parse or any(k.arg == "return_remaining_strings" and not (
+                isinstance(k.value, ast.Constant) and k.value.value is False) for k in node.keywords)
+        elif last in FILE_PARSES and self.rel == self.r.script:  # `parse_yaml_file(sys.argv[1])`, a subclass's parse()
+            self.file_parse = True
         elif last == "_add_action":  # `tune run` copies torchrun's actions into its own parser
             self.r.parser_open = self.r.parser_open or "copies options from another parser when it runs"
         elif last in HF_PARSERS or last in self.hf_parsers:
             self.r.config_system = "hf"
+            self.file_parse = self.file_parse or last in HF_PARSERS[1:]  # TRL's and the handbook's take a YAML
             if last in HF_PARSERS[1:]:  # TRL's and the alignment handbook's take a YAML file as well
                 self.r.flags.setdefault("--config", None)
             self.hf_line = self.hf_line or node.lineno
@@ -242,6 +251,7 @@ SAVES_TO = re.compile(r"\b(save[sd]?|writes?|stores?)\b[^.;]{0,20}?\b(to|in|into
 
 
 HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")  # the last two extend the first
+FILE_PARSES = ("parse_yaml_file", "parse_json_file", "parse_dict", "parse_args_and_config", "parse")
 
 
 REQUIRED_FLAGS = ("mark_flag_as_required", "mark_flags_as_required")  # absl's

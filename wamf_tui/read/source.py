@@ -80,6 +80,8 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
         self.hydra_line = 0
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
         self.hf_parsers: set[str] = set()  # the repo's own subclasses of an HfArgumentParser (`ArgumentParserPlus`)
+        self.flags_parse = False  # the entry parses flags into dataclasses
+        self.file_parse = False  # ... or also a file, or keeps the words they lack
         self.hf_line = 0  # the line of the first HfArgumentParser call
         self.name_tuples: dict[str, list[str]] = {}  # `types = (ScriptArguments, SFTConfig)`: the names it holds
         self.seeded_from: dict[str, str] = {}  # `seed = args.global_seed * world + rank`: seed -> global_seed

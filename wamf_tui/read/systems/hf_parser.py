@@ -19,8 +19,11 @@ class HfParser(Dashed):
         if not a.flags:
             return super().refusal(a, args, name, given)
         unknown = [flag_name(w) for w in args if w.startswith("--") and self.accepts(a, w, given) != "proven"]
-        return [], [f"{f} is not a field of {name}'s dataclasses nor of TrainingArguments as wamf-tui knows it; "
-                    "check it" for f in unknown]
+        positional = [f"{args[0]}: {name}'s HfArgumentParser reads flags only (parse_args_into_dataclasses "
+                      "refuses a word its dataclasses do not take): give its settings as flags"] \
+            if a.flags_only and args and not args[0].startswith("-") else []
+        return positional, [f"{f} is not a field of {name}'s dataclasses nor of TrainingArguments as wamf-tui knows "
+                            "it; check it" for f in unknown]
 
 
 SYSTEMS = (HfParser("hf"), HfParser("hf_trainer"))
