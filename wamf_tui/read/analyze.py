@@ -293,13 +293,14 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         reader = Reader(result, rel, defaults, classes)
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.consts = fixed_constants(tree, text)
-        reader.hf_parsers = hf_subclasses(tree, class_finder(tree, path, root))
+        find_class = class_finder(tree, path, root)  # one per module: it keeps the modules it parsed
+        reader.hf_parsers = hf_subclasses(tree, find_class)
         was_open, result.parser_open = result.parser_open, None
         try:
             reader.hydra_main(tree)
             reader.visit(tree)
             if reader.factories:
-                factory_flags(reader.factories, class_finder(tree, path, root), rel, result)
+                factory_flags(reader.factories, find_class, rel, result)
             options[rel] = reader.options + len(reader.factories)
             reader.hooks_run_in_save_state()
             helpers.append((modules[-1], reader.sites))
@@ -352,7 +353,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 dispatched = as_kind(called[0])
                 result.config_system, reader.cli_function = dispatched, (called[1], line)
             if reader.cli_function is not None:
-                signature_flags(tree, *reader.cli_function, rel, result, class_finder(tree, path, root))
+                signature_flags(tree, *reader.cli_function, rel, result, find_class)
             if reader.lightning_cli:
                 lightning_cli(rel, reader.lightning_cli, result)
         if reader.hydra_line and depth == 0:  # Hydra's own run folder (`outputs/<date>/<time>`, its logs)
