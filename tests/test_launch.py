@@ -506,6 +506,17 @@ def test_a_readme_template_and_a_cpu_example_are_not_the_proposed_command(tmp_pa
     assert top.launch is not None and top.launch.command == "python src/train.py trainer=gpu"
 
 
+def test_a_flag_named_like_a_template_is_no_template(tmp_path):
+    """`--exp_name tulu3` is a flag and its value: only values are templates (`--data your_data`). The
+    README's main recipe, whose flags include `--exp_name`, stays the proposal over a later small example."""
+    readme = ("```bash\npython train.py --exp_name tulu3 --model_name llama\n```\n"
+              "```bash\npython train.py small.yaml\n```\n```bash\npython train.py --data your_data\n```\n")
+    root = make_repo(tmp_path / "r", {"README.md": readme, "small.yaml": "lr: 1\n",
+                                      "train.py": "import torch\nloss.backward()\n"})
+    top = scan_scripts(root).candidates[0]
+    assert top.launch is not None and top.launch.command == "python train.py --exp_name tulu3 --model_name llama"
+
+
 def test_a_dispatchers_function_cli_gives_the_subcommands_flags(tmp_path):
     """`tool pretrain` where the dispatcher is jsonargparse's `CLI({"pretrain": setup})`: the flags are the
     parameters of `setup` in tool/pretrain.py (a dataclass group from tool/args.py), though the module has no

@@ -367,12 +367,12 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
     version's, and one a page folds away in `<details>` a variant beside its main command: each ranks below
     every other the job has, even one with holes."""
     def rank(x: LaunchCommand) -> tuple[bool, ...]:
-        values = [w.split("=", 1)[-1] for w in x.args]
+        values = [w.split("=", 1)[-1] for w in x.args if not w.startswith("-") or "=" in w]  # `--exp_name` is none
         synopsis = any(w.startswith("[") or w.endswith("]") and "[" not in w for w in x.args)  # `[--tag <t>]`
         return (_queued(x), not _evaluates_only(x), not x.other_machine, not _old_pages(x), not x.folded, not synopsis,
                 not x.unresolved, not x.absent,
                 not any(TEMPLATE.search(v) for v in values),
-                not any(v.lower() == "cpu" or v.lower() in CPU_FLAGS for v in values),
+                not any(v.lower() == "cpu" for v in values) and not any(w.lower() in CPU_FLAGS for w in x.args),
                 not _docs_page(x), not _docstring(x), x.launcher not in ("python", "python -m"))
 
     return rank(new) > rank(old)
