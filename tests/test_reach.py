@@ -57,15 +57,16 @@ def saves(root: Path, entry: str = "train.py") -> list[str]:
 
 def test_a_function_nothing_calls_and_an_imported_modules_main_block_are_left_out(tmp_path):
     root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "", "pkg/util.py": UTIL})
-    assert saves(root) == ["pkg/util.py:4"]  # not export_all (never called), not its __main__ block's saves
+    # not export_all (never called), not its __main__ block's saves; save_ckpt's, where the entry calls it
+    assert saves(root) == ["train.py:10"]
 
 
 def test_the_rows_and_the_imported_modules_row_count_only_what_is_reached(tmp_path):
     root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "", "pkg/util.py": UTIL})
     a = analyze_script(root / "train.py", root)
     rows = [c.what for c in propose(a, 30)]
-    assert "1 save call(s) in imported modules (pkg/util.py)" in rows
-    assert not any("3 save" in r or "2 save" in r for r in rows)
+    assert "save_ckpt (train.py:10) still runs once, at step 0 (step % 100 == 0 is true at 0)" in rows
+    assert not any("save call(s) in imported modules" in r for r in rows)
 
 
 def test_a_module_calling_its_own_function_does_not_reach_anothers_of_the_same_name(tmp_path):
@@ -76,7 +77,7 @@ def test_a_module_calling_its_own_function_does_not_reach_anothers_of_the_same_n
     imported = entry.replace("from pkg import util", "from pkg.util import export_all").replace(
         "\ndef export_all(model):\n    print('mine')\n", "")
     write(tmp_path, {"train.py": imported})
-    assert saves(root) == ["pkg/util.py:7"]  # the bare name now means the imported function
+    assert saves(root) == ["train.py:10"]  # the bare name now means the imported function: its save, at the call
 
 
 def test_a_save_inside_the_jobs_own_save_call_is_that_saves_row(tmp_path):
@@ -108,10 +109,10 @@ def test_a_name_a_module_read_as_text_only_defines_is_no_call(tmp_path):
             "pkg/b.py": "from pkg import c\n", "pkg/c.py": "from pkg import d\n"}
     train = TRAIN.replace("from pkg import util", "from pkg import util, a")
     root = write(tmp_path / "def", {"train.py": train, **deep, "pkg/d.py": "def export_all(m):\n    return m\n"})
-    assert saves(root) == ["pkg/util.py:4"]
+    assert saves(root) == ["train.py:10"]
     call = "from pkg import util\nutil.export_all(0)\n"
     root = write(tmp_path / "call", {"train.py": train, **deep, "pkg/d.py": call})
-    assert saves(root) == ["pkg/util.py:4", "pkg/util.py:7"]
+    assert saves(root) == ["pkg/util.py:7", "train.py:10"]
 
 
 def test_a_function_called_only_from_a_module_read_as_text_is_kept(tmp_path):
@@ -161,9 +162,9 @@ def test_nothing_is_left_out_when_a_module_does_not_parse_or_the_step_is_not_rea
     root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "", "pkg/util.py": UTIL,
                             "pkg/broken.py": "def (:\n"})
     write(tmp_path, {"train.py": TRAIN.replace("from pkg import util", "from pkg import util, broken")})
-    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:14", "pkg/util.py:4", "pkg/util.py:7"]
+    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:14", "pkg/util.py:7", "train.py:10"]
     write(tmp_path, {"train.py": TRAIN.split("if __name__")[0]})  # run by something the code does not show
-    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:14", "pkg/util.py:4", "pkg/util.py:7"]
+    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:14", "pkg/util.py:7", "train.py:10"]
 
 
 def test_a_class_named_only_in_a_hydra_config_is_reached(tmp_path):
@@ -324,9 +325,9 @@ def test_past_its_bounds_the_walk_gives_up_and_keeps_every_save(tmp_path, monkey
 
     root = write(tmp_path, {"train.py": TRAIN, "pkg/__init__.py": "from pkg import deep\n", "pkg/util.py": UTIL,
                             "pkg/deep.py": "from pkg import deeper\n", "pkg/deeper.py": "x = 1\n"})
-    assert saves(root) == ["pkg/util.py:4"]
+    assert saves(root) == ["train.py:10"]
     monkeypatch.setattr(crawl, "REACH_ENTRIES", 2)
-    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:14", "pkg/util.py:4", "pkg/util.py:7"]
+    assert saves(root) == ["pkg/util.py:10", "pkg/util.py:14", "pkg/util.py:7", "train.py:10"]
     monkeypatch.setattr(crawl, "REACH_ENTRIES", 10_000)
     monkeypatch.setattr(crawl, "REACH_BYTES", 5)
     assert len(saves(root)) == 4
@@ -383,3 +384,74 @@ def test_a_backward_in_a_helper_module_finds_its_loop_around_the_optimizer_step(
         "self.cfg.checkpoint_interval == 0 holds",
         "save_checkpoint off (pkg/trainer.py:15): it runs after the training loop (ends at line 14), and the step "
         "cap stops the job inside it"]
+
+
+HF_ENTRY = """\
+import os
+from dataclasses import dataclass
+
+import torch
+from accelerate import Accelerator
+from transformers import HfArgumentParser
+
+from pkg.hub import push_folder_to_hub
+
+
+@dataclass
+class Args:
+    output_dir: str = "output/"
+    push_to_hub: bool = True
+    with_tracking: bool = False
+    report_to: str = "all"
+
+
+def main(args):
+    os.makedirs(args.output_dir, exist_ok=True)
+    kwargs = {}
+    if args.with_tracking:
+        kwargs["log_with"] = args.report_to
+    accelerator = Accelerator(**kwargs)
+    if args.with_tracking:
+        accelerator.init_trackers("sft", vars(args))
+    for batch in loader:
+        loss = model(batch)
+        accelerator.backward(loss)
+        optimizer.step()
+    if args.push_to_hub and accelerator.is_main_process:
+        push_folder_to_hub(args.output_dir)
+
+
+if __name__ == "__main__":
+    (args,) = HfArgumentParser((Args,)).parse_args_into_dataclasses()
+    main(args)
+"""
+
+HUB = """\
+from huggingface_hub import HfApi
+
+
+def push_folder_to_hub(folder):
+    api = HfApi()
+    if not api.repo_exists("me/model"):
+        api.create_repo("me/model")
+    api.upload_folder(folder_path=folder, repo_id="me/model")
+"""
+
+
+def test_an_upload_in_another_modules_helper_is_read_where_the_entry_calls_it(tmp_path):
+    """open-instruct's `push_folder_to_hub` uploads in model_utils.py; the entry calls it under `if
+    args.push_to_hub and ...:`, a dataclass field that defaults to True: the upload is that call, switched off
+    by `--push_to_hub False`. Accelerate's trackers, named through a kwargs dict built under `if
+    args.with_tracking:`, are started under the same test: the flag left out is their switch. The flags come
+    from the dataclass the parser call at the end declares, after the code that tests them was read."""
+    root = write(tmp_path, {"train.py": HF_ENTRY, "pkg/__init__.py": "", "pkg/hub.py": HUB})
+    a = analyze_script(root / "train.py", root)
+    call = HF_ENTRY.splitlines().index("        push_folder_to_hub(args.output_dir)") + 1
+    assert [(u.name, u.file, u.line, u.off_switch) for u in a.uploads] == [
+        ("push_folder_to_hub", "train.py", call, "--push_to_hub False")]
+    assert [(t.name, t.off_switch) for t in a.trackers] == [("report_to", "--with_tracking")]
+    assert "--output_dir" in {o.off_switch for o in a.output_dirs}
+    alone = write(tmp_path / "alone", {"train.py": HF_ENTRY.replace("from pkg.hub import push_folder_to_hub\n",
+                                                                   "from pkg.hub import other\n"),
+                                       "pkg/__init__.py": "", "pkg/hub.py": HUB + "\n\ndef other():\n    pass\n"})
+    assert {u.file for u in analyze_script(alone / "train.py", alone).uploads} == {"pkg/hub.py"}  # not its call

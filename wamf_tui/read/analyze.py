@@ -36,6 +36,7 @@ from .guards import (
     loop_of_the_optimizer_step,
     optimizer_steps,
     step_by_values,
+    switches_now_known,
     unset_now_known,
 )
 from .hydra_config import add_switches, compose, hydra_defaults, hydra_targets
@@ -50,6 +51,7 @@ from .precision import precision_signals
 from .reach import ModuleDefs, drop_unreached, drop_unreached_options, lift_to_callers, summarize, train_calls
 from .source import Reader
 from .step import ROLES, find_step, inner_loop, lightning_step, loop_of, name_of
+from .switches import switch_off
 from .systems.modules import config_targets
 from .systems.registry import refine
 from .tyro_config import (
@@ -240,6 +242,16 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     modules: list[ModuleDefs] = []  # each parsed module's functions: which of them the job reaches
     beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
     helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]] = []  # each module's calls of its own functions
+    far_calls: dict[tuple[str, str], list[Fact]] = {}  # (file, name) -> its calls from the other modules read
+    resolved_files: dict[str, str | None] = {}
+
+    def repo_file(module: str) -> str | None:  # an imported module -> the repo file it is, if it is one
+        if module not in resolved_files:
+            p = module_path(root, module, script.parent)
+            last = module.rsplit(".", 1)[-1]  # the module itself, not a package `module_path` fell back to
+            resolved_files[module] = rel_path(p, root) if p is not None and last in (p.stem, p.parent.name) else None
+        return resolved_files[module]
+
     defaults: dict[str, object] = {}  # config class fields' defaults (`save_final_state: bool = True`)
     classes = ConfigClasses()  # the config classes' fields, all modules read: a tyro job's sections
     fits: list[Span] = []  # each `trainer.train()` / `.fit()` call, to the end of its function
@@ -292,6 +304,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.output_dirs += downloads  # a dataset fetched into a relative folder is written there
         reader = Reader(result, rel, defaults, classes)
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
+        reader.repo_file = repo_file
         reader.consts = fixed_constants(tree, text)
         find_class = class_finder(tree, path, root)  # one per module: it keeps the modules it parsed
         reader.hf_parsers = hf_subclasses(tree, find_class)
@@ -304,6 +317,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             options[rel] = reader.options + len(reader.factories)
             reader.hooks_run_in_save_state()
             helpers.append((modules[-1], reader.sites))
+            for key, calls in reader.far.items():
+                far_calls.setdefault(key, []).extend(calls)
             fits += [Span(file=rel, start=n, end=c.end if (c := modules[-1].innermost(n)) else 10**9)
                      for n in reader.fits]
         except RecursionError:
@@ -417,8 +432,13 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.required += [r for r in required_by_use(*entry, result.flags, loads) if r.name not in named]
         result.required += files_read(*entry, root) + env_data_roots(*entry, root)
     unset_now_known(result)
+    far: dict[str, dict[str, list[Fact]]] = {}  # a module's functions -> their calls from the other modules read
+    for (file, name), calls in far_calls.items():
+        far.setdefault(file, {})[name] = calls
+    unrun = {m.file: m.unrun for m in modules}
     for module, sites in helpers:
-        lift_to_callers(result, module, sites)
+        lift_to_callers(result, module, sites, far.get(module.file, {}), lambda f, n: f in unrun and unrun[f](n))
+    switches_now_known(result, lambda off: switch_off(off, result.flags, result.off_values) is not None)
     if result.config_system == "tyro":  # at the call that starts a tracker (`if config.enable_tensorboard:`)
         nested_switches(result, classes, command)
         nested_step(result, classes)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from ..model import Analysis, Anchor, Span
@@ -109,6 +110,30 @@ def unset_now_known(result: Analysis) -> None:
             flag = next((dests[n] for c in conjuncts(test) if (n := needs_set(c)) in dests), None)
             if flag:
                 f.unset = flag
+
+
+def switches_now_known(result: Analysis, switched: Callable[[str | None], bool]) -> None:
+    """A guard's flag that a parser call declares only after the guard was read (an HfArgumentParser's
+    dataclass fields, added at the module's end): `if args.push_to_hub and accelerator.is_main_process:` is
+    switched off by `--push_to_hub False` (HfArgumentParser reads a bool's value; a True default must be
+    said), `if args.with_tracking:` by leaving the flag out, and `os.makedirs(args.output_dir)` is moved by
+    `--output_dir`. `switched`: whether a fact's switch works as is."""
+    dests = {opt.lstrip("-").replace("-", "_"): opt for opt in result.flags if opt.startswith("-")}
+    hf = result.config_system in ("hf", "hf_trainer")
+    for kind in ("checkpoints", "evals", "uploads", "trackers"):
+        for f in getattr(result, kind):
+            if not f.guard or switched(f.off_switch):
+                continue
+            try:
+                test = ast.parse(f.guard, mode="eval").body
+            except SyntaxError:  # cut short, or `a ... b`
+                continue
+            flag = next((dests[n] for c in conjuncts(test) if (n := needs_set(c)) in dests), None)
+            if flag:
+                f.off_switch = f"{flag} False" if hf and result.flags[flag] == "True" else flag
+    for f in result.output_dirs:  # `os.makedirs(args.output_dir)`, read before `--output_dir` was declared
+        if f.off_switch in dests:
+            f.off_switch = dests[f.off_switch]
 
 
 def needs_set(conjunct: ast.expr) -> str | None:

@@ -102,6 +102,8 @@ class OptionsReader:
             for k in node.keywords:
                 if k.arg == "log_with":
                     self._accelerate_trackers(k.value, node)
+                elif k.arg is None and isinstance(k.value, ast.Name) and k.value.id in self.log_kwargs:
+                    self._accelerate_trackers(self.log_kwargs[k.value.id], node)  # `**accelerator_log_kwargs`
         elif last in ("option", "argument") and name.startswith("click."):
             self._click(node, last)
         elif last in ABSL_DEFINES and "flags" in name:
@@ -173,7 +175,8 @@ class OptionsReader:
         """`Accelerator(log_with="wandb")` or `log_with=args.report_to`: the trackers accelerate starts. It takes
         no value that means none (it refuses "none"), so only the tracker's own variable can stop one."""
         if isinstance(value, ast.Attribute) and dotted_name(value.value) in ("args", "cfg", "config", "self.args"):
-            named = (self.r.flags.get(self.flag_for(value.attr)) or "").strip("'\"")
+            flag = self.flag_for(value.attr)  # a dataclass field the parser call below declares: not known yet,
+            named = (self.r.flags.get(flag) or "").strip("'\"") if flag in self.r.flags else value.attr  # its name
         else:
             named = string_value(value) or ""
         for tracker in (t.strip() for t in named.split(",")):

@@ -277,48 +277,53 @@ def _fold_nested_saves(result: Analysis, modules: list[ModuleDefs], roots: set[s
     result.evals = [e for e in result.evals if not nested(e)]  # an eval after each save: the save's row
 
 
-def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[Fact]]) -> None:
+def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[Fact]],
+                    far: dict[str, list[Fact]], unrun: Callable[[str, int], bool]) -> None:
     """A save, eval, upload or tracker no setting switches off inside a helper of the module's own (`def
     save(self): ... torch.save(...)`; a class's `__init__`, called as the class) runs when, and only when,
     the helper is called: it is read at each call instead, under that call's conditions (`if step %
     save_interval == 0: self.save()`, `if cfg.enable_tensorboard: TensorBoardLogger(...)`). Where the call is
     itself a fact (a helper named `save_checkpoint`), the calls stand for it and the inner one goes. Not out
     of a function the training step or loop is in (`main()`), nor where no call says more than the inner one.
-    A tracker keeps its name (what it is decides how it is switched off); the others take the helper's."""
+    A tracker keeps its name (what it is decides how it is switched off); the others take the helper's.
+    `far`: the calls of the module's functions and classes from the other modules read (`if args.push_to_hub:
+    push_folder_to_hub(...)` in the entry, the upload inside it); `unrun`: whether a file's line never runs."""
     trains = [(a.file, a.line) for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")]
     if result.train_loop is not None:
         trains.append((result.train_loop.file, result.train_loop.start))
     for kind in ("checkpoints", "evals", "uploads", "trackers"):
         facts: list[Fact] = getattr(result, kind)
         out: list[Fact] = []
-        seen: set[int] = set()
+        seen: set[tuple[str, int]] = set()
         named = {(x.file, x.line) for x in facts}  # a call is never where the fact inside its helper is
         for f in facts:
-            calls = _calls_of_helper(f, result, module, sites, trains)
+            calls = _calls_of_helper(f, result, module, sites, far, trains)
             if calls and all((s.file, s.line) in named for s in calls):
                 continue  # each call is a save itself (`save_checkpoint(...)`): they stand for this one
             if not any(switch_off(s.off_switch, result.flags, result.off_values)
-                       or s.guard and "__name__" not in s.guard and not module.unrun(s.line) for s in calls):
+                       or s.guard and "__name__" not in s.guard and not unrun(s.file, s.line) for s in calls):
                 out.append(f)
                 continue
             for s in calls:
-                if (s.file, s.line) not in named and s.line not in seen:
-                    seen.add(s.line)
+                if (s.file, s.line) not in named and (s.file, s.line) not in seen:
+                    seen.add((s.file, s.line))
                     out.append(s.model_copy(update={"name": f.name}) if kind == "trackers" else s)
         setattr(result, kind, out)
 
 
 def _calls_of_helper(f: Fact, result: Analysis, module: ModuleDefs, sites: dict[str, list[Fact]],
-                     trains: list[tuple[str, int]]) -> list[Fact]:
-    """The calls, from elsewhere in the module, of the function `f` sits in, when no setting switches `f`
-    off where it is and that function is not where the job trains; else none."""
+                     far: dict[str, list[Fact]], trains: list[tuple[str, int]]) -> list[Fact]:
+    """The calls, from elsewhere in the module or from another module (of a function or class, not a
+    method), of the function `f` sits in, when no setting switches `f` off where it is and that function is
+    not where the job trains; else none."""
     if f.file != module.file or switch_off(f.off_switch, result.flags, result.off_values):
         return []
     helper = module.innermost(f.line)
     if helper is None or any(file == module.file and helper.start <= line <= helper.end for file, line in trains):
         return []
     called = helper.owner if helper.name == "__init__" and helper.owner else helper.name  # a class is called
-    return [s for s in sites.get(called, []) if not helper.start <= s.line <= helper.end]
+    outside = far.get(called, []) if helper.owner is None or helper.name == "__init__" else []
+    return [s for s in sites.get(called, []) if not helper.start <= s.line <= helper.end] + outside
 
 
 def train_calls(result: Analysis, helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]]) -> list[Span]:

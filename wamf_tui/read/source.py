@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from ..model import Analysis, Anchor, Fact, StepControl
@@ -86,6 +87,7 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
         self.name_tuples: dict[str, list[str]] = {}  # `types = (ScriptArguments, SFTConfig)`: the names it holds
         self.seeded_from: dict[str, str] = {}  # `seed = args.global_seed * world + rank`: seed -> global_seed
         self.accelerate_trackers: list[int] = []  # the trackers `Accelerator(log_with=...)` names, by index
+        self.log_kwargs: dict[str, ast.expr] = {}  # `kwargs["log_with"] = args.report_to`, for `Accelerator(**kwargs)`
         self.cli_function: tuple[str, int] | None = None  # a function whose parameters are the flags, and where
         self.lightning_cli = 0  # the line of a LightningCLI call
         self.classes: list[tuple[str, list[str]]] = []  # the classes being read, with their bases
@@ -98,6 +100,10 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # `import torch as th`: th -> torch
         self.consts: dict[str, object] = {}  # names the module fixes to a literal (`read.constants`)
         self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
+        self.far: dict[tuple[str, str], list[Fact]] = {}  # each call of another repo module's function or class,
+        # by (its file, its name): `push_to_hub(...)` from `from pkg.utils import push_to_hub`
+        self.repo_file: Callable[[str], str | None] = lambda module: None  # a module name -> the repo file
+        self.from_names: dict[str, tuple[str, str]] = {}  # `from m import f as g`: g -> (m, f)
         self.save_hooks: set[str] = set()  # its functions handed to accelerate as save-state hooks
         self.factories: list[tuple[str, list[str], int]] = []  # (config class, fields left out, line) of each
         # `ArgumentGroupFactory(Config, exclude=[...])`: an argparse group made from a dataclass's fields
@@ -188,6 +194,21 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
             guard=guard, counted=any(self.counted), dead=self.fixed_false(),
             every=None if off else self.fixed_interval(), unset=None if off else self.unset_flag())
 
+    def _far_call(self, name: str) -> tuple[str, str] | None:
+        """(file, name) of the repo function or class a call names through an import: `f(...)` after `from m
+        import f`, `mod.f(...)` after `from pkg import mod` or `import pkg.mod`. None for a library's."""
+        head, dot, rest = name.partition(".")
+        if not dot:
+            module, called = self.from_names.get(name, ("", ""))
+        elif "." not in rest and head in self.from_names:
+            module, called = ".".join(self.from_names[head]), rest
+        else:
+            module, _, called = name.rpartition(".")
+            if module not in self.imports:
+                return None
+        file = self.repo_file(module) if module else None
+        return (file, called) if file and file != self.rel else None
+
     # --- visiting -----------------------------------------------------------
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -196,7 +217,10 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self.imports += imported_modules(node, self.rel)
+        modules = imported_modules(node, self.rel)
+        self.imports += modules
+        if modules:
+            self.from_names.update((a.asname or a.name, (modules[0], a.name)) for a in node.names)
         if node.module in ("hydra", "hydra.experimental") and {a.name for a in node.names} & HYDRA_APP:
             self.r.config_system = "hydra"  # not `hydra.utils`' instantiate, which any library may use
         elif node.module and "omegaconf" in node.module and self.r.config_system not in ("hydra", "argparse") \
@@ -295,6 +319,9 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         targets = node.targets
+        if len(targets) == 1 and isinstance(t := targets[0], ast.Subscript) and isinstance(t.value, ast.Name) \
+                and isinstance(t.slice, ast.Constant) and t.slice.value == "log_with":
+            self.log_kwargs[t.value.id] = node.value
         if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(node.value, ast.Tuple | ast.List):
             self.name_tuples[targets[0].id] = [e.id for e in node.value.elts if isinstance(e, ast.Name)]
         if len(targets) == 1 and isinstance(targets[0], ast.Name) and "seed" in targets[0].id.lower() and (read := [
@@ -347,6 +374,8 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
         last = name.rsplit(".", 1)[-1]
         if last in self.local and (name == last or name == "self." + last):
             self.sites.setdefault(last, []).append(self.made(last, node))
+        elif (far := self._far_call(name)) is not None:
+            self.far.setdefault(far, []).append(self.made(far[1], node))
         if last in SAVE_HOOKS and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in self.local:
             self.save_hooks.add(node.args[0].id)
         if not acts_on(last) and last not in self.hf_parsers:
