@@ -816,3 +816,49 @@ def test_the_shared_walk_lists_every_node_in_ast_walks_order():
     tree = ast.parse("def f(a, *b, k=1):\n    return [x async for x in a if x] or {k: b}\n"
                      "class C(f(1)):\n    y: int = 2\n")
     assert walk(tree) == list(ast.walk(tree)) and walk(tree) is walk(tree)  # made once per tree
+
+
+HF_BRANCHES = """\
+from dataclasses import dataclass, field
+
+import torch
+from transformers import HfArgumentParser
+
+
+@dataclass
+class Args:
+    sequence_parallel_size: int = field(default=1, metadata={"help": "1 means off"})
+    clip_grad_norm: float = -1
+
+
+def main(args):
+    for batch in loader:
+        outputs = model(**batch)
+        loss = outputs.loss
+        if args.sequence_parallel_size > 1:
+            parts = gather(loss)
+            loss = sum(parts) / len(parts)
+        loss.backward()
+        if args.clip_grad_norm > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad_norm)
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    (args,) = HfArgumentParser((Args,)).parse_args_into_dataclasses()
+    main(args)
+"""
+
+
+def test_an_hfargumentparsers_field_defaults_decide_which_branches_the_step_takes(tmp_path):
+    """open-instruct's sequence-parallel loss (`if args.sequence_parallel_size > 1:`, default 1) and its clip
+    (`args.clip_grad_norm > 0`, default -1) never run: the loss row is the model's own, and there is no clip
+    row. Judged only where the command alone sets the fields (no config file parsed)."""
+    root = repo_with(tmp_path, {"train.py": HF_BRANCHES})
+    a = analyze_script(root / "train.py")
+    rows = {x.role: x.line for x in a.anchors}
+    assert rows["loss"] == lines(root / "train.py", "loss = outputs.loss") and "grad_clip" not in rows
+    yaml = HF_BRANCHES.replace("parse_args_into_dataclasses()", "parse_yaml_file('conf.yaml')")
+    (root / "train.py").write_text(yaml)
+    rows = {x.role: x.line for x in analyze_script(root / "train.py").anchors}
+    assert rows["loss"] == lines(root / "train.py", "loss = sum(parts)") and "grad_clip" in rows

@@ -135,7 +135,8 @@ def test_an_if_that_raises_on_a_none_default_requires_it(tmp_path):
 @pytest.mark.parametrize(("condition", "expected"), [
     ("a.x", False), ("not a.x", True), ("a.x is None", True), ("a.x is not None", False), ("a.n == 3", True),
     ("a.n != 3", False), ("a.x or a.n", True), ("a.x and a.n", False), ("a.x or f()", None), ("a.x and f()", False),
-    ("a.flag", True), ("a.other", None), ("self.x", None), ("a.n > 2", None), ("a.s == 'all'", True),
+    ("a.flag", True), ("a.other", None), ("self.x", None), ("a.n > 2", True), ("a.n <= 2", False),
+    ("a.s > 2", None), ("a.n >= a.x", None), ("a.s == 'all'", True),
 ])
 def test_truth_at_the_defaults(condition, expected):
     values = defaults({"--x": None, "--n": "3", "--flag": "True", "--s": "'all'", "--other": "os.getcwd()"},

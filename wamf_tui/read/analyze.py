@@ -447,8 +447,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         nested_output(result, classes)
     result.train_calls = train_calls(result, helpers) + fits
     # under a condition the job's values make false: never reached. Only where the defaults are the entry's
-    # own parser's, read from its code (a library's table, HF TrainingArguments', varies with its version)
-    if entry is not None and result.config_system == "argparse":
+    # own parser's, read from its code (a library's table, HF TrainingArguments', varies with its version), and
+    # the command is all that sets them (an HfArgumentParser that parses no config file)
+    if entry is not None and (result.config_system == "argparse" or result.config_system == "hf" and result.flags_only):
         dead = dead_lines(entry[0], resolved(result.flags, command, settings_objects(entry[0])))
         dead_by_values(result, entry[1], dead)
         step_by_values(result, *entry, dead)

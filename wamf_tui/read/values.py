@@ -131,6 +131,9 @@ def truth(node: ast.AST, values: Values, local: Mapping[str, object] | None = No
             return (left is right) == isinstance(op, ast.Is)
         if isinstance(op, ast.Eq | ast.NotEq):
             return (left == right) == isinstance(op, ast.Eq)
+        if isinstance(left, int | float) and isinstance(right, int | float):  # `args.sequence_parallel_size > 1`
+            order = {ast.Gt: left > right, ast.GtE: left >= right, ast.Lt: left < right, ast.LtE: left <= right}
+            return order.get(type(op))
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
             and len(node.args) == 2 and isinstance(node.args[1], ast.Name) and node.args[1].id in TYPES:
