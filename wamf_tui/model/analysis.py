@@ -174,6 +174,9 @@ class Analysis(Record):
     needs: list[Need] = []
     processes: list[ProcessSignal] = []  # how the code reached starts its processes
     required: list[Required] = []
+    # conditions its config raises on at start (a dataclass `__post_init__`'s `if self.a and not self.b: raise`),
+    # each as a test of its settings (`args.a and not args.b`): a run line whose values make one true crashes
+    raises: list[Fact] = []
     logged: list[RepoText] = []  # metric names the job logs (wandb.log keys, add_scalar tags, self.log names)
     module_globals: list[RepoText] = []  # the entry's module-level names: what an exec-style configurator sets
     parser_open: RepoText | None = None  # why its argparse flags cannot all be known (parse_known_args, ...)

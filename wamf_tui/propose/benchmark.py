@@ -23,6 +23,7 @@ from ..read.values import dest
 from ..wording import system_label
 from .cap import DEFAULT_STEPS, UNSET_DEFAULTS, epoch_control, step_control, total_steps
 from .effect_rows import eval_rows, overhead_rows, save_rows, tracker_rows, upload_rows
+from .raises import kept_from_raising
 from .when import compares, needed_outputs
 
 OUT_DIR = "runs/wamf-bench"
@@ -200,7 +201,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         changes.append(BenchmarkChange(what="deterministic algorithms on (accuracy mode)",
                                        how="WAMF_DETERMINISTIC=1 (wrapper)", env=["WAMF_DETERMINISTIC=1"],
                                        why="bit-exact checks; costs speed, so speed mode leaves it off"))
-    return [_proven(a, c, args) for c in changes]
+    return kept_from_raising(a, [_proven(a, c, args) for c in changes], args)
 
 
 

@@ -24,6 +24,7 @@ from ..read.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, say
 from ..read.subcommands import called, dispatch, reader, refine_console
 from ..read.systems.base import flag_name
 from ..read.systems.registry import system
+from .raises import start_failures
 from .run_line import is_our_wrapper, is_wrapper
 
 
@@ -98,6 +99,8 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
                              launch.env)
     if missing:
         v.problems.append(f"{Path(launch.path).name} requires {say_missing(missing)}")
+    v.problems += [f"{Path(launch.path).name} stops at start: {r.name} raises when {r.guard} ({r.file}:{r.line})"
+                   for r in start_failures(analysis, args)]
     flags_problems, flags_warnings = _flags(args, analysis, launch.path, documented)
     v.problems += flags_problems
     v.warnings += flags_warnings

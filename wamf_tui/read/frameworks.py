@@ -52,6 +52,7 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 a.flags[f"--{stmt.target.id}"] = _default(stmt.value)
+        a.raises += _post_init_raises(node, rel)
     if not trainer:
         return
     for field, default in t["fields"].items():
@@ -65,6 +66,23 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
     for fact in (*a.checkpoints, *a.evals, *a.uploads, *a.trackers):  # `if training_args.do_eval:`
         if fact.off_switch and t["fields"].get(fact.off_switch) == "False":
             fact.off_switch = f"--{fact.off_switch} False"  # said outright: a YAML config may have set it
+
+
+def _post_init_raises(node: ast.ClassDef, rel: str) -> list[Fact]:
+    """The `if ...: raise` checks at the top of a dataclass's `__post_init__`, each test read as one of the
+    parsed settings (`self.push_to_hub` is `args.push_to_hub`): HfArgumentParser builds the dataclass, so a
+    command whose values meet one stops before anything runs."""
+    post = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__post_init__"), None)
+    out = []
+    for stmt in post.body if post is not None else []:
+        if isinstance(stmt, ast.If) and isinstance(stmt.body[0], ast.Raise):
+            test = ast.parse(ast.unparse(stmt.test), mode="eval").body  # a copy, its `self` renamed below
+            for n in ast.walk(test):
+                if isinstance(n, ast.Name) and n.id == "self":
+                    n.id = "args"
+            out.append(Fact(name=f"{node.name}.__post_init__", file=rel, line=stmt.lineno,
+                            guard=ast.unparse(test)[:200]))
+    return out
 
 
 HYPHENATED = ("typer", "tyro")  # they turn `out_dir` into `--out-dir`

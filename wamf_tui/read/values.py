@@ -63,20 +63,32 @@ def defaults(flags: Mapping[str, str | None], objects: frozenset[str] = frozense
     return Values(values, objects)
 
 
-def resolved(flags: Mapping[str, str | None], command: Sequence[str], objects: frozenset[str]) -> Values:
+BOOL_WORDS = {"true": True, "yes": True, "t": True, "y": True, "1": True,
+              "false": False, "no": False, "f": False, "n": False, "0": False}  # HfArgumentParser's string_to_bool
+
+
+def resolved(flags: Mapping[str, str | None], command: Sequence[str], objects: frozenset[str],
+             bools: bool = False) -> Values:
     """The defaults with what the command gives laid over them. A value the command gives is known only
-    where its parser's conversion is: a switch given bare (default False) is True; any other is UNKNOWN,
-    never a guess at its type."""
+    where its parser's conversion is: a switch given bare (default False) is True; with `bools` (an
+    HfArgumentParser's bool field, `--push_to_hub False`) a bool's word is read as string_to_bool reads it;
+    any other is UNKNOWN, never a guess at its type."""
     values = defaults(flags, objects)
     for i, word in enumerate(command):
         if not word.startswith("--"):
             continue
-        flag, _, _ = word.partition("=")
+        flag, eq, given = word.partition("=")
         key = dest(flag)
         if key not in values:
             continue
-        bare = "=" not in word and (i + 1 == len(command) or command[i + 1].startswith("-"))
-        values[key] = True if bare and flags.get(flag) == "False" else UNKNOWN
+        bare = not eq and (i + 1 == len(command) or command[i + 1].startswith("-"))
+        given = given if eq else "" if bare else command[i + 1]
+        if bare and flags.get(flag) in ("False", "True" if bools else "False"):
+            values[key] = True
+        elif bools and flags.get(flag) in ("True", "False") and given.lower() in BOOL_WORDS:
+            values[key] = BOOL_WORDS[given.lower()]
+        else:
+            values[key] = UNKNOWN
     return values
 
 
