@@ -128,7 +128,7 @@ def test_raw_loop_with_argparse(tmp_path):
     assert ("--output-dir", "--output-dir") in [(o.name, o.off_switch) for o in a.output_dirs]
     assert a.seeds[0].off_switch == "--seed" and a.seeds[0].file == "train.py"
     hows = [c.how for c in propose(a)]
-    assert "--max-steps=30" in hows and "--seed=0" in hows and "--output-dir=runs/wamf-bench" in hows
+    assert "--max-steps=30" in hows and "--seed=0" in hows and "--output-dir=$WAMF_OUT" in hows
 
 
 def test_a_trainer_subclass_resumed_or_not_runs_the_loop_on_the_plain_call(tmp_path):
@@ -537,8 +537,8 @@ def test_hydra_overrides_are_key_value_with_defaults_from_the_yaml(tmp_path):
     assert changes[0].what == "total steps cut to 25 (was 100000)" and changes[0].flags == ["train.max_steps=25"]
     state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="app.py", changes=changes)
     run = run_command(state)
-    for override in ("train.max_steps=25", "train.seed=0", "hydra.run.dir=runs/wamf-bench",
-                     "paths.output_dir=runs/wamf-bench"):
+    out = f"{root}.wamf-bench"  # beside the checkout, never in it
+    for override in ("train.max_steps=25", "train.seed=0", f"hydra.run.dir={out}", f"paths.output_dir={out}"):
         assert override in run.split()
     assert " --" not in run  # no argparse-style flag reaches a Hydra app
 

@@ -132,7 +132,7 @@ def test_a_save_at_the_last_step_runs_whatever_the_interval(tmp_path):
 def test_the_output_folder_is_the_folders_own_setting_never_the_if_around_it(tmp_path):
     root, a, rows = changes(tmp_path, {"train.py": CONFIGURATOR.format(guard="False"), "configurator.py": "#\n"})
     flags = [f for c in rows for f in c.flags]
-    assert "--out_dir=runs/wamf-bench" in flags and not any("master_process" in f for f in flags)
+    assert "--out_dir=$WAMF_OUT" in flags and not any("master_process" in f for f in flags)
     assert "master_process" not in a.module_globals  # set after the configurator ran: not a setting
     run = "python train.py " + " ".join(flags)
     assert check_run(run, root, a).problems == []
@@ -239,7 +239,7 @@ def test_a_flag_that_names_a_file_gets_a_file_in_the_run_folder(tmp_path):
             "args = p.parse_args()\nfor step in range(10):\n    loss = model(x)\n    loss.backward()\n"
             "    opt.step()\n    torch.save(model, args.save)\n")
     root, a, rows = changes(tmp_path, {"train.py": body})
-    assert "--save=runs/wamf-bench/model.pt" in [f for c in rows for f in c.flags]
+    assert "--save=$WAMF_OUT/model.pt" in [f for c in rows for f in c.flags]
 
 
 def test_a_flag_guarding_a_save_stays_in_the_command(tmp_path):
@@ -302,7 +302,7 @@ def test_an_hf_trainer_job_gets_the_trainers_own_switches_and_no_wrapper(tmp_pat
     assert not needs_wrapper(state.changes)
     assert run_command(state) == (
         "torchrun --nproc_per_node=4 train.py --data_path d.json --bf16 True --max_steps=30 --report_to none "
-        "--save_strategy no --do_eval False --evaluation_strategy no --output_dir=runs/wamf-bench --seed=0")
+        f"--save_strategy no --do_eval False --evaluation_strategy no --output_dir={root}.wamf-bench --seed=0")
     verdict = check_run(run_command(state), root, a)
     assert verdict.problems == [] and verdict.warnings == []
     typo = check_run("python train.py --max_step=30 --data_path d", root, a)
@@ -410,7 +410,7 @@ def test_a_lightning_cli_job_is_switched_with_its_trainer_arguments(tmp_path):
     assert run_command(state) == (
         "python main.py fit --config cfg.yaml --trainer.max_steps=30 --trainer.logger=false "
         "--trainer.enable_checkpointing=false --trainer.limit_val_batches=0 "
-        "--trainer.default_root_dir=runs/wamf-bench --seed_everything=0")
+        f"--trainer.default_root_dir={root}.wamf-bench --seed_everything=0")
 
 
 ABSL_JOB = """\
@@ -524,8 +524,8 @@ def test_a_save_in_accelerates_save_state_hook_takes_the_save_state_row(tmp_path
 
 
 @pytest.mark.parametrize(("source", "expected"), [
-    (ABSL_JOB, ["--max_steps=30", "--eval_every=-1", "--output_dir=runs/wamf-bench"]),
-    (CLICK_JOB, ["--max-steps=30", "--eval-every=0", "--out-dir=runs/wamf-bench"]),
+    (ABSL_JOB, ["--max_steps=30", "--eval_every=-1", "--output_dir=$WAMF_OUT"]),
+    (CLICK_JOB, ["--max-steps=30", "--eval-every=0", "--out-dir=$WAMF_OUT"]),
 ])
 def test_absl_and_click_jobs_are_cut_and_switched_with_their_own_options(tmp_path, source, expected):
     _, a, rows = changes(tmp_path, {"train.py": source})
@@ -856,7 +856,7 @@ def test_the_output_folder_is_never_a_switch_an_artifact_a_saves_own_setting_or_
     body = body.replace("from tools import profile", "from tools import profile, a")
     _, a, rows = changes(tmp_path, {"train.py": body, "tools/__init__.py": "", "tools/profile.py": PROFILER, **deep})
     out = [c.flags for c in rows if c.what == "all outputs into one folder"]
-    assert out == ([["--output_dir=runs/wamf-bench"]] if own else [])
+    assert out == ([["--output_dir=$WAMF_OUT"]] if own else [])
     save = next(c for c in rows if "torch.save" in c.what)
     assert save.how == "--save left out (default None)"
 
@@ -990,7 +990,7 @@ def test_a_tyro_jobs_output_folder_is_its_root_configs_field(tmp_path):
     root = make_repo(tmp_path / "r", files)
     a = analyze_script(root / "job/train.py", root, ["--module", "llama3"])
     rows = propose(a, 30, "speed", [])
-    assert [c.flags for c in rows if c.what == "all outputs into one folder"] == [["--dump-folder=runs/wamf-bench"]]
+    assert [c.flags for c in rows if c.what == "all outputs into one folder"] == [["--dump-folder=$WAMF_OUT"]]
 
 
 def test_a_guard_the_trainers_own_switch_makes_false_is_off(tmp_path):
@@ -1004,7 +1004,7 @@ def test_a_guard_the_trainers_own_switch_makes_false_is_off(tmp_path):
 
 
 def test_a_store_true_named_like_a_folder_is_never_given_the_benchmark_folder(tmp_path):
-    """`--save` as a switch (`action="store_true"`): `--save=runs/wamf-bench` would stop argparse."""
+    """`--save` as a switch (`action="store_true"`): `--save=$WAMF_OUT` would stop argparse."""
     body = ("import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--save', action='store_true')\n"
             "args = p.parse_args()\nfor b in data:\n    loss = model(b)\n    loss.backward()\n    opt.step()\n")
     _, a, rows = changes(tmp_path, {"train.py": body})
@@ -1080,7 +1080,7 @@ def test_an_option_whose_help_says_it_saves_there_and_whose_default_is_a_path_is
             "    opt_.step()\n")
     _, a, rows = changes(tmp_path, {"train.py": body})
     assert [o.name for o in a.output_dirs] == ["--project", "--logs"]  # open_clip's: "Where to store" logs
-    assert any("--project=runs/wamf-bench" in c.flags and "--logs=runs/wamf-bench" in c.flags for c in rows)
+    assert any("--project=$WAMF_OUT" in c.flags and "--logs=$WAMF_OUT" in c.flags for c in rows)
 
 
 def test_every_output_folder_in_the_checkout_goes_to_the_benchmark_folder(tmp_path):
@@ -1092,7 +1092,7 @@ def test_every_output_folder_in_the_checkout_goes_to_the_benchmark_folder(tmp_pa
             "    opt.step()\n")
     _, a, rows = changes(tmp_path, {"train.py": body})
     folder = next(c for c in rows if c.what == "all outputs into one folder")
-    assert folder.flags == ["--output_dir=runs/wamf-bench", "--log_dir=runs/wamf-bench"]
+    assert folder.flags == ["--output_dir=$WAMF_OUT", "--log_dir=$WAMF_OUT"]
 
 
 def test_an_input_whose_default_is_a_folder_this_machine_lacks_is_required(tmp_path):
@@ -1214,3 +1214,39 @@ def test_a_seed_helpers_guard_in_another_module_decides_the_value(tmp_path):
     entry = entry.replace("import argparse, torch\n", "import argparse, torch\nfrom utils import set_random_seed\n")
     _, _, rows = changes(tmp_path, {"train.py": entry, "utils.py": helper})
     assert next(c for c in rows if c.what == "seeds pinned").flags == ["--seed=1"]
+
+
+MLFLOW_JOB = """\
+import argparse, mlflow, torch
+p = argparse.ArgumentParser()
+p.add_argument("--output_dir", default="out")
+p.add_argument("--steps", type=int, default=1000)
+args = p.parse_args()
+mlflow.start_run()
+for step in range(args.steps):
+    loss = model(x)
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_outputs_go_beside_the_checkout_and_the_run_line_names_the_folder_itself(tmp_path):
+    """The table routes outputs to `$WAMF_OUT`; the run line writes the folder itself, outside the checkout,
+    in every word that names it: `WAMF_OUT=... MLFLOW_TRACKING_URI=file:$WAMF_OUT/mlruns` as one shell
+    word would be quoted whole, no assignment at all."""
+    import shlex
+
+    from wamf_tui.detect.launch import parse_launch
+    from wamf_tui.model import InitState
+    from wamf_tui.propose.run_line import run_command
+
+    root, a, rows = changes(tmp_path, {"train.py": MLFLOW_JOB})
+    assert ["--output_dir=$WAMF_OUT"] in [c.flags for c in rows]
+    launch = parse_launch("python train.py", exists={"train.py"}.__contains__)
+    state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="train.py",
+                      launch=launch, analysis=a, changes=rows)
+    words = shlex.split(run_command(state))
+    out = f"{root}.wamf-bench"
+    assert f"--output_dir={out}" in words and f"WAMF_OUT={out}" in words
+    assert f"MLFLOW_TRACKING_URI=file:{out}/mlruns" in words and not any("$" in w for w in words)
+    assert not out.startswith(f"{root}/")

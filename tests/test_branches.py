@@ -89,7 +89,7 @@ def test_the_job_model_drops_the_unreached_save_and_routes_the_needed_output(tmp
     assert [t.unset for t in a.trackers] == ["--with_tracking"]  # left out of the command: said off by it
     rows = propose(a, 30)
     out = next(c for c in rows if c.what == "all outputs into one folder")
-    assert out.flags == ["--output_dir=runs/wamf-bench"]
+    assert out.flags == ["--output_dir=$WAMF_OUT"]
     assert not any("--checkpointing_steps" in " ".join(c.flags) for c in rows)
 
 

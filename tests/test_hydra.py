@@ -116,8 +116,8 @@ def test_the_benchmark_switches_are_overrides_hydra_accepts(app):
     on = [f for c in changes if c.enabled for f in c.flags]
     assert on == ["+trainer.max_steps=30", "+trainer.enable_checkpointing=false", "~callbacks.model_checkpoint",
                   "test=false", "+trainer.limit_val_batches=0", "~callbacks.early_stopping",
-                  "+trainer.default_root_dir=runs/wamf-bench",  # the Trainer writes to the working folder
-                  "hydra.run.dir=runs/wamf-bench", "seed=1"]  # `if cfg.get("seed"):` would skip a seed of 0
+                  "+trainer.default_root_dir=$WAMF_OUT",  # the Trainer writes to the working folder
+                  "hydra.run.dir=$WAMF_OUT", "seed=1"]  # `if cfg.get("seed"):` would skip a seed of 0
     assert not any(c.env for c in changes if c.enabled)  # overrides are never environment variables
     command = "python src/train.py trainer=gpu"
     state = InitState(repo_path=str(app), contract_path=str(app / "contract.md"), script="src/train.py",

@@ -44,7 +44,7 @@ def run_of(root: Path, state) -> str:
     return state.run.replace(str(root), "ROOT")
 
 
-BENCH = "WAMF_MAX_STEPS=30 WAMF_SEED=0 WAMF_OUT=runs/wamf-bench"
+BENCH = "WAMF_MAX_STEPS=30 WAMF_SEED=0 WAMF_OUT=ROOT.wamf-bench"
 
 
 def test_a_readme_in_a_subfolder_runs_from_its_folder_with_its_launcher(tmp_path):
@@ -541,7 +541,7 @@ def test_a_dispatchers_function_cli_gives_the_subcommands_flags(tmp_path):
     a = state.analysis
     assert a.config_system == "jsonargparse" and a.flags["--train.save_interval"] == "100"
     on = [f for c in state.changes if c.enabled for f in c.flags]
-    assert "--train.save_interval=1000000000" in on and "--out_dir=runs/wamf-bench" in on
+    assert "--train.save_interval=1000000000" in on and "--out_dir=$WAMF_OUT" in on
     consoles, writing = state.detected.scripts.consoles, wrapper_path(state)
     assert check_run(state.run, root, a, consoles, writing=writing).problems == []
     assert check_run(state.run + " --train.save_every=3", root, a, consoles, writing=writing).problems == [
@@ -628,7 +628,7 @@ def test_a_save_folder_the_command_gives_is_dropped_with_its_value(tmp_path):
     assert rows["tensorboard tracker off (train.py:11)"] == \
         "--tensorboard-dir dropped from the run line (unset, as by default)"
     assert run_of(root, state) == \
-        "WAMF_SEED=0 WAMF_OUT=runs/wamf-bench python ROOT/wamf_bench.py train.py --fp16 --steps=30"
+        "WAMF_SEED=0 WAMF_OUT=ROOT.wamf-bench python ROOT/wamf_bench.py train.py --fp16 --steps=30"
 
 
 def test_a_step_flag_the_job_asserts_against_the_commands_own_drops_the_other(tmp_path):
@@ -690,7 +690,7 @@ def test_a_thin_entrys_trainer_parser_in_the_module_it_calls_gives_the_switches(
     assert run_of(root, state) == ("PYTHONPATH=. deepspeed pkg/train_mem.py --data_path d.json --packing no "
                                    "--save_steps 500 --max_steps=30 "
                                    "--report_to none --save_strategy no --evaluation_strategy no "
-                                   "--output_dir=runs/wamf-bench --seed=0")
+                                   "--output_dir=ROOT.wamf-bench --seed=0")
 
 
 def test_a_launched_script_ranks_over_the_module_it_runs(tmp_path):

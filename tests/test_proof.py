@@ -136,7 +136,7 @@ def test_a_file_written_into_the_working_folder_fails_the_checkout_claim_at_its_
     wrong = tried(state)  # reading the code did not see the log file: the trial does
     checkout = by_claim(wrong)["nothing written into the checkout"]
     assert (checkout.ok, checkout.observed, checkout.where) == (False, "wrote progress.txt", "train.py:14")
-    right = tried(state.model_copy(update={"run": state.run + " --log=runs/wamf-bench/progress.txt"}))
+    right = tried(state.model_copy(update={"run": state.run + f" --log={repo}.wamf-bench/progress.txt"}))
     assert failed(right) == [], failed(right)
 
 

@@ -455,3 +455,42 @@ def test_an_upload_in_another_modules_helper_is_read_where_the_entry_calls_it(tm
                                                                    "from pkg.hub import other\n"),
                                        "pkg/__init__.py": "", "pkg/hub.py": HUB + "\n\ndef other():\n    pass\n"})
     assert {u.file for u in analyze_script(alone / "train.py", alone).uploads} == {"pkg/hub.py"}  # not its call
+
+
+EARLY_RETURN = """\
+import argparse
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--skip_model_save", action="store_true")
+p.add_argument("--save_every_checkpoint", action="store_true")
+args = p.parse_args()
+
+
+def save_checkpoint(name):
+    if args.skip_model_save:
+        return
+    torch.save(model.state_dict(), name)
+
+
+for step in range(1000):
+    loss = model(x)
+    loss.backward()
+    optimizer.step()
+    if step % 100 == 0 and args.save_every_checkpoint:
+        save_checkpoint(f"model_step{step}.pkl")
+save_checkpoint("model.pkl")
+"""
+
+
+def test_a_save_after_an_early_return_is_switched_off_by_its_test_and_its_calls_take_that_switch(tmp_path):
+    """DomainBed's `save_checkpoint`: `if args.skip_model_save: return`, then the save. The save runs only
+    when the flag is not given: its switch is the flag given, and the final unguarded `save_checkpoint(...)`
+    call, the save's row, takes it; the periodic call keeps its own."""
+    root = write(tmp_path, {"train.py": EARLY_RETURN})
+    a = analyze_script(root / "train.py", root)
+    final = EARLY_RETURN.splitlines().index('save_checkpoint("model.pkl")') + 1
+    assert {(c.line, c.off_switch) for c in a.checkpoints} == {
+        (final - 1, "--save_every_checkpoint"), (final, "--skip_model_save (given)")}
+    off = next(c for c in propose(a, 30) if c.kind == "save" and f"train.py:{final}" in c.sites)
+    assert off.enabled and off.flags == ["--skip_model_save"]

@@ -41,7 +41,7 @@ def test_keys_values_and_required_inputs_come_from_the_named_config(tmp_path):
     assert [(r.name, r.line) for r in a.required] == [("--data.init_args.filelist_path", 4)]
     flags = {c.what: c.flags for c in propose(a, 30, "speed", command)}
     assert flags["total steps cut to 30 (was 2000000, configs/a.yaml:10)"] == ["--trainer.max_steps=30"]
-    assert flags["all outputs into one folder"] == ["--trainer.logger.init_args.save_dir=runs/wamf-bench"]
+    assert flags["all outputs into one folder"] == ["--trainer.logger.init_args.save_dir=$WAMF_OUT"]
     assert (accepts(a, "--data.init_args.filelist_path=f.txt"), accepts(a, "--data.init_args.file=f")) == (
         "proven", "unknown")
     missing = check_run("python train.py -c configs/a.yaml --trainer.max_steps=30", root, a)

@@ -135,7 +135,7 @@ def test_the_run_line_caps_steps_routes_work_dir_and_sets_keys_after_cfg_options
                       launch=launch, analysis=a, changes=propose(a, 30, "speed", command))
     run = run_command(state)
     assert "WAMF_MAX_STEPS=30" in run
-    assert run.endswith("tools/train.py configs/net/child.py --work-dir=runs/wamf-bench "
+    assert run.endswith(f"tools/train.py configs/net/child.py --work-dir={root}.wamf-bench "
                         "--cfg-options default_hooks.checkpoint=None randomness.seed=0")
     verdict = check_run("python tools/train.py " + run.split("tools/train.py ", 1)[1], root, a)
     assert (verdict.problems, verdict.warnings) == ([], [])

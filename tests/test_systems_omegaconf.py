@@ -64,7 +64,7 @@ def test_changes_are_dot_list_words_and_dashed_flags_are_refused(tmp_path):
     assert a.flags["data.root_dir"] == "'data/shuffled'" and a.flags["steps"] == "1000" and "config" in a.flags
     flags = {c.what: c.flags for c in propose(a, 30)}
     assert flags["total steps cut to 30 (was 1000)"] == ["steps=30"]
-    assert flags["all outputs into one folder"] == ["dump_dir=runs/wamf-bench"]
+    assert flags["all outputs into one folder"] == ["dump_dir=$WAMF_OUT"]
     assert not any(w.startswith("-") for words in flags.values() for w in words)
     assert (accepts(a, "data.batch_size=4"), accepts(a, "data.batchsize=4"), accepts(a, "--steps=3")) == (
         "proven", "refused", "refused")

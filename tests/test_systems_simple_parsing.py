@@ -67,7 +67,7 @@ def test_flags_are_the_dataclass_fields_and_nothing_else(tmp_path):
                        "--save_dir": "'checkpoints'", "--ctx_len": "2048"}
     flags = {c.what: c.flags for c in propose(a, 30)}
     assert flags["total steps cut to 30 (was 10000)"] == ["--max_steps=30"]
-    assert flags["all outputs into one folder"] == ["--save_dir=runs/wamf-bench"]
+    assert flags["all outputs into one folder"] == ["--save_dir=$WAMF_OUT"]
     assert [accepts(a, w) for w in ("--nolog_to_wandb", "--k=4", "--model=x", "--max_step=3")] == [
         "proven", "proven", "refused", "refused"]
     ok = check_run("python -m pkg gpt2 --max_steps=30 --save_dir=runs/x", root, a)

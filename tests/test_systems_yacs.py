@@ -65,16 +65,17 @@ def job(tmp_path, opts: str):
 
 
 @pytest.mark.parametrize(("opts", "run"), [
-    ('"--opts"', "python tools/train.py --config_file c.yml --opts SOLVER.MAX_ITER 30 OUTPUT_DIR runs/wamf-bench"),
-    ('"opts"', "python tools/train.py --config_file c.yml SOLVER.MAX_ITER 30 OUTPUT_DIR runs/wamf-bench"),
+    ('"--opts"', "python tools/train.py --config_file c.yml --opts SOLVER.MAX_ITER 30 OUTPUT_DIR {out}"),
+    ('"opts"', "python tools/train.py --config_file c.yml SOLVER.MAX_ITER 30 OUTPUT_DIR {out}"),
 ])
 def test_changes_are_key_value_pairs_after_the_opts_flag(tmp_path, opts, run):
     root, a = job(tmp_path, opts)
+    run = run.format(out=f"{root}.wamf-bench")  # beside the checkout, never in it
     assert a.config_system == "yacs"
     assert a.flags["SOLVER.MAX_ITER"] == "40000" and a.flags["MODEL.DEVICE"] == "'cuda'"
     changes = propose(a, 30)
     assert changes[0].flags == ["SOLVER.MAX_ITER", "30"] and changes[0].how == "SOLVER.MAX_ITER 30"
-    assert [c.flags for c in changes if c.what == "all outputs into one folder"] == [["OUTPUT_DIR", "runs/wamf-bench"]]
+    assert [c.flags for c in changes if c.what == "all outputs into one folder"] == [["OUTPUT_DIR", "$WAMF_OUT"]]
     launch = parse_launch("python tools/train.py --config_file c.yml", exists={"tools/train.py"}.__contains__)
     state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="tools/train.py",
                       launch=launch, analysis=a, changes=changes)
@@ -99,7 +100,7 @@ def test_the_opts_list_of_the_command_keeps_its_pairs_and_gets_the_changes_after
     state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="tools/train.py",
                       launch=launch, analysis=a, changes=propose(a, 30, "speed", launch.args))
     run = run_command(state)
-    assert run.endswith("tools/train.py --opts MODEL.DEVICE cpu SOLVER.MAX_ITER 30 OUTPUT_DIR runs/wamf-bench")
+    assert run.endswith(f"tools/train.py --opts MODEL.DEVICE cpu SOLVER.MAX_ITER 30 OUTPUT_DIR {root}.wamf-bench")
     assert run.count("--opts") == 1
 
 

@@ -177,7 +177,7 @@ def test_a_cli_made_from_a_functions_parameters_has_those_flags(tmp_path, librar
     rows = {c.what: c.how for c in propose(a)}
     steps = flag.replace("out-dir", "max-iters").replace("out_dir", "max_iters")
     assert rows["total steps cut to 30 (was 600)"] == f"{steps}=30"
-    assert rows["all outputs into one folder"] == f"{flag}=runs/wamf-bench"
+    assert rows["all outputs into one folder"] == f"{flag}=$WAMF_OUT"
     assert rows["seeds pinned"] == flag.replace("out", "seed").replace("_dir", "").replace("-dir", "") + "=0"
     ok = check_run(f"python train.py {flag}=runs/x {steps}=30", root, a)
     assert ok.problems == [] and ok.warnings == []
@@ -240,7 +240,7 @@ def test_a_tyro_config_is_read_as_nested_groups(tmp_path, call, group):
 
     root = make_repo(tmp_path / "job", {"train.py": TYRO.replace("{call}", call)})
     a = analyze_script(root / "train.py", root)
-    assert [f for c in propose(a) for f in c.flags] == [f"--{group}max-steps=30", f"--{group}out-dir=runs/wamf-bench"]
+    assert [f for c in propose(a) for f in c.flags] == [f"--{group}max-steps=30", f"--{group}out-dir=$WAMF_OUT"]
     assert check_run(f"python train.py --{group}optim.weight-decay 0.05", root, a).problems == []
     said = check_run(f"python train.py --{group}optim.decay 0.05", root, a).problems
     assert said == [f"--{group}optim.decay is not among the parameters (or dataclass fields) train.py's tyro is "

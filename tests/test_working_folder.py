@@ -174,4 +174,4 @@ def test_a_tensorboard_writer_given_a_fixed_relative_folder_is_named_with_it(tmp
     moved = [c for c in propose(a, 30, "speed", []) if c.folder]
     assert [(c.what, c.enabled, c.why) for c in moved] == [
         ("run from the benchmark folder", True, "what it makes by a fixed relative path (runs/ (train.py:5)) lands "
-                                                "there, not in the checkout")]
+                                                "in that one folder, not among your files")]

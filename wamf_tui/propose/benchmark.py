@@ -26,7 +26,10 @@ from .effect_rows import eval_rows, overhead_rows, save_rows, tracker_rows, uplo
 from .raises import kept_from_raising
 from .when import compares, needed_outputs
 
-OUT_DIR = "runs/wamf-bench"
+# the benchmark's outputs, as the changes table names them: the run line gives the folder itself, outside the
+# checkout (`run_line.bench_folder`); `$WAMF_OUT` would not expand in the job's own words
+OUT_DIR = "$WAMF_OUT"
+OWN_FOLDER = "runs/wamf-bench"  # where a job that writes by fixed relative paths runs: inside the checkout
 MAX_EXCLUSIONS = 8  # save, eval and upload rows shown one by one; the rest no switch reaches are priced as one
 
 
@@ -67,8 +70,10 @@ def _fixed_folders(a: Analysis) -> BenchmarkChange | None:
     reads = _read_here(a)
     if not reads:
         return BenchmarkChange(
-            what="run from the benchmark folder", how=f"mkdir -p {OUT_DIR} && cd {OUT_DIR}, its files by a path back",
-            why=f"what it makes by a fixed relative path ({where}) lands there, not in the checkout", folder=True)
+            what="run from the benchmark folder",
+            how=f"mkdir -p {OWN_FOLDER} && cd {OWN_FOLDER}, its files by a path back",
+            why=f"what it makes by a fixed relative path ({where}) lands in that one folder, not among your files",
+            folder=True)
     return BenchmarkChange(
         what="folders it makes by a fixed relative path", how="no setting moves them", enabled=False,
         why="they land in the folder the command runs in",
@@ -164,7 +169,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
         for other in _more_outputs(a, flag, parser):  # mae's `--log_dir ./output_dir` beside its `--output_dir`
             words += parser.render(a, other, OUT_DIR)
         changes.append(BenchmarkChange(what="all outputs into one folder", how=" ".join(words), flags=words,
-                                       why=f"what it writes stays in {OUT_DIR}, apart from your files"))
+                                       why="what it writes goes to one folder beside your checkout, never into it"))
     elif not hydra and (fixed := _fixed_folders(a)):
         changes.append(fixed)
     for node in cpu_trainers(a, args):

@@ -14,7 +14,7 @@ from ..model import BenchmarkChange, InitState, LaunchCommand
 from ..read.launch import fewest_note, with_processes
 from ..read.settings import flag_name
 from ..read.systems.registry import system
-from .benchmark import OUT_DIR
+from .benchmark import OUT_DIR, OWN_FOLDER
 
 WRAPPER_NAME = "wamf_bench.py"
 
@@ -204,9 +204,11 @@ def run_command(state: InitState) -> str:
             args.append(a)
             i += 1
     entry: list[str] | None = None
+    own = any(c.folder for c in enabled)
+    folder = OWN_FOLDER if own else bench_folder(state)
     if needs_wrapper(enabled):
-        if "WAMF_OUT" not in " ".join(env):
-            env.append(f"WAMF_OUT={OUT_DIR}")
+        if not any(e.startswith("WAMF_OUT=") for e in env):  # `MLFLOW_TRACKING_URI=file:$WAMF_OUT/...` sets none
+            env.append(f"WAMF_OUT={folder}")
         wrapper = wrapper_path(state)
         try:
             wrapper.encode("utf-8")
@@ -224,10 +226,24 @@ def run_command(state: InitState) -> str:
             launch.prefix = ["python", *[w for w in launch.prefix[1:] if w.startswith("-")]]
     launch.env = [*launch.env, *(e for e in env if e.split("=")[0] not in {x.split("=")[0] for x in launch.env})]
     words = system(state.analysis).line(state.analysis, args, flags) if state.analysis is not None else [*args, *flags]
-    if any(c.folder for c in enabled):  # in the order its parser reads them (a yacs opts list comes last)
+    words, launch.env = [w.replace(OUT_DIR, folder) for w in words], [e.replace(OUT_DIR, folder) for e in launch.env]
+    if own:  # in the order its parser reads them (a yacs opts list comes last)
         launch, words, entry = _from_own_folder(launch, words, entry, Path(state.repo_path))
-        return f"mkdir -p {shlex.quote(OUT_DIR)} && {format_command(launch, words, entry)}"
+        return f"mkdir -p {shlex.quote(OWN_FOLDER)} && {format_command(launch, words, entry)}"
     return format_command(launch, words, entry)
+
+
+def bench_folder(state: InitState) -> str:
+    """Where the benchmark run writes: beside the checkout, never in it (`~/src/nanoGPT.wamf-bench` for
+    `~/src/nanoGPT`), on the disk the user keeps the repo on; its absolute path, since the job's own words
+    (`--output_dir=...`) never see a variable the same line sets."""
+    repo = Path(state.repo_path)
+    folder = str(repo.parent / f"{repo.name}.wamf-bench")
+    try:
+        folder.encode("utf-8")
+    except UnicodeEncodeError:  # a path that is not UTF-8 cannot be written into the contract: from the root
+        return "../wamf-bench"
+    return folder
 
 
 def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] | None,
@@ -236,11 +252,11 @@ def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] |
     (the script, a config, the launcher's own, `PYTHONPATH=.`) by a path back to it, the benchmark folder itself
     as `.`, and the checkout's root on the path of a `python -m` module."""
     here = launch.cwd or "."
-    back = os.path.relpath(here, OUT_DIR)  # from the benchmark folder to where the command ran
+    back = os.path.relpath(here, OWN_FOLDER)  # from the benchmark folder to where the command ran
 
     def rebased(word: str) -> str:
-        if word == OUT_DIR or word.startswith(f"{OUT_DIR}/"):
-            return "." + word[len(OUT_DIR):]
+        if word == OWN_FOLDER or word.startswith(f"{OWN_FOLDER}/"):
+            return "." + word[len(OWN_FOLDER):]
         if ("/" in word or "." in word) and not word.startswith(("/", "~", "$", "-")) and (repo / here / word).exists():
             return os.path.normpath(os.path.join(back, word))
         return word
@@ -249,7 +265,7 @@ def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] |
         name, eq, value = word.partition("=")
         return f"{name}={rebased(value)}" if eq and not name.startswith(("/", ".")) else rebased(word)
 
-    launch = launch.model_copy(update={"cwd": OUT_DIR})
+    launch = launch.model_copy(update={"cwd": OWN_FOLDER})
     launch.env = [each(e) for e in launch.env]
     launch.prefix = [each(w) for w in launch.prefix]  # a launcher's own config (`--config_file fsdp.yaml`)
     if launch.module and not any(e.startswith("PYTHONPATH=") for e in launch.env):

@@ -182,10 +182,21 @@ class GuardedReader:
         inside it. Returns what it counted."""
         self.blocks.append(set())
         self.given.append(set())
-        for stmt in body:
-            self.visit(stmt)
+        self.statements(body)
         self.given.pop()
         return self.blocks.pop()
+
+    def statements(self, body: list[ast.stmt]) -> None:
+        """Each statement in turn; those after `if x: return` run only where `x` is false, and are read under
+        `not x` (DomainBed's `save_checkpoint`: `if args.skip_model_save: return`, then the save). An `if` that
+        raises checks its input, and switches nothing."""
+        depth = len(self.guards)
+        for stmt in body:
+            self.visit(stmt)
+            if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Return):
+                self.guards.append(ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=stmt.test), stmt.test))
+                self.counted.append(False)  # the two stacks stay side by side
+        del self.guards[depth:], self.counted[depth:]
 
     def visit_loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
         for child in (node.test,) if isinstance(node, ast.While) else (node.target, node.iter):

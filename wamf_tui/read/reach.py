@@ -273,6 +273,15 @@ def _fold_nested_saves(result: Analysis, modules: list[ModuleDefs], roots: set[s
         where = by_file[c.file].innermost(c.line) if c.file in by_file else None
         return where is not None and (c.file, where.start) in live and (c.file, where.start) not in still
 
+    for c in result.checkpoints:  # `def save_checkpoint(f): if args.skip_model_save: return; torch.save(...)`:
+        where = by_file[c.file].innermost(c.line) if c.file in by_file else None  # its calls take that switch
+        if where is None or where.name not in names or not nested(c) \
+                or not switch_off(c.off_switch, result.flags, result.off_values):
+            continue
+        for outer in result.checkpoints:
+            if outer.name.rsplit(".", 1)[-1] == where.name and not switch_off(outer.off_switch, result.flags,
+                                                                               result.off_values):
+                outer.off_switch = c.off_switch
     result.checkpoints = [c for c in result.checkpoints if not nested(c)]
     result.evals = [e for e in result.evals if not nested(e)]  # an eval after each save: the save's row
 

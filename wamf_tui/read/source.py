@@ -261,8 +261,7 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
         self.function_node = node
         self.off_by_default = {a.arg for a, d in zip(node.args.args[::-1], node.args.defaults[::-1], strict=False)
                                if isinstance(d, ast.Constant) and d.value in (False, None)}
-        for child in node.body:
-            visit(child)
+        self.statements(node.body)
         (self.blocks, self.given, self.loops, self.counters, self.function, self.off_by_default,
          self.function_node) = outer
         self.depth -= 1
