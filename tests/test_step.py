@@ -914,3 +914,58 @@ def test_a_helpers_loss_scaled_by_a_count_computed_beside_it_is_the_helpers(tmp_
     assert got["loss"] == at(TOKEN_SCALED, "loss = self._loss_fn(outputs, labels)")
     assert got["forward"] == at(TOKEN_SCALED, "outputs = self._model(**batch)")
     assert got["batch"] == at(TOKEN_SCALED, "for batch in self._dataloader:")
+
+
+ALGORITHMS = """\
+import torch
+import torch.nn.functional as F
+
+
+class ERM:
+    def update(self, minibatches):
+        loss = F.cross_entropy(self.network(minibatches[0]), minibatches[1])
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+class IGA(ERM):
+    def update(self, minibatches):
+        total_loss = 0
+        for x, y in minibatches:
+            total_loss += F.cross_entropy(self.network(x), y)
+        mean_loss = total_loss / len(minibatches)
+        penalty = 0
+        for p in self.network.parameters():
+            penalty += p.pow(2).sum()
+        objective = mean_loss + self.hparams["penalty"] * penalty
+        self.optimizer.zero_grad()
+        objective.backward()
+        self.optimizer.step()
+"""
+
+REGISTRY_ENTRY = """\
+import argparse
+from pkg import algorithms
+
+p = argparse.ArgumentParser()
+p.add_argument("--algorithm", default="ERM")
+args = p.parse_args()
+algorithm = getattr(algorithms, args.algorithm)()
+for step in range(100):
+    algorithm.update(next(batches))
+"""
+
+
+@pytest.mark.parametrize(("command", "loss"), [
+    ([], "loss = F.cross_entropy(self.network(minibatches[0]), minibatches[1])"),
+    (["--algorithm", "IGA"], 'objective = mean_loss + self.hparams["penalty"] * penalty')])
+def test_the_class_the_command_names_holds_the_step_and_a_sum_of_terms_is_the_loss(tmp_path, command, loss):
+    """DomainBed's `--algorithm IGA`: the class the command names (`algorithms.IGA`) has its own `update`,
+    the step, not the `ERM.update` above it. Its objective adds a penalty to the mean loss: a new loss, made
+    where the sum is, not the penalty accumulated above it."""
+    root = make_repo(tmp_path / "r", {"train.py": REGISTRY_ENTRY, "pkg/__init__.py": "",
+                                      "pkg/algorithms.py": ALGORITHMS})
+    a = analyze_script(root / "train.py", root, command)
+    rows = {x.role: f"{x.file}:{x.line}" for x in a.anchors}
+    assert rows["loss"] == at(ALGORITHMS, loss, "pkg/algorithms.py")

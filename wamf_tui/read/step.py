@@ -75,12 +75,15 @@ def _backward_loss(call: ast.Call) -> ast.expr | None:
     return None
 
 
-def find_step(tree: ast.Module, rel: str, dead: Collection[int] = ()) -> list[Anchor] | None:
+def find_step(tree: ast.Module, rel: str, dead: Collection[int] = (), named: Collection[str] = ()
+              ) -> list[Anchor] | None:
     """The anchors of the first training step of a module; None when nothing here trains. `dead`: lines the
-    job's values never reach (`if args.use_optimizer: optimizer.step()` with the flag off), read past."""
+    job's values never reach (`if args.use_optimizer: optimizer.step()` with the flag off), read past.
+    `named`: words of the command; a class of the module they name is read first (DomainBed's `--algorithm
+    IGA` builds `algorithms.IGA`, whose own `update` is the step, not the `ERM.update` above it)."""
     token = TRAINED.set(trained_names(tree))
     try:
-        return _first_step(tree, rel, dead)
+        return _first_step(tree, rel, dead, named)
     finally:
         TRAINED.reset(token)
 
@@ -139,8 +142,11 @@ def _parts(scope: ast.AST, dead: Collection[int]) -> _Parts:
                   [n for n in nodes if isinstance(n, ast.For | ast.AsyncFor)])
 
 
-def _first_step(tree: ast.Module, rel: str, dead: Collection[int]) -> list[Anchor] | None:
-    for scope in _scopes(tree):
+def _first_step(tree: ast.Module, rel: str, dead: Collection[int], named: Collection[str] = ()
+                ) -> list[Anchor] | None:
+    chosen = [f for c in tree.body if isinstance(c, ast.ClassDef) and c.name in named for f in walk(c)
+              if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for scope in [*(s for s in _scopes(tree) if s in chosen), *(s for s in _scopes(tree) if s not in chosen)]:
         nodes, assigns, calls, ifs, loops = _parts(scope, dead)
         backwards = [(call, loss) for call in calls if (loss := _backward_loss(call)) is not None]
         if not backwards:

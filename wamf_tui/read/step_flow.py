@@ -177,6 +177,14 @@ def _operands(node: ast.expr) -> set[str]:
     return {node.id} if isinstance(node, ast.Name) else set()
 
 
+def _scaling(node: ast.expr) -> bool:
+    """Whether an arithmetic expression only scales (`raw / accum * 2`): a sum (`mean_loss + w * penalty`, IGA's
+    objective) makes a new loss of its terms."""
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, ast.Mult | ast.Div | ast.FloorDiv) and _scaling(node.left) and _scaling(node.right)
+    return True
+
+
 def _helper_term(node: ast.expr, helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> ast.Call | None:
     """The one term of an arithmetic expression that calls a helper of the step (`self._loss_step(batch)` in
     `self._loss_step(batch) * num_tokens`): the loss comes from it, whatever else is computed beside it."""
@@ -267,7 +275,7 @@ def made(rel: str, at: ast.stmt | ast.expr, loss: ast.expr, assigns: list[ast.AS
                 continue  # loss = loss / accum: the same name, computed above
             computed = [n for n in sorted(names) if isinstance(value_of(assigned(n, line, assigns)), ast.Call)]
             bare = _operands(value)
-            if len(computed) == 1 and computed[0] in bare:  # scaled: raw / accum (not `out.fvu + out.aux`,
+            if len(computed) == 1 and computed[0] in bare and _scaling(value):  # raw / accum (not `out.fvu + out.aux`,
                 expr = ast.Name(computed[0])  # a loss made here from the model's outputs)
                 continue
         break  # a call, or a sum of several computed terms: the loss is here
