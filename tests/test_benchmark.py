@@ -1250,3 +1250,31 @@ def test_outputs_go_beside_the_checkout_and_the_run_line_names_the_folder_itself
     assert f"--output_dir={out}" in words and f"WAMF_OUT={out}" in words
     assert f"MLFLOW_TRACKING_URI=file:{out}/mlruns" in words and not any("$" in w for w in words)
     assert not out.startswith(f"{root}/")
+
+
+PLAIN_LIGHTNING = """\
+import pytorch_lightning as pl
+import torch
+
+model = Net()
+trainer = pl.Trainer(gpus=1, precision=32{more})
+trainer.fit(model, loader)
+"""
+
+
+def test_a_lightning_trainer_built_in_code_keeps_the_logger_and_checkpoints_it_is_not_given(tmp_path):
+    """ControlNet's `pl.Trainer(gpus=1, precision=32, callbacks=[logger])`: Lightning's default logger and
+    epoch-end ModelCheckpoint, both in lightning_logs/ of the folder it runs in, are facts of the job; a
+    Trainer given `logger=False, enable_checkpointing=False, default_root_dir=...` (or `**kwargs`) has none."""
+    _, a, rows = changes(tmp_path / "a", {"train.py": PLAIN_LIGHTNING.format(more="")})
+    line = PLAIN_LIGHTNING.splitlines().index("trainer = pl.Trainer(gpus=1, precision=32{more})") + 1
+    assert [(t.name, t.line) for t in a.trackers] == [("Lightning's default logger (lightning_logs/)", line)]
+    assert [(c.name, c.line) for c in a.checkpoints] == [("Lightning's default ModelCheckpoint (each epoch's end)",
+                                                          line)]
+    assert "'lightning_logs'" in {o.name for o in a.output_dirs}
+    save = next(c for c in rows if c.kind == "save")  # at an epoch's end, past the wrapper's cap
+    assert (save.off, save.sites, save.how) == (True, [f"train.py:{line}"], "WAMF_MAX_STEPS (wrapper)")
+    for more in (", logger=False, enable_checkpointing=False, default_root_dir='/tmp/x'", ", **kwargs"):
+        _, a, _ = changes(tmp_path / str(len(more)), {"train.py": PLAIN_LIGHTNING.format(more=more)})
+        assert not a.trackers and not [c for c in a.checkpoints if c.name.startswith("Lightning's")]
+        assert "'lightning_logs'" not in {o.name for o in a.output_dirs}

@@ -34,6 +34,7 @@ class Fact(Record):
     every_set: RepoText | None = None  # where `every` comes from when a config file sets it ("a.b is 1000 in x.yml")
     folder: RepoText | None = None  # a text flag that names the folder it writes to (`--model-tag`)
     late: RepoText | None = None  # a seed call: where the model is built before it ("qlora.py:704"), unseeded
+    epoch_end: bool = False  # a framework runs it at each training epoch's end (Lightning's default ModelCheckpoint)
 
 
 class Overhead(Record):

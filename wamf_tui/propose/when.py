@@ -75,8 +75,10 @@ def after_loop(a: Analysis, fact: Fact) -> str | None:
     `trainer.train()` / `.fit()`: it runs once, when training is done. Or inside a loop of epochs, after
     the loop over batches that holds the step, or after a call of the function that trains inside a loop
     of its caller (`for epoch in ...: train(epoch); test()`): it runs at each epoch's end. None otherwise
-    (inside the step's own loop, before it, or elsewhere)."""
+    (inside the step's own loop, before it, or elsewhere). A framework's epoch-end save: each epoch."""
     loop, scope, inner = a.train_loop, a.train_scope, a.train_inner
+    if fact.epoch_end:
+        return "each training epoch (the framework runs it at the epoch's end)"
     if loop is not None and scope is not None and fact.file == loop.file and loop.end < fact.line <= scope.end:
         return f"the training loop (ends at line {loop.end})"
     if loop is not None and inner is not None and fact.file == inner.file and inner.end < fact.line <= loop.end:

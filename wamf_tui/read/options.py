@@ -121,6 +121,7 @@ class OptionsReader:
             self.r.kind = "training"
             for k in node.keywords:
                 self._library_keyword(k, PL_KEYS, node, hf=False)
+            self._lightning_defaults(node)
 
     def _trains_with(self, node: ast.Call) -> None:
         """The entry trains only under `if opt.train:` (CompVis's `main.py -t`, HF's `if training_args.do_train:`):
@@ -230,6 +231,22 @@ class OptionsReader:
         self.cli_function = (node.args[0].id, node.lineno)
         return True
 
+    def _lightning_defaults(self, node: ast.Call) -> None:
+        """A Lightning `Trainer(...)` built in code keeps the defaults it is not given: a logger (TensorBoard, else
+        CSV) and a ModelCheckpoint at each epoch's end, both under `lightning_logs/` of the folder it runs in
+        (ControlNet's `pl.Trainer(gpus=1, precision=32, callbacks=[logger])`). `**kwargs` may give any of them."""
+        given = {k.arg for k in node.keywords}
+        if None in given:
+            return
+        if "logger" not in given:
+            self.r.trackers.append(self.made("Lightning's default logger (lightning_logs/)", node))
+        if not given & {"enable_checkpointing", "checkpoint_callback"}:
+            save = self.made("Lightning's default ModelCheckpoint (each epoch's end)", node)
+            save.epoch_end = True
+            self.r.checkpoints.append(save)
+        if "default_root_dir" not in given:
+            self.r.output_dirs.append(Fact(name="'lightning_logs'", file=self.rel, line=node.lineno))
+
     def _library_keyword(self, k: ast.keyword, table: dict[str, str], node: ast.Call, hf: bool) -> None:
         if k.arg is None:
             return
@@ -237,6 +254,8 @@ class OptionsReader:
             self.r.step_controls.append(StepControl(name=k.arg, file=self.rel, line=k.value.lineno,
                                                     default=literal_text(k.value), role=role))
         kind = table.get(k.arg)
+        if kind and not hf and isinstance(k.value, ast.Constant) and k.value.value in (False, None, 0):
+            return  # `logger=False`, `enable_checkpointing=False`, `limit_val_batches=0`: off as written
         if kind:
             off = {
                 "report_to": "--report_to none", "save_strategy": "--save_strategy no",
