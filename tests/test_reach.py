@@ -4,6 +4,7 @@ does not parse) is kept. Each case is a small repo written here, read by the rea
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from wamf_tui.propose.benchmark import propose
@@ -494,3 +495,56 @@ def test_a_save_after_an_early_return_is_switched_off_by_its_test_and_its_calls_
         (final - 1, "--save_every_checkpoint"), (final, "--skip_model_save (given)")}
     off = next(c for c in propose(a, 30) if c.kind == "save" and f"train.py:{final}" in c.sites)
     assert off.enabled and off.flags == ["--skip_model_save"]
+
+
+MISC = """\
+import torch
+
+
+def accuracy(network, loader):
+    network.eval()
+    with torch.no_grad():
+        correct = sum((network(x).argmax(1) == y).sum().item() for x, y in loader)
+    network.train()
+    return correct
+
+
+def count(network, loader):
+    with torch.no_grad():
+        return sum(len(x) for x, _ in loader)
+"""
+
+EVALUATED = """\
+import torch
+from pkg import misc
+
+for step in range(1000):
+    loss = model(next(batches))
+    loss.backward()
+    optimizer.step()
+    if step % 100 == 0:
+        acc = misc.accuracy(model, val_loader)
+        n = misc.count(model, val_loader)
+"""
+
+
+def test_a_function_that_evaluates_is_an_eval_where_it_is_called_whatever_its_name(tmp_path):
+    """DomainBed's `misc.accuracy`: the model put in eval mode and run under no_grad, called every 100 steps
+    from the entry: an eval at that call, under its condition. A no_grad count that never evaluates is none."""
+    root = write(tmp_path, {"train.py": EVALUATED, "pkg/__init__.py": "", "pkg/misc.py": MISC})
+    a = analyze_script(root / "train.py", root)
+    call = EVALUATED.splitlines().index("        acc = misc.accuracy(model, val_loader)") + 1
+    assert [(e.name, e.file, e.line, e.guard) for e in a.evals] == [("accuracy", "train.py", call, "step % 100 == 0")]
+
+
+def test_an_early_return_above_the_training_is_no_switch(tmp_path):
+    """EDM's `if opts.dry_run: return` before `training_loop(...)`: giving the flag would stop the whole job,
+    so the save after it is never switched off by it."""
+    entry = EARLY_RETURN.replace('save_checkpoint("model.pkl")', 'if args.skip_model_save:\n    return\n'
+                                 'train_loop()\ntorch.save(model, "final.pt")').replace("import torch\n", "import torch\n"
+                                 "def train_loop():\n    pass\n", 1)
+    root = write(tmp_path, {"train.py": f"def main():\n{textwrap.indent(entry, '    ')}\n"})
+    a = analyze_script(root / "train.py", root)
+    final = next(c for c in a.checkpoints if c.name == "torch.save" and "final.pt" in
+                 (root / "train.py").read_text().splitlines()[c.line - 1])
+    assert final.off_switch is None

@@ -48,7 +48,16 @@ from .needs import argv_required, dataclass_required, own_options, read_needs, s
 from .nodes import walk
 from .options import COMPUTED, HF_PARSERS
 from .precision import precision_signals
-from .reach import ModuleDefs, drop_unreached, drop_unreached_options, lift_to_callers, summarize, train_calls
+from .reach import (
+    ModuleDefs,
+    drop_unreached,
+    drop_unreached_options,
+    eval_helper_calls,
+    evaluates,
+    lift_to_callers,
+    summarize,
+    train_calls,
+)
 from .source import Reader
 from .step import ROLES, find_step, inner_loop, lightning_step, loop_of, name_of
 from .switches import switch_off
@@ -247,7 +256,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     modules: list[ModuleDefs] = []  # each parsed module's functions: which of them the job reaches
     beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
     helpers: list[tuple[ModuleDefs, dict[str, list[Fact]]]] = []  # each module's calls of its own functions
-    far_calls: dict[tuple[str, str], list[Fact]] = {}  # (file, name) -> its calls from the other modules read
+    far_calls: dict[tuple[str, str], list[Fact]] = {}  # (file, name) -> its calls from every module read
+    evaluators: set[tuple[str, str]] = set()  # (file, name) of each function that evaluates a model
     resolved_files: dict[str, str | None] = {}
 
     def repo_file(module: str) -> str | None:  # an imported module -> the repo file it is, if it is one
@@ -324,6 +334,10 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             helpers.append((modules[-1], reader.sites))
             for key, calls in reader.far.items():
                 far_calls.setdefault(key, []).extend(calls)
+            for name, calls in reader.sites.items():  # the module's own calls of its functions, by (file, name)
+                far_calls.setdefault((rel, name), []).extend(calls)
+            evaluators |= {(rel, f.name) for f in tree.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                           and evaluates(f)}
             fits += [Span(file=rel, start=n, end=c.end if (c := modules[-1].innermost(n)) else 10**9)
                      for n in reader.fits]
         except RecursionError:
@@ -437,9 +451,11 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         result.required += [r for r in required_by_use(*entry, result.flags, loads) if r.name not in named]
         result.required += files_read(*entry, root) + env_data_roots(*entry, root)
     unset_now_known(result)
+    eval_helper_calls(result, evaluators, far_calls)
     far: dict[str, dict[str, list[Fact]]] = {}  # a module's functions -> their calls from the other modules read
     for (file, name), calls in far_calls.items():
-        far.setdefault(file, {})[name] = calls
+        if any(c.file != file for c in calls):
+            far.setdefault(file, {})[name] = [c for c in calls if c.file != file]
     unrun = {m.file: m.unrun for m in modules}
     for module, sites in helpers:
         lift_to_callers(result, module, sites, far.get(module.file, {}), lambda f, n: f in unrun and unrun[f](n))

@@ -6,6 +6,7 @@ Read from the job's source only; the library is never imported."""
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -76,7 +77,7 @@ def _post_init_raises(node: ast.ClassDef, rel: str) -> list[Fact]:
     out = []
     for stmt in post.body if post is not None else []:
         if isinstance(stmt, ast.If) and isinstance(stmt.body[0], ast.Raise):
-            test = ast.parse(ast.unparse(stmt.test), mode="eval").body  # a copy, its `self` renamed below
+            test = copy.deepcopy(stmt.test)  # its `self` renamed below
             for n in ast.walk(test):
                 if isinstance(n, ast.Name) and n.id == "self":
                     n.id = "args"

@@ -7,6 +7,7 @@ condition the code fixes false, an interval it fixes, a flag it needs set.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from ..model import GIVEN, Analysis
@@ -25,6 +26,16 @@ from .options import dotted_name
 
 # Nodes with nothing below them the reader looks at: not walked into.
 LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+
+
+_TRAINS = re.compile(r"train|fit|backward|(^|[._])step$", re.I)
+
+
+def _trains(stmts: list[ast.stmt]) -> bool:
+    """Whether statements call anything that may train (`train(...)`, `trainer.fit(...)`, `loss.backward()`):
+    an early `if args.dry_run: return` above them stops the job itself, and is never a feature's switch."""
+    return any(isinstance(n, ast.Call) and _TRAINS.search(dotted_name(n.func))
+               for s in stmts for n in ast.walk(s))
 
 
 class GuardedReader:
@@ -191,9 +202,10 @@ class GuardedReader:
         `not x` (DomainBed's `save_checkpoint`: `if args.skip_model_save: return`, then the save). An `if` that
         raises checks its input, and switches nothing."""
         depth = len(self.guards)
-        for stmt in body:
+        for i, stmt in enumerate(body):
             self.visit(stmt)
-            if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Return):
+            if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Return) \
+                    and not _trains(body[i + 1:]):
                 self.guards.append(ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=stmt.test), stmt.test))
                 self.counted.append(False)  # the two stacks stay side by side
         del self.guards[depth:], self.counted[depth:]

@@ -122,7 +122,7 @@ def switches_now_known(result: Analysis, switched: Callable[[str | None], bool])
     hf = result.config_system in ("hf", "hf_trainer")
     for kind in ("checkpoints", "evals", "uploads", "trackers"):
         for f in getattr(result, kind):
-            if not f.guard or switched(f.off_switch):
+            if not f.guard or switched(f.off_switch) or not any(n in dests for n in _SETTING_READ.findall(f.guard)):
                 continue
             try:
                 test = ast.parse(f.guard, mode="eval").body

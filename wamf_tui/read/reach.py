@@ -362,6 +362,32 @@ def train_calls(result: Analysis, helpers: list[tuple[ModuleDefs, dict[str, list
     return out
 
 
+def evaluates(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A function that evaluates a model, whatever its name (DomainBed's `misc.accuracy`): it switches one to
+    eval mode (`network.eval()`) and runs without gradients (`with torch.no_grad():`, or so decorated), and
+    never steps or backpropagates (EDM's `training_loop`, which evaluates its EMA too, trains)."""
+    def no_grad(n: ast.AST) -> bool:
+        return (n.func.attr if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) else
+                n.attr if isinstance(n, ast.Attribute) else "") in ("no_grad", "inference_mode")
+    nodes = list(ast.walk(node))
+    called = [n.func.attr for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    to_eval = "eval" in called and not {"backward", "step"} & set(called)
+    return to_eval and (any(no_grad(d) for d in node.decorator_list) or any(
+        isinstance(n, ast.With | ast.AsyncWith) and any(no_grad(i.context_expr) for i in n.items) for n in nodes))
+
+
+def eval_helper_calls(result: Analysis, helpers: set[tuple[str, str]], calls: dict[tuple[str, str], list[Fact]]
+                      ) -> None:
+    """Each call of a function that evaluates (`evaluates`), from anywhere read, is an eval where it is
+    called, under that call's conditions (`if step % checkpoint_freq == 0: ... misc.accuracy(...)`)."""
+    known = {(e.file, e.line) for e in result.evals}
+    for key in sorted(helpers):
+        for c in calls.get(key, []):
+            if (c.file, c.line) not in known:
+                known.add((c.file, c.line))
+                result.evals.append(c.model_copy(update={"name": key[1]}))
+
+
 def reached_effects(a: Analysis) -> Analysis:
     """The job's effects its values let run: one under a condition they make false (`if args.log_wandb:` with
     the flag off) stays in the reading, said as never reached, and gets no row, switch, price or trial claim."""
