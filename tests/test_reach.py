@@ -540,9 +540,10 @@ def test_a_function_that_evaluates_is_an_eval_where_it_is_called_whatever_its_na
 def test_an_early_return_above_the_training_is_no_switch(tmp_path):
     """EDM's `if opts.dry_run: return` before `training_loop(...)`: giving the flag would stop the whole job,
     so the save after it is never switched off by it."""
-    entry = EARLY_RETURN.replace('save_checkpoint("model.pkl")', 'if args.skip_model_save:\n    return\n'
-                                 'train_loop()\ntorch.save(model, "final.pt")').replace("import torch\n", "import torch\n"
-                                 "def train_loop():\n    pass\n", 1)
+    entry = EARLY_RETURN.replace(
+        'save_checkpoint("model.pkl")',
+        'if args.skip_model_save:\n    return\ntrain_loop()\ntorch.save(model, "final.pt")',
+    ).replace("import torch\n", "import torch\ndef train_loop():\n    pass\n", 1)
     root = write(tmp_path, {"train.py": f"def main():\n{textwrap.indent(entry, '    ')}\n"})
     a = analyze_script(root / "train.py", root)
     final = next(c for c in a.checkpoints if c.name == "torch.save" and "final.pt" in
