@@ -957,15 +957,19 @@ for step in range(100):
 """
 
 
-@pytest.mark.parametrize(("command", "loss"), [
-    ([], "loss = F.cross_entropy(self.network(minibatches[0]), minibatches[1])"),
-    (["--algorithm", "IGA"], 'objective = mean_loss + self.hparams["penalty"] * penalty')])
-def test_the_class_the_command_names_holds_the_step_and_a_sum_of_terms_is_the_loss(tmp_path, command, loss):
+@pytest.mark.parametrize(("command", "loss", "forward"), [
+    ([], "loss = F.cross_entropy(self.network(minibatches[0]), minibatches[1])",
+     "loss = F.cross_entropy(self.network(minibatches[0]), minibatches[1])"),
+    (["--algorithm", "IGA"], 'objective = mean_loss + self.hparams["penalty"] * penalty',
+     "total_loss += F.cross_entropy(self.network(x), y)")])
+def test_the_class_the_command_names_holds_the_step_and_a_sum_of_terms_is_the_loss(tmp_path, command, loss, forward):
     """DomainBed's `--algorithm IGA`: the class the command names (`algorithms.IGA`) has its own `update`,
     the step, not the `ERM.update` above it. Its objective adds a penalty to the mean loss: a new loss, made
-    where the sum is, not the penalty accumulated above it."""
+    where the sum is, not the penalty accumulated above it; its forward is followed back through the mean to
+    the per-environment losses summed into it."""
     root = make_repo(tmp_path / "r", {"train.py": REGISTRY_ENTRY, "pkg/__init__.py": "",
                                       "pkg/algorithms.py": ALGORITHMS})
     a = analyze_script(root / "train.py", root, command)
     rows = {x.role: f"{x.file}:{x.line}" for x in a.anchors}
     assert rows["loss"] == at(ALGORITHMS, loss, "pkg/algorithms.py")
+    assert rows["forward"] == at(ALGORITHMS, forward, "pkg/algorithms.py")

@@ -326,10 +326,11 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
             if value is not None else None
         if inner is not None and source is not None:
             return source, inner
-        # `loss_d = loss_s + loss_f`: each term's own loss call, and the model call it reads
+        # `loss_d = loss_s + loss_f`: each term's own loss call, and the model call it reads; a term made of
+        # others (`mean = total / n`, `total += env_loss` per part) is followed back to them
         for name in (n for n in ast.walk(value) if isinstance(n, ast.Name)) if value is not None else ():
             node = assigned(name.id, line, assigns)
-            if node is not None and isinstance(value_of(node), ast.Call) and (
+            if node is not None and isinstance(value_of(node), ast.Call | ast.BinOp | ast.Name) and (
                     found := _forward(node, loss, node.lineno, assigns)) is not None:
                 return found
         return None
