@@ -549,3 +549,45 @@ def test_an_early_return_above_the_training_is_no_switch(tmp_path):
     final = next(c for c in a.checkpoints if c.name == "torch.save" and "final.pt" in
                  (root / "train.py").read_text().splitlines()[c.line - 1])
     assert final.off_switch is None
+
+
+CALLBACK = """\
+import torch
+from pytorch_lightning.callbacks import Callback
+
+
+class ImageLogger(Callback):
+    def __init__(self, every=300):
+        self.every = every
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        if batch_idx % self.every == 0:
+            pl_module.eval()
+            with torch.no_grad():
+                pl_module.log_images(batch)
+            pl_module.train()
+
+
+class Timer(Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        with torch.no_grad():
+            print(batch_idx)
+"""
+
+LIGHTNING_ENTRY = """\
+import pytorch_lightning as pl
+from pkg.logger import ImageLogger, Timer
+
+logger = ImageLogger(every=300)
+trainer = pl.Trainer(callbacks=[logger, Timer()], logger=False, enable_checkpointing=False)
+trainer.fit(model, loader)
+"""
+
+
+def test_a_callback_whose_hooks_evaluate_is_an_eval_where_it_is_built(tmp_path):
+    """ControlNet's `ImageLogger(Callback)` samples the model in eval mode without gradients every 300 batches:
+    the framework calls its hook, so its eval is where the job builds it. A callback that only runs under
+    no_grad (a timer) evaluates nothing."""
+    root = write(tmp_path, {"train.py": LIGHTNING_ENTRY, "pkg/__init__.py": "", "pkg/logger.py": CALLBACK})
+    a = analyze_script(root / "train.py", root)
+    assert [(e.name, e.file, e.line) for e in a.evals] == [("ImageLogger", "train.py", 4)]

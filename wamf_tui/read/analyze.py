@@ -54,6 +54,7 @@ from .reach import (
     drop_unreached_options,
     eval_helper_calls,
     evaluates,
+    evaluating_callback,
     lift_to_callers,
     summarize,
     train_calls,
@@ -337,7 +338,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             for name, calls in reader.sites.items():  # the module's own calls of its functions, by (file, name)
                 far_calls.setdefault((rel, name), []).extend(calls)
             evaluators |= {(rel, f.name) for f in tree.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
-                           and evaluates(f)}
+                           and evaluates(f) or isinstance(f, ast.ClassDef) and evaluating_callback(f)}
             fits += [Span(file=rel, start=n, end=c.end if (c := modules[-1].innermost(n)) else 10**9)
                      for n in reader.fits]
         except RecursionError:

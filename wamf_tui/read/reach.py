@@ -25,6 +25,7 @@ from typing import Any
 
 from ..model import Analysis, Fact, Span
 from .needs import main_block
+from .step import name_of
 from .switches import switch_off
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
@@ -376,10 +377,18 @@ def evaluates(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         isinstance(n, ast.With | ast.AsyncWith) and any(no_grad(i.context_expr) for i in n.items) for n in nodes))
 
 
+def evaluating_callback(node: ast.ClassDef) -> bool:
+    """A trainer callback of the repo's whose hooks evaluate (ControlNet's `ImageLogger(Callback)`: the model
+    put in eval mode and sampled without gradients every n batches): where it is built, an eval is added."""
+    return any(name_of(b).endswith("Callback") for b in node.bases) and any(
+        isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and evaluates(f) for f in node.body)
+
+
 def eval_helper_calls(result: Analysis, helpers: set[tuple[str, str]], calls: dict[tuple[str, str], list[Fact]]
                       ) -> None:
     """Each call of a function that evaluates (`evaluates`), from anywhere read, is an eval where it is
-    called, under that call's conditions (`if step % checkpoint_freq == 0: ... misc.accuracy(...)`)."""
+    called, under that call's conditions (`if step % checkpoint_freq == 0: ... misc.accuracy(...)`); each
+    build of a callback that evaluates (`evaluating_callback`) where it is built."""
     known = {(e.file, e.line) for e in result.evals}
     for key in sorted(helpers):
         for c in calls.get(key, []):
