@@ -20,6 +20,7 @@ from ..infra import children, gitcmd
 from ..infra.files import read_regular
 from ..model import LaunchCommand, ScriptCandidate, ScriptScan
 from ..read.subcommands import refine_console
+from ..read.values import given_values
 from .launch import CONFIG_FILE, absent_configs, console_scripts, format_command, parse_launch, script_call
 from .shell import DOCS, Branches, commands_in, docstring_commands, shell_defaults
 from .slurm import SOURCE, QueuedJob
@@ -367,7 +368,7 @@ def _better(new: LaunchCommand, old: LaunchCommand) -> bool:
     version's, and one a page folds away in `<details>` a variant beside its main command: each ranks below
     every other the job has, even one with holes."""
     def rank(x: LaunchCommand) -> tuple[bool, ...]:
-        values = [w.split("=", 1)[-1] for w in x.args if not w.startswith("-") or "=" in w]  # `--exp_name` is none
+        values = given_values(x.args)  # `--exp_name` is no value
         synopsis = any(w.startswith("[") or w.endswith("]") and "[" not in w for w in x.args)  # `[--tag <t>]`
         return (_queued(x), not _evaluates_only(x), not x.other_machine, not _old_pages(x), not x.folded, not synopsis,
                 not x.unresolved, not x.absent,

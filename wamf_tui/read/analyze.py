@@ -72,7 +72,7 @@ from .tyro_config import (
     nested_step,
     nested_switches,
 )
-from .values import dest, resolved, settings_objects
+from .values import dest, given_values, resolved, settings_objects
 from .writes import folder_flags
 
 FOLLOW_DEPTH = 2  # how many imports deep the reading follows the repo's own modules
@@ -119,11 +119,6 @@ def _command_step_flag(command: Sequence[str]) -> StepControl | None:
 READ_BUDGET_S = 60.0  # the whole reading, the CLI's too; the app's child is stopped at 120 s
 
 
-def _values_given(command: Sequence[str]) -> set[str]:
-    """The values a command gives (`--algorithm IGA`, `model=IGA`): a name among them may pick a class."""
-    return {w.split("=", 1)[-1] for w in command if not w.startswith("-") or "=" in w}
-
-
 def _out_of_time(result: Analysis, skipped: list[str]) -> None:
     """The reading's time is spent: the modules not yet read are named, never silently dropped."""
     names = list(dict.fromkeys(skipped))
@@ -136,7 +131,7 @@ def _step_under_values(result: Analysis, tree: ast.Module, stepped_in: str, comm
     (`match self.cfg.loss_fn:` whose other cases backpropagate other losses): only the entry's branches were
     judged while the flags were not all known."""
     dead = dead_lines(tree, resolved(result.flags, command, settings_objects(tree)))
-    again = find_step(tree, stepped_in, dead, _values_given(command)) if dead else None
+    again = find_step(tree, stepped_in, dead, given_values(command)) if dead else None
     if again:
         found = {a.role for a in again}
         stale = [a for a in result.anchors if a.file == stepped_in and (a.role in found or a.line in dead)]
@@ -348,7 +343,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             opened.setdefault(rel, result.parser_open)
         result.parser_open = was_open
         if step is None and "backward" in text:
-            step = find_step(tree, rel, named=_values_given(command))
+            step = find_step(tree, rel, named=given_values(command))
             stepped = (tree, rel) if step and depth else None  # a module the entry imports: judged again below
             backward = next((x.line for x in step or [] if x.role == "backward"), None)
             spans = loop_of(tree, backward, stepped=optimizer_steps(text), text=text) if backward else None

@@ -101,15 +101,20 @@ def unset_now_known(result: Analysis) -> None:
              if opt.startswith("-") and (result.flags[opt] or "None") in UNSET}
     for kind in ("checkpoints", "evals", "uploads", "trackers"):
         for f in getattr(result, kind):
-            if f.unset is not None or not f.guard or not any(n in dests for n in _SETTING_READ.findall(f.guard)):
-                continue  # parsed only where a setting left out would switch it off
-            try:
-                test = ast.parse(f.guard, mode="eval").body
-            except SyntaxError:  # cut short, or `a ... b`
-                continue
-            flag = next((dests[n] for c in conjuncts(test) if (n := needs_set(c)) in dests), None)
-            if flag:
+            if f.unset is None and (flag := _needed(f.guard, dests)):
                 f.unset = flag
+
+
+def _needed(guard: str | None, dests: dict[str, str]) -> str | None:
+    """The flag (of `dests`, by the attribute it sets) one conjunct of `guard` needs set. The text is parsed only
+    where it reads one of them (`args.x`)."""
+    if not guard or not any(n in dests for n in _SETTING_READ.findall(guard)):
+        return None
+    try:
+        test = ast.parse(guard, mode="eval").body
+    except SyntaxError:  # cut short, or `a ... b`
+        return None
+    return next((dests[n] for c in conjuncts(test) if (n := needs_set(c)) in dests), None)
 
 
 def switches_now_known(result: Analysis, switched: Callable[[str | None], bool]) -> None:
@@ -122,14 +127,7 @@ def switches_now_known(result: Analysis, switched: Callable[[str | None], bool])
     hf = result.config_system in ("hf", "hf_trainer")
     for kind in ("checkpoints", "evals", "uploads", "trackers"):
         for f in getattr(result, kind):
-            if not f.guard or switched(f.off_switch) or not any(n in dests for n in _SETTING_READ.findall(f.guard)):
-                continue
-            try:
-                test = ast.parse(f.guard, mode="eval").body
-            except SyntaxError:  # cut short, or `a ... b`
-                continue
-            flag = next((dests[n] for c in conjuncts(test) if (n := needs_set(c)) in dests), None)
-            if flag:
+            if not switched(f.off_switch) and (flag := _needed(f.guard, dests)):
                 f.off_switch = f"{flag} False" if hf and result.flags[flag] == "True" else flag
     for f in result.output_dirs:  # `os.makedirs(args.output_dir)`, read before `--output_dir` was declared
         if f.off_switch in dests:

@@ -16,6 +16,12 @@ from .nodes import walk
 UNKNOWN = object()  # a setting whose default cannot be read as a literal
 
 
+def given_values(words: Sequence[str]) -> list[str]:
+    """The values among a command's words (`--algorithm IGA` -> `IGA`, `--lr=3` -> `3`, `model=x` -> `x`): a flag's
+    own name is never one."""
+    return [w.split("=", 1)[-1] for w in words if not w.startswith("-") or "=" in w]
+
+
 def dest(flag: str) -> str:
     """The attribute a flag's value lands on: `--data-dir` -> `data_dir`, `--train-iters=30` -> `train_iters`."""
     return flag.split("=")[0].lstrip("-").replace("-", "_")
