@@ -69,6 +69,22 @@ def test_a_cd_inside_a_snippet_and_the_scripts_own_folder(tmp_path):
     assert (got.command, got.path) == ("python train.py", "train.py")
 
 
+
+def test_oldpwd_names_the_folder_the_line_left():
+    """The benchmark's run from a folder outside the checkout names the checkout's files by `$OLDPWD`: read
+    back, the entry is the checkout's file and the line prints as written; from a folder inside, as a path."""
+    exists = {"projects/char/train.py", "conf/one.yaml"}.__contains__
+    line = ('mkdir -p /x/job.wamf-bench && cd /x/job.wamf-bench && PYTHONPATH="$OLDPWD" accelerate launch '
+            '--config_file "$OLDPWD"/conf/one.yaml "$OLDPWD"/projects/char/train.py --data "$OLDPWD"/conf')
+    got = parse_launch(line, exists=exists)
+    assert (got.path, got.cwd, got.script, got.env) == ("projects/char/train.py", "/x/job.wamf-bench",
+                                                        "$OLDPWD/projects/char/train.py", ["PYTHONPATH=$OLDPWD"])
+    assert got.command == line.split(" && ", 1)[1]
+    inside = parse_launch('cd projects && cd char && python "$OLDPWD"/../conf/one.yaml.py', exists=exists)
+    assert inside is not None and inside.script == "../../conf/one.yaml.py"
+    back = parse_launch('cd projects/char && cd ../.. && python "$OLDPWD"/train.py', exists=exists)
+    assert (back.path, back.script) == ("projects/char/train.py", "projects/char/train.py")
+
 def test_a_shell_script_gives_its_defaults_and_drops_its_own_arguments(tmp_path):
     root, state, refused = walk(tmp_path, {
         "scripts/train.sh": 'NGPU=${NGPU:-4}\ntorchrun --nproc_per_node=$NGPU train.py --lr 3e-4 "$@"\n',

@@ -148,22 +148,25 @@ def test_a_job_that_reads_nothing_relative_runs_from_the_benchmark_folder(tmp_pa
     assert sorted(d.name for d in a.output_dirs if d.name.startswith("'")) == ["'./data'", "'logs'"]
     state = state_of(root, a)
     run = run_command(state)
-    assert run.startswith("mkdir -p runs/wamf-bench && cd runs/wamf-bench && PYTHONPATH=../.. ")
-    assert "WAMF_OUT=. " in run and run.endswith(" ../../projects/char/train.py")
+    out = tmp_path / "job.wamf-bench"  # beside the checkout, never in it
+    assert run.startswith(f"mkdir -p {out} && cd {out} && PYTHONPATH=\"$OLDPWD\" ")
+    assert f"WAMF_OUT={out} " in run and run.endswith(' "$OLDPWD"/projects/char/train.py')
     # a launcher's own config named by the docs' command is named by a path back too
     accelerate = state.model_copy(update={"launch": parse_launch(
         "accelerate launch --config_file conf/one.yaml projects/char/train.py", "README.md:3", "", {}, {},
         lambda p: (root / p).is_file())})
     (root / "conf").mkdir()
     (root / "conf/one.yaml").write_text("num_processes: 1\n")
-    assert " accelerate launch --config_file ../../conf/one.yaml " in run_command(accelerate)
+    assert ' accelerate launch --config_file "$OLDPWD"/conf/one.yaml ' in run_command(accelerate)
     write_wrapper(Path(run_line.wrapper_path(state)))
     assert check_run(run, root, a).problems == []
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     done = subprocess.run(["bash", "-c", run], cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert (root / "runs/wamf-bench/logs/run.txt").is_file() and (root / "runs/wamf-bench/data").is_dir()
+    assert (out / "logs/run.txt").is_file() and (out / "data").is_dir()
     assert not (root / "logs").exists() and not (root / "data").exists()
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=root, capture_output=True, text=True)
+    assert status.stdout == "?? conf/\n?? wamf_bench.py\n"  # the test's config and the wrapper, nothing else
 
 
 def test_a_tensorboard_writer_given_a_fixed_relative_folder_is_named_with_it(tmp_path):
@@ -174,4 +177,4 @@ def test_a_tensorboard_writer_given_a_fixed_relative_folder_is_named_with_it(tmp
     moved = [c for c in propose(a, 30, "speed", []) if c.folder]
     assert [(c.what, c.enabled, c.why) for c in moved] == [
         ("run from the benchmark folder", True, "what it makes by a fixed relative path (runs/ (train.py:5)) lands "
-                                                "in that one folder, not among your files")]
+                                                "in the benchmark folder, outside the checkout")]

@@ -49,6 +49,8 @@ _SWITCHES = {
 }
 NNODES = ("--nnodes", "--num_machines", "--num_nodes", "-N", "--nodes")
 _ROOT = "\0root/"  # stands for the repo root in a path; no file name holds a NUL
+_OLD = "\0old"  # `$OLDPWD` after a `cd`: the folder the line was in before it (our run line from a folder outside)
+OLDPWD = "$OLDPWD"
 WRAPPERS = ("exec", "time", "nohup", "env", "command", "stdbuf")
 _REDIRECT = re.compile(r"\d?(>>?|<)|&>>?|\d?>&\d")  # `>`, `2>>`, `&>`, `<`, `2>&1`, alone
 _REDIRECT_ATTACHED = re.compile(r"(\d?>>?|&>>?|<)[^\s=]")  # `>log`, `2>/dev/null`, `&>out.txt`; not `>=1.0`
@@ -80,6 +82,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     text = _ALL_ARGS.sub(lambda _: f" {known.get('@', '')} ", text)  # `"$@"`: what the script's caller passed
     text = _SCRIPT_DIR.sub(_ROOT + (where or "."), text)  # the script's own folder, from the root
     cwd: str | None = None
+    old: str | None = None  # the folder before the last `cd`, from the root
     for segment in re.split(r"\s*(?:&&|;|\|\|)\s*", text):
         segment, _ = expand(segment, known, line=True)  # as a reader means it: `$FLAGS` may hold several words
         try:
@@ -88,6 +91,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
             return None
         if len(words) >= 2 and words[0] == "cd":
             target, _ = expand(words[1], known)
+            old, known["OLDPWD"] = (where if cwd is None else cwd), _OLD
             if target.startswith(_ROOT):
                 cwd = posixpath.normpath(target[len(_ROOT):])
             else:
@@ -105,7 +109,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
             _inputs_elsewhere(launch)
         launch.left_out = [re.sub(r"\$\{(WAMF_HOLE_\d+)\}", lambda m: holes[m.group(1)], x) for x in launch.left_out]
         launch.source = source
-        return _place(launch, where, cwd, exists)
+        return _place(launch, where, cwd, exists, old or "")
     return None
 
 
@@ -319,8 +323,10 @@ def _is_launcher(word: str) -> bool:
         _PYTHON.fullmatch(name))
 
 
-def _place(launch: LaunchCommand, where: str, cwd: str | None, exists: Callable[[str], bool] | None) -> LaunchCommand:
-    """Pick the folder the command is written for and the entry's path from the repo root."""
+def _place(launch: LaunchCommand, where: str, cwd: str | None, exists: Callable[[str], bool] | None,
+           old: str = "") -> LaunchCommand:
+    """Pick the folder the command is written for and the entry's path from the repo root; `old` is the folder
+    (from the root) `$OLDPWD` names."""
     if launch.entry:  # a console script: its module, from the root or a src/ layout
         name = launch.entry.split(":")[0].replace(".", "/")
         cands = [f"{name}.py", f"{name}/__init__.py", f"src/{name}.py", f"src/{name}/__init__.py"]
@@ -331,7 +337,10 @@ def _place(launch: LaunchCommand, where: str, cwd: str | None, exists: Callable[
         cands = [launch.script] if launch.script else []
     folders = [cwd] if cwd is not None else ([where, ""] if where else [""])
     chosen = folders[0]
-    if exists is not None:
+    back = next((c for c in cands if _OLDED.match(c)), None)  # `"$OLDPWD"/train.py`: a path from that folder
+    if back is not None and exists is not None and exists(path := _from_old(back, old)):
+        launch.path = path
+    elif exists is not None:
         for folder in folders:
             for cand in cands:
                 path = posixpath.normpath(posixpath.join(folder, cand))
@@ -341,20 +350,34 @@ def _place(launch: LaunchCommand, where: str, cwd: str | None, exists: Callable[
             if launch.path:
                 break
     launch.cwd = "" if chosen in ("", ".") else chosen
-    launch.env, launch.args = [_from_cwd(w, launch.cwd) for w in launch.env], [_from_cwd(w, launch.cwd)
-                                                                               for w in launch.args]
+    launch.env, launch.args = [_from_cwd(w, launch.cwd, old) for w in launch.env], [_from_cwd(w, launch.cwd, old)
+                                                                                    for w in launch.args]
+    launch.prefix = [_from_cwd(w, launch.cwd, old) for w in launch.prefix]
+    if launch.script:
+        launch.script = _from_cwd(launch.script, launch.cwd, old)
     launch.command = format_command(launch)
     return launch
 
 
-def _from_cwd(word: str, cwd: str) -> str:
-    """A path the script's own folder gave (`PYTHONPATH=$(dirname $0)/..:$PYTHONPATH`), from the folder the
-    command runs in: the root's marker never reaches a command."""
+def _from_old(word: str, old: str) -> str:
+    """A `$OLDPWD` path's folder from the repo root."""
+    m = _OLDED.match(word)
+    return posixpath.normpath(posixpath.join(old or ".", (m.group(1) if m else word).lstrip("/") or "."))
+
+
+def _from_cwd(word: str, cwd: str, old: str = "") -> str:
+    """A path the script's own folder gave (`PYTHONPATH=$(dirname $0)/..:$PYTHONPATH`), or `$OLDPWD` gave, from
+    the folder the command runs in: no marker reaches a command. From a folder outside the checkout (absolute, or
+    `../`) a path back stays `$OLDPWD/...`: the line's own word, whichever checkout (a worktree) it runs from."""
+    outside = cwd.startswith(("/", "../")) or cwd == ".."
+    word = _OLDED.sub(lambda m: OLDPWD + m.group(1) if outside
+                      else posixpath.relpath(_from_old(m.group(0), old), cwd or "."), word)
     return _ROOTED.sub(lambda m: posixpath.relpath(posixpath.normpath(m.group(1)), cwd or "."), word)
 
 
-# the marker as a word holds it, and as a model's text field shows it (`visible` escapes the NUL)
+# the markers as a word holds them, and as a model's text field shows them (`visible` escapes the NUL)
 _ROOTED = re.compile(f"(?:{re.escape(_ROOT)}|{re.escape(visible(_ROOT))})" + r"([^:\s]*)")
+_OLDED = re.compile(f"(?:{re.escape(_OLD)}|{re.escape(visible(_OLD))})" + r"(/[^:\s]*|(?![^:\s]))")
 
 
 CONFIG_FILE = re.compile(r"(?!/|~|\$)[\w./-]+\.(?:ya?ml|json|toml|cfg|ini)")  # one the repo itself would hold
@@ -398,8 +421,11 @@ _HYDRA_DELETE = re.compile(r"~[A-Za-z_][\w.]*(?:=[\w.:+-]*)?")
 def _shell_word(word: str) -> str:
     """A word as the shell must get it. Hydra's deletion `~callbacks.model_checkpoint` stays bare, as its docs
     write it: bash expands `~name` only when a user of that exact name exists, and no user is named
-    `callbacks.model_checkpoint`."""
-    return word if _HYDRA_DELETE.fullmatch(word) else shlex.quote(word)
+    `callbacks.model_checkpoint`. `$OLDPWD` (a path back from the benchmark folder) is left for the shell to
+    expand, in double quotes."""
+    if _HYDRA_DELETE.fullmatch(word):
+        return word
+    return f'"{OLDPWD}"'.join(shlex.quote(p) if p else "" for p in word.split(OLDPWD))
 
 
 def console_scripts(files: Mapping[str, str]) -> dict[str, str]:

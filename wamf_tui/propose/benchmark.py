@@ -29,7 +29,6 @@ from .when import compares, needed_outputs
 # the benchmark's outputs, as the changes table names them: the run line gives the folder itself, outside the
 # checkout (`run_line.bench_folder`); `$WAMF_OUT` would not expand in the job's own words
 OUT_DIR = "$WAMF_OUT"
-OWN_FOLDER = "runs/wamf-bench"  # where a job that writes by fixed relative paths runs: inside the checkout
 MAX_EXCLUSIONS = 8  # save, eval and upload rows shown one by one; the rest no switch reaches are priced as one
 
 
@@ -71,8 +70,8 @@ def _fixed_folders(a: Analysis) -> BenchmarkChange | None:
     if not reads:
         return BenchmarkChange(
             what="run from the benchmark folder",
-            how=f"mkdir -p {OWN_FOLDER} && cd {OWN_FOLDER}, its files by a path back",
-            why=f"what it makes by a fixed relative path ({where}) lands in that one folder, not among your files",
+            how="cd to the benchmark folder beside the checkout, its files by $OLDPWD",
+            why=f"what it makes by a fixed relative path ({where}) lands in the benchmark folder, outside the checkout",
             folder=True)
     return BenchmarkChange(
         what="folders it makes by a fixed relative path", how="no setting moves them", enabled=False,

@@ -9,12 +9,12 @@ import re
 import shlex
 from pathlib import Path
 
-from ..detect.launch import format_command, parse_launch
+from ..detect.launch import OLDPWD, format_command, parse_launch
 from ..model import BenchmarkChange, InitState, LaunchCommand
 from ..read.launch import fewest_note, with_processes
 from ..read.settings import flag_name
 from ..read.systems.registry import system
-from .benchmark import OUT_DIR, OWN_FOLDER
+from .benchmark import OUT_DIR
 
 WRAPPER_NAME = "wamf_bench.py"
 
@@ -205,7 +205,7 @@ def run_command(state: InitState) -> str:
             i += 1
     entry: list[str] | None = None
     own = any(c.folder for c in enabled)
-    folder = OWN_FOLDER if own else bench_folder(state)
+    folder = bench_folder(state)
     if needs_wrapper(enabled):
         if not any(e.startswith("WAMF_OUT=") for e in env):  # `MLFLOW_TRACKING_URI=file:$WAMF_OUT/...` sets none
             env.append(f"WAMF_OUT={folder}")
@@ -228,8 +228,8 @@ def run_command(state: InitState) -> str:
     words = system(state.analysis).line(state.analysis, args, flags) if state.analysis is not None else [*args, *flags]
     words, launch.env = [w.replace(OUT_DIR, folder) for w in words], [e.replace(OUT_DIR, folder) for e in launch.env]
     if own:  # in the order its parser reads them (a yacs opts list comes last)
-        launch, words, entry = _from_own_folder(launch, words, entry, Path(state.repo_path))
-        return f"mkdir -p {shlex.quote(OWN_FOLDER)} && {format_command(launch, words, entry)}"
+        launch, words, entry = _from_own_folder(launch, words, entry, Path(state.repo_path), folder)
+        return f"mkdir -p {shlex.quote(folder)} && {format_command(launch, words, entry)}"
     return format_command(launch, words, entry)
 
 
@@ -246,30 +246,29 @@ def bench_folder(state: InitState) -> str:
     return folder
 
 
-def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] | None,
-                     repo: Path) -> tuple[LaunchCommand, list[str], list[str] | None]:
-    """The command run from the benchmark folder: every word that names a file or folder of the checkout
-    (the script, a config, the launcher's own, `PYTHONPATH=.`) by a path back to it, the benchmark folder itself
-    as `.`, and the checkout's root on the path of a `python -m` module."""
+def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] | None, repo: Path,
+                     folder: str) -> tuple[LaunchCommand, list[str], list[str] | None]:
+    """The command run from the benchmark folder, outside the checkout: every word that names a file or folder
+    of the checkout (the script, a config, the launcher's own) by `$OLDPWD`, the folder the line left, so it
+    names the checkout the line starts in (the optimizer's worktree too); `python -m` gets that root on its
+    path."""
     here = launch.cwd or "."
-    back = os.path.relpath(here, OWN_FOLDER)  # from the benchmark folder to where the command ran
 
     def rebased(word: str) -> str:
-        if word == OWN_FOLDER or word.startswith(f"{OWN_FOLDER}/"):
-            return "." + word[len(OWN_FOLDER):]
         if ("/" in word or "." in word) and not word.startswith(("/", "~", "$", "-")) and (repo / here / word).exists():
-            return os.path.normpath(os.path.join(back, word))
+            path = os.path.normpath(os.path.join(here, word))
+            return OLDPWD if path == "." else f"{OLDPWD}/{path}"
         return word
 
     def each(word: str) -> str:
         name, eq, value = word.partition("=")
         return f"{name}={rebased(value)}" if eq and not name.startswith(("/", ".")) else rebased(word)
 
-    launch = launch.model_copy(update={"cwd": OWN_FOLDER})
+    launch = launch.model_copy(update={"cwd": folder})
     launch.env = [each(e) for e in launch.env]
     launch.prefix = [each(w) for w in launch.prefix]  # a launcher's own config (`--config_file fsdp.yaml`)
     if launch.module and not any(e.startswith("PYTHONPATH=") for e in launch.env):
-        launch.env.append(f"PYTHONPATH={back}")
+        launch.env.append(f"PYTHONPATH={OLDPWD}" if here == "." else f"PYTHONPATH={OLDPWD}/{here}")
     if launch.script:
         launch.script = rebased(launch.script)
     return launch, [each(w) for w in words], [each(w) for w in entry] if entry is not None else None

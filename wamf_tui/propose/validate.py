@@ -160,7 +160,7 @@ def _past_wrapper(launch: LaunchCommand, consoles: dict[str, str], exists: Calla
     else:
         inner = f"python {args[0]}"
         rest = args[1:]
-    # from the folder the run line runs in, its path from the root (`cd runs/wamf-bench && ... ../../train.py`)
+    # from the folder the run line runs in, its path from the root (`cd /x/repo.wamf-bench && ... "$OLDPWD"/train.py`)
     job = parse_launch(f"cd {shlex.quote(launch.cwd)} && {inner}" if launch.cwd else inner, "run", "", {}, consoles,
                        exists)
     if job is None:
