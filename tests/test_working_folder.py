@@ -150,14 +150,14 @@ def test_a_job_that_reads_nothing_relative_runs_from_the_benchmark_folder(tmp_pa
     run = run_command(state)
     out = tmp_path / "job.wamf-bench"  # beside the checkout, never in it
     assert run.startswith(f"mkdir -p {out} && cd {out} && PYTHONPATH=\"$OLDPWD\" ")
-    assert f"WAMF_OUT={out} " in run and run.endswith(' "$OLDPWD"/projects/char/train.py')
+    assert f"WAMF_OUT={out} " in run and run.endswith(' "$OLDPWD/projects/char/train.py"')
     # a launcher's own config named by the docs' command is named by a path back too
     accelerate = state.model_copy(update={"launch": parse_launch(
         "accelerate launch --config_file conf/one.yaml projects/char/train.py", "README.md:3", "", {}, {},
         lambda p: (root / p).is_file())})
     (root / "conf").mkdir()
     (root / "conf/one.yaml").write_text("num_processes: 1\n")
-    assert ' accelerate launch --config_file "$OLDPWD"/conf/one.yaml ' in run_command(accelerate)
+    assert ' accelerate launch --config_file "$OLDPWD/conf/one.yaml" ' in run_command(accelerate)
     write_wrapper(Path(run_line.wrapper_path(state)))
     assert check_run(run, root, a).problems == []
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}

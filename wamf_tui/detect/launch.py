@@ -425,7 +425,16 @@ def _shell_word(word: str) -> str:
     expand, in double quotes."""
     if _HYDRA_DELETE.fullmatch(word):
         return word
-    return f'"{OLDPWD}"'.join(shlex.quote(p) if p else "" for p in word.split(OLDPWD))
+    if OLDPWD not in word:
+        return shlex.quote(word)
+    name, value = _NAMED.match(word).groups(default="")  # type: ignore[union-attr]  # `NAME=` stays bare
+    if _PLAIN.fullmatch(value.replace(OLDPWD, "")):  # `"$OLDPWD/train.py"`, as a person writes it
+        return f'{name}"{value}"'
+    return name + f'"{OLDPWD}"'.join(shlex.quote(p) if p else "" for p in value.split(OLDPWD))
+
+
+_PLAIN = re.compile(r"[\w@%+=:,./-]*")  # what shlex leaves unquoted
+_NAMED = re.compile(r"((?:[A-Za-z_]\w*|-[\w.-]*)=)?(.*)", re.S)  # `NAME=` or `--flag=`, then its value
 
 
 def console_scripts(files: Mapping[str, str]) -> dict[str, str]:
