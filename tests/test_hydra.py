@@ -241,7 +241,10 @@ def test_a_hydra_deletion_is_written_bare_and_other_words_quoted():
 
     launch = LaunchCommand(command="", launcher="python", script="src/train.py")
     line = format_command(launch, ["~callbacks.model_checkpoint", "~logger=null", "x=a b", "~/data"])
-    assert line == "src/train.py ~callbacks.model_checkpoint ~logger=null 'x=a b' '~/data'"
+    assert line == "src/train.py ~callbacks.model_checkpoint ~logger=null x='a b' '~/data'"
+    # an assignment quoted whole would be a command's name: its value alone is quoted
+    launch.env = ["WAMF_OUT=/my jobs/x.wamf-bench"]
+    assert format_command(launch).startswith("WAMF_OUT='/my jobs/x.wamf-bench' src/train.py")
 
 
 def test_the_composed_configs_length_settings_and_output_folders_are_the_jobs(tmp_path):

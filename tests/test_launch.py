@@ -75,7 +75,7 @@ def test_oldpwd_names_the_folder_the_line_left():
     back, the entry is the checkout's file and the line prints as written; from a folder inside, as a path."""
     exists = {"projects/char/train.py", "conf/one.yaml"}.__contains__
     line = ('mkdir -p /x/job.wamf-bench && cd /x/job.wamf-bench && PYTHONPATH="$OLDPWD" accelerate launch '
-            '--config_file "$OLDPWD/conf/one.yaml" "$OLDPWD/projects/char/train.py" --data "$OLDPWD/conf"')
+            '--config_file "$OLDPWD"/conf/one.yaml "$OLDPWD"/projects/char/train.py --data "$OLDPWD"/conf')
     got = parse_launch(line, exists=exists)
     assert (got.path, got.cwd, got.script, got.env) == ("projects/char/train.py", "/x/job.wamf-bench",
                                                         "$OLDPWD/projects/char/train.py", ["PYTHONPATH=$OLDPWD"])

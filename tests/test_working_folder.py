@@ -6,10 +6,12 @@ command runs where the file is."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import make_repo
 
 from wamf_tui.detect.launch import parse_launch
@@ -133,7 +135,8 @@ def test_a_folder_made_by_a_fixed_relative_path_is_named_where_no_setting_moves_
     assert not [c for c in propose(a, 30, "speed", []) if c.folder or "fixed relative" in c.what]
 
 
-def test_a_job_that_reads_nothing_relative_runs_from_the_benchmark_folder(tmp_path):
+@pytest.mark.parametrize("name", ["job", "my job"])
+def test_a_job_that_reads_nothing_relative_runs_from_the_benchmark_folder(tmp_path, name):
     """cleanrl's `SummaryWriter(f"runs/{run_name}")`, a dataset downloaded into `./data`: nothing moves them, and
     the job reads no file by a relative path, so it runs from the benchmark folder, its script (and
     `PYTHONPATH=.`) by a path back. Run for real from the repo root: the writes land in the benchmark folder,
@@ -142,22 +145,23 @@ def test_a_job_that_reads_nothing_relative_runs_from_the_benchmark_folder(tmp_pa
            "os.makedirs('logs', exist_ok=True)\nopen('logs/run.txt', 'w').write('x')\n"
            "def fetch(root, download):\n    os.makedirs(root, exist_ok=True)\n\n"
            "fetch(root='./data', download=True)\n" + LOOP)
-    root = make_repo(tmp_path / "job", {"toolkit/__init__.py": "", "toolkit/model.py": "GPT = 1\n",
-                                        "projects/char/train.py": job})
+    root = make_repo(tmp_path / name, {"toolkit/__init__.py": "", "toolkit/model.py": "GPT = 1\n",
+                                       "projects/char/train.py": job})
     a = analyze_script(root / "projects/char/train.py", root, [])
     assert sorted(d.name for d in a.output_dirs if d.name.startswith("'")) == ["'./data'", "'logs'"]
     state = state_of(root, a)
     run = run_command(state)
-    out = tmp_path / "job.wamf-bench"  # beside the checkout, never in it
-    assert run.startswith(f"mkdir -p {out} && cd {out} && PYTHONPATH=\"$OLDPWD\" ")
-    assert f"WAMF_OUT={out} " in run and run.endswith(' "$OLDPWD/projects/char/train.py"')
+    out = tmp_path / f"{name}.wamf-bench"  # beside the checkout, never in it
+    back = "$OLDPWD" if name == "job" else '"$OLDPWD"'  # a plain path needs no quotes
+    assert run.startswith(f"mkdir -p {shlex.quote(str(out))} && cd {shlex.quote(str(out))} && PYTHONPATH={back} ")
+    assert f" WAMF_OUT={shlex.quote(str(out))} " in run and run.endswith(f" {back}/projects/char/train.py")
     # a launcher's own config named by the docs' command is named by a path back too
     accelerate = state.model_copy(update={"launch": parse_launch(
         "accelerate launch --config_file conf/one.yaml projects/char/train.py", "README.md:3", "", {}, {},
         lambda p: (root / p).is_file())})
     (root / "conf").mkdir()
     (root / "conf/one.yaml").write_text("num_processes: 1\n")
-    assert ' accelerate launch --config_file "$OLDPWD/conf/one.yaml" ' in run_command(accelerate)
+    assert f' accelerate launch --config_file {back}/conf/one.yaml ' in run_command(accelerate)
     write_wrapper(Path(run_line.wrapper_path(state)))
     assert check_run(run, root, a).problems == []
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}

@@ -405,36 +405,39 @@ def _words(segment: str) -> list[str]:
     return [w for w in _BLANKS.split(segment) if w]  # shlex's blanks only: a no-break space stays in a word
 
 
-def format_command(launch: LaunchCommand, args: list[str] | None = None, entry_words: list[str] | None = None) -> str:
-    """The command as typed from the repo root: `cd` to its folder, variables, launcher, entry, arguments."""
+def format_command(launch: LaunchCommand, args: list[str] | None = None, entry_words: list[str] | None = None,
+                   plain_back: bool = False) -> str:
+    """The command as typed from the repo root: `cd` to its folder, variables, launcher, entry, arguments.
+    `plain_back`: the folder `$OLDPWD` names needs no quotes (no blank or shell character in its path)."""
     if entry_words is None:
         flag = "--module" if launch.launcher.startswith("deepspeed") else "-m"
         entry_words = [flag, launch.module] if launch.module else ([launch.script] if launch.script else [])
     words = [*launch.env, *launch.prefix, *entry_words, *(launch.args if args is None else args)]
-    cmd = " ".join(_shell_word(w) for w in words)
+    cmd = " ".join(_shell_word(w, plain_back) for w in words)
     return f"cd {shlex.quote(launch.cwd)} && {cmd}" if launch.cwd else cmd
 
 
 _HYDRA_DELETE = re.compile(r"~[A-Za-z_][\w.]*(?:=[\w.:+-]*)?")
 
 
-def _shell_word(word: str) -> str:
+def _shell_word(word: str, plain_back: bool = False) -> str:
     """A word as the shell must get it. Hydra's deletion `~callbacks.model_checkpoint` stays bare, as its docs
     write it: bash expands `~name` only when a user of that exact name exists, and no user is named
     `callbacks.model_checkpoint`. `$OLDPWD` (a path back from the benchmark folder) is left for the shell to
-    expand, in double quotes."""
+    expand: bare where its folder's path is plain (`$OLDPWD/train.py`), else in double quotes."""
     if _HYDRA_DELETE.fullmatch(word):
         return word
-    if OLDPWD not in word:
-        return shlex.quote(word)
-    name, value = _NAMED.match(word).groups(default="")  # type: ignore[union-attr]  # `NAME=` stays bare
-    if _PLAIN.fullmatch(value.replace(OLDPWD, "")):  # `"$OLDPWD/train.py"`, as a person writes it
-        return f'{name}"{value}"'
-    return name + f'"{OLDPWD}"'.join(shlex.quote(p) if p else "" for p in value.split(OLDPWD))
+    name, value = _ASSIGNED.match(word).groups(default="")  # type: ignore[union-attr]  # `A=` must stay bare
+    if OLDPWD not in value:
+        return name + shlex.quote(value)
+    back = OLDPWD if plain_back else f'"{OLDPWD}"'
+    return name + back.join(shlex.quote(p) if p else "" for p in value.split(OLDPWD))
 
 
-_PLAIN = re.compile(r"[\w@%+=:,./-]*")  # what shlex leaves unquoted
-_NAMED = re.compile(r"((?:[A-Za-z_]\w*|-[\w.-]*)=)?(.*)", re.S)  # `NAME=` or `--flag=`, then its value
+_ASSIGNED = re.compile(r"([A-Za-z_]\w*=)?(.*)", re.S)  # `WAMF_OUT=/a b` quoted whole would be a command name
+
+
+PLAIN = re.compile(r"[\w@%+=:,./-]*")  # what shlex leaves unquoted
 
 
 def console_scripts(files: Mapping[str, str]) -> dict[str, str]:

@@ -9,7 +9,7 @@ import re
 import shlex
 from pathlib import Path
 
-from ..detect.launch import OLDPWD, format_command, parse_launch
+from ..detect.launch import OLDPWD, PLAIN, format_command, parse_launch
 from ..model import BenchmarkChange, InitState, LaunchCommand
 from ..read.launch import fewest_note, with_processes
 from ..read.settings import flag_name
@@ -229,7 +229,8 @@ def run_command(state: InitState) -> str:
     words, launch.env = [w.replace(OUT_DIR, folder) for w in words], [e.replace(OUT_DIR, folder) for e in launch.env]
     if own:  # in the order its parser reads them (a yacs opts list comes last)
         launch, words, entry = _from_own_folder(launch, words, entry, Path(state.repo_path), folder)
-        return f"mkdir -p {shlex.quote(folder)} && {format_command(launch, words, entry)}"
+        plain = bool(PLAIN.fullmatch(str(Path(state.repo_path).resolve())))
+        return f"mkdir -p {shlex.quote(folder)} && {format_command(launch, words, entry, plain_back=plain)}"
     return format_command(launch, words, entry)
 
 
