@@ -116,18 +116,46 @@ def test_a_data_folder_whose_default_holds_the_files_is_not_asked_for(tmp_path):
     assert analyze_script(root / "train.py", root, []).required == []
 
 
-def test_a_folder_made_by_a_fixed_relative_path_is_named_where_no_setting_moves_it(tmp_path):
-    """`os.makedirs('logs')` and no setting to move it: where the job also reads a file by a relative name, it
-    cannot run from a folder of its own, so the folder is named (and why not); with an output setting, routed."""
+def test_a_job_that_reads_by_a_relative_path_runs_beside_the_checkout_with_links_to_what_it_reads(tmp_path):
+    """`os.makedirs('logs')` and no setting to move it, and `open('input.txt')`: it runs from the benchmark
+    folder with a link to the checkout's input.txt (one the checkout lacks is not linked: the job would make it
+    through the link). Run for real: it reads the text, and nothing lands in the checkout."""
     fixed = "import os\nimport torch\n\nos.makedirs('logs', exist_ok=True)\nlog = open(f'logs/{1}.txt', 'w')\n"
-    root = make_repo(tmp_path / "fixed", {"train.py": fixed + "text = open('input.txt').read()\n" + LOOP,
-                                          "input.txt": "hi\n"})
+    job = fixed + "text = open('input.txt').read()\nlog.write(text)\nlog.close()\nopen('notes.md').read()\n"
+    root = make_repo(tmp_path / "fixed", {"train.py": job + LOOP, "input.txt": "hi\n"})
     a = analyze_script(root / "train.py", root, [])
-    assert [(r.name, r.line) for r in a.cwd_reads] == [("input.txt", 6)]
-    named = [c for c in propose(a, 30, "speed", []) if c.what == "folders it makes by a fixed relative path"]
-    assert [(c.enabled, c.exclusion.split(":")[0:2]) for c in named] == [(False, ["logs/ (train.py", "4)"])]
-    assert named[0].exclusion.endswith("it reads input.txt (train.py:6) relative to where it runs")
-    assert "cd " not in run_command(state_of(root, a))
+    assert [(r.name, r.line) for r in a.cwd_reads] == [("input.txt", 6), ("notes.md", 9)]
+    moved = [c for c in propose(a, 30, "speed", []) if c.folder]
+    assert [(c.enabled, c.links) for c in moved] == [(True, ["input.txt", "notes.md"])]
+    run = run_command(state_of(root, a))
+    out = tmp_path / "fixed.wamf-bench"
+    assert run.startswith(f"mkdir -p {out} && cd {out} && ln -sfn $OLDPWD/input.txt . && WAMF_MAX_STEPS=")
+    assert "notes.md" not in run
+    (root / "notes.md").write_text("read\n")  # now there: linked
+    state = state_of(root, a)
+    run = run_command(state)
+    assert "&& ln -sfn $OLDPWD/input.txt . && ln -sfn $OLDPWD/notes.md . && " in run
+    write_wrapper(Path(run_line.wrapper_path(state)))
+    assert check_run(run, root, a).problems == []
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", run], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (out / "logs/1.txt").read_text() == "hi\n" and not (root / "logs").exists()
+
+
+def test_a_job_reading_inside_a_folder_it_makes_cannot_run_from_its_own_folder(tmp_path):
+    """A read under a folder the job also makes (`logs/prev.txt` beside `os.makedirs('logs')`), or up out of the
+    folder (`../shared.txt`): a link would write into the checkout, so the folder is named, and why; with an
+    output setting, routed."""
+    fixed = "import os\nimport torch\n\nos.makedirs('logs', exist_ok=True)\nlog = open(f'logs/{1}.txt', 'w')\n"
+    for read, why in (("logs/prev.txt", "in logs/, which it also makes"),
+                      ("../shared.txt", "outside the folder it runs in")):
+        root = make_repo(tmp_path / read.replace("/", "_"), {"train.py": fixed + f"open('{read}').read()\n" + LOOP})
+        a = analyze_script(root / "train.py", root, [])
+        named = [c for c in propose(a, 30, "speed", []) if c.what == "folders it makes by a fixed relative path"]
+        assert [(c.enabled, c.exclusion.split(":")[0:2]) for c in named] == [(False, ["logs/ (train.py", "4)"])]
+        assert named[0].exclusion.endswith(f"it reads {read} (train.py:6) {why}")
+        assert "cd " not in run_command(state_of(root, a))
     flag = ("import argparse\nimport os\nimport torch\n\np = argparse.ArgumentParser()\n"
             "p.add_argument('--log_dir', default='logs')\nargs = p.parse_args()\nos.makedirs(args.log_dir)\n")
     root = make_repo(tmp_path / "flag", {"train.py": flag + LOOP})

@@ -359,6 +359,19 @@ def _place(launch: LaunchCommand, where: str, cwd: str | None, exists: Callable[
     return launch
 
 
+_LINK = re.compile(r"(?:^|&&)\s*ln -sfn (?:\"\$OLDPWD\"|\$OLDPWD)/(\S+) \.(?=\s*&&)")
+
+
+def linked(run: str, root: Path) -> dict[str, Path]:
+    """What a run line links into the benchmark folder from the checkout it starts in (`ln -sfn $OLDPWD/data .
+    &&`): each link's name, and the path in the checkout it names."""
+    found = {}
+    for word in _LINK.findall(run):
+        path = root / shlex.split(word)[0]
+        found[path.name] = path
+    return found
+
+
 def _from_old(word: str, old: str) -> str:
     """A `$OLDPWD` path's folder from the repo root."""
     m = _OLDED.match(word)

@@ -24,6 +24,7 @@ class BenchmarkChange(Record):
     exclusion: str | None = None  # what the contract records when it is switched off
     unproven: list[str] = []  # flags it needs that the job's parser is not proven to take: not added, asked
     folder: bool = False  # runs the job from the benchmark folder (`cd` there, its files by a path back)
+    links: list[str] = []  # what it reads by a relative path, linked from the checkout into that folder
     # what the trial holds it to (`proof`), never read from `what`: the effect, its facts' file:line, whether
     # `how` takes them out of the run, the step cap it sets
     kind: Literal["steps", "save", "tracker", "upload", "eval"] | None = None

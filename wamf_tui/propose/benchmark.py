@@ -9,6 +9,7 @@ same answer twice, prefer the script's own flags, price what is switched off.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from pathlib import Path
 
@@ -67,29 +68,48 @@ def _fixed_folders(a: Analysis) -> BenchmarkChange | None:
         return None
     where = ", ".join(f"{top} ({f.file}:{f.line})" for top, f in list(tops.items())[:3])
     reads = _read_here(a)
-    if not reads:
+    links = _linkable([path for path, _ in reads], set(tops))
+    if links is not None:
+        linked = f", with links to what it reads there ({', '.join(links)})" if links else ""
         return BenchmarkChange(
-            what="run from the benchmark folder",
-            how="cd to the benchmark folder beside the checkout, its files by $OLDPWD",
-            why=f"what it makes by a fixed relative path ({where}) lands in the benchmark folder, outside the checkout",
-            folder=True)
+            what="run from the benchmark folder", how=f"cd to the benchmark folder beside the checkout, its files "
+                                                      f"by $OLDPWD{linked}",
+            why=f"what it makes by a fixed relative path ({where}) lands in the benchmark folder, outside the "
+                "checkout", folder=True, links=links)
+    path, what = next(r for r in reads if _linkable([r[0]], set(tops)) is None)
+    top = posixpath.normpath(path).split("/")[0]
+    why = {"..": "outside the folder it runs in", ".": "in the folder it runs in, whole"}.get(top) or (
+        f"in {top}/, which it also makes" if f"{top}/" in tops else "by a pattern")
     return BenchmarkChange(
         what="folders it makes by a fixed relative path", how="no setting moves them", enabled=False,
         why="they land in the folder the command runs in",
         exclusion=f"{where}: made relative to the folder the command runs in, and no setting moves them; from "
                   f"the repo root they land in the checkout. It cannot run from a folder of its own: it reads "
-                  f"{reads[0]} relative to where it runs")
+                  f"{path} ({what}) {why}")
 
 
-def _read_here(a: Analysis) -> list[str]:
+def _linkable(paths: list[str], written: set[str]) -> list[str] | None:
+    """The checkout's entries a job reading `paths` (relative to where it runs) needs linked into the benchmark
+    folder, each once (`data` for `data/train/*.bin`); None when one cannot be: a path up out of the folder, or
+    one under a folder the job also writes (through a link it would write into the checkout)."""
+    tops: list[str] = []
+    for path in paths:
+        top = posixpath.normpath(path).split("/")[0]
+        if top in ("..", ".") or f"{top}/" in written or any(ch in top for ch in "*?[{"):
+            return None
+        tops.append(top)
+    return list(dict.fromkeys(tops))
+
+
+def _read_here(a: Analysis) -> list[tuple[str, str]]:
     """What the job reads by a path relative to the folder it runs in: a literal path in its code, or an
-    option's default (`--data_dir data/`) that is no output folder; each `what (file:line)`."""
-    found = [f"{r.name} ({r.file}:{r.line})" for r in a.cwd_reads]
+    option's default (`--data_dir data/`) that is no output folder; each (path, where it is read)."""
+    found = [(r.name, f"{r.file}:{r.line}") for r in a.cwd_reads]
     for flag, value in a.flags.items():
         path = (value or "").strip("'\"")
         if ("/" in path or re.search(r"\.\w+$", path)) and not path.startswith(("/", "~", "$", "{", "http")) \
                 and not re.match(r"\d", path) and not OUTPUT_WORDS.search(dest(flag)):
-            found.append(f"{path} (the default of {flag})")
+            found.append((path, f"the default of {flag}"))
     return found
 
 

@@ -9,7 +9,7 @@ import re
 import shlex
 from pathlib import Path
 
-from ..detect.launch import parse_launch
+from ..detect.launch import linked, parse_launch
 from ..model import Analysis, Anchor, BenchmarkChange, Checkpoint, InitState, LaunchCommand, Register, RepoFacts
 from ..read.needs import missing_inputs, passes_local_rank, say_missing
 from ..read.precision import job_precision
@@ -370,12 +370,13 @@ def _rank_given(run: str) -> bool:
     return launch is not None and passes_local_rank(launch.prefix, launch.launcher)
 
 
-def _runs_in(state: InitState, run: str) -> tuple[Path, list[str]]:
-    """The folder the run line runs in (the repo root, or where its `cd` goes) and the variables it sets."""
+def _runs_in(state: InitState, run: str) -> tuple[Path, list[str], dict[str, Path]]:
+    """The folder the run line runs in (the repo root, or where its `cd` goes), the variables it sets and what
+    it links into that folder."""
     launch = parse_launch(run)
     if launch is None:
-        return Path(state.repo_path), []
-    return Path(state.repo_path) / (launch.cwd or ""), launch.env
+        return Path(state.repo_path), [], {}
+    return Path(state.repo_path) / (launch.cwd or ""), launch.env, linked(run, Path(state.repo_path))
 
 
 def missing_in_run(state: InitState, run: str) -> str:

@@ -228,9 +228,7 @@ def run_command(state: InitState) -> str:
     words = system(state.analysis).line(state.analysis, args, flags) if state.analysis is not None else [*args, *flags]
     words, launch.env = [w.replace(OUT_DIR, folder) for w in words], [e.replace(OUT_DIR, folder) for e in launch.env]
     if own:  # in the order its parser reads them (a yacs opts list comes last)
-        launch, words, entry = _from_own_folder(launch, words, entry, Path(state.repo_path), folder)
-        plain = bool(PLAIN.fullmatch(str(Path(state.repo_path).resolve())))
-        return f"mkdir -p {shlex.quote(folder)} && {format_command(launch, words, entry, plain_back=plain)}"
+        return _own_folder_line(state, launch, words, entry, folder, [x for c in enabled for x in c.links])
     return format_command(launch, words, entry)
 
 
@@ -245,6 +243,22 @@ def bench_folder(state: InitState) -> str:
     except UnicodeEncodeError:  # a path that is not UTF-8 cannot be written into the contract: from the root
         return "../wamf-bench"
     return folder
+
+
+def _own_folder_line(state: InitState, launch: LaunchCommand, words: list[str], entry: list[str] | None,
+                     folder: str, reads: list[str]) -> str:
+    """`mkdir -p F && cd F && ln -sfn $OLDPWD/data . && python $OLDPWD/train.py ...`: what the job reads by a
+    relative path is linked in from the checkout, where it is there now; one it would make through a dangling
+    link would land in the checkout."""
+    repo = Path(state.repo_path)
+    here = launch.cwd or "."
+    launch, words, entry = _from_own_folder(launch, words, entry, repo, folder)
+    plain = bool(PLAIN.fullmatch(str(repo.resolve())))
+    back = OLDPWD if plain else f'"{OLDPWD}"'
+    links = "".join(f"ln -sfn {back}/{shlex.quote(os.path.normpath(os.path.join(here, top)))} . && "
+                    for top in dict.fromkeys(reads) if (repo / here / top).exists())
+    command = format_command(launch.model_copy(update={"cwd": ""}), words, entry, plain_back=plain)
+    return f"mkdir -p {shlex.quote(folder)} && cd {shlex.quote(folder)} && {links}{command}"
 
 
 def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] | None, repo: Path,

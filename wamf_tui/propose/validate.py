@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..detect.launch import CONFIG_FILE, parse_launch
+from ..detect.launch import CONFIG_FILE, linked, parse_launch
 from ..model import Analysis, LaunchCommand
 from ..read.launch import launch_problems
 from ..read.needs import TORCHRUN_FAMILY, missing_inputs, passes_local_rank, say_missing
@@ -96,7 +96,7 @@ def check_run(run: str, root: Path, analysis: Analysis | None = None, consoles: 
     v.warnings += doubts
     missing = missing_inputs(analysis.required, args, {n for n, d in analysis.flags.items() if d == "False"},
                              passes_local_rank(launch.prefix, launch.launcher), root / (launch.cwd or ""),
-                             launch.env)
+                             launch.env, linked(run, root))
     if missing:
         v.problems.append(f"{Path(launch.path).name} requires {say_missing(missing)}")
     v.problems += [f"{Path(launch.path).name} stops at start: {r.name} raises when {r.guard} ({r.file}:{r.line})"

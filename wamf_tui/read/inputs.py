@@ -163,7 +163,7 @@ def _read_path(call: ast.Call) -> str | None:
     if name not in READERS or not call.args or not isinstance(call.args[0], ast.Constant):
         return None
     path = call.args[0].value
-    if not isinstance(path, str) or not re.fullmatch(r"(?!/|~|\.\./)[\w./-]+\.\w+", path):
+    if not isinstance(path, str) or not re.fullmatch(r"(?!/|~)[\w./-]+\.\w+", path):
         return None
     if name == "open":
         mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import posixpath
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..model import Analysis, Need, Required
@@ -217,11 +217,14 @@ def passes_local_rank(prefix: list[str] | tuple[str, ...], launcher: str) -> boo
 
 
 def missing_inputs(required: list[Required], args: list[str], store_true: set[str],
-                   by_launcher: bool = False, cwd: Path | None = None, env: Sequence[str] = ()) -> list[Required]:
+                   by_launcher: bool = False, cwd: Path | None = None, env: Sequence[str] = (),
+                   linked: Mapping[str, Path] | None = None) -> list[Required]:
     """The required inputs `args` (a command's arguments) leave out. Options may be abbreviated, as
     argparse allows; positionals are counted among the words no option takes as its value. `by_launcher`:
     the launcher passes `--local_rank` itself (a required one is not missing); `cwd`: the folder the command
-    runs in, where a file the code reads by a fixed relative name must be; `env`: its `VAR=value` words."""
+    runs in, where a file the code reads by a fixed relative name must be; `env`: its `VAR=value` words;
+    `linked`: what the command links into that folder before it starts (name -> the linked path)."""
+    linked = linked or {}
     if by_launcher:
         required = [r for r in required if r.name not in LOCAL_RANK]
     missing = []
@@ -246,7 +249,9 @@ def missing_inputs(required: list[Required], args: list[str], store_true: set[st
         if r.kind == "positional":
             continue
         if r.kind == "file":  # no word of a command gives it: the folder it runs in does
-            if cwd is None or not (cwd / r.name).is_file():
+            top = r.name.split("/")[0]
+            if (cwd is None or not (cwd / r.name).is_file()) and not (
+                    top in linked and (linked[top].parent / r.name).is_file()):
                 missing.append(r)
             continue
         if r.kind == "env":
