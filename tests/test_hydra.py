@@ -74,6 +74,7 @@ CONFIGS = {
     "configs/hydra/default.yaml": "defaults:\n  - override hydra_logging: colorlog\n"
                                   "run:\n  dir: logs/${task_name}\n",
     "configs/experiment/example.yaml": "# @package _global_\nseed: 12345\n",
+    "configs/experiment/owt/small.yaml": "# @package _global_\nseed: 7\n",  # chosen as `experiment=owt/small`
     "src/train.py": TRAIN,
     "src/net.py": MODULE,
     "src/__init__.py": "",
@@ -128,6 +129,30 @@ def test_the_benchmark_switches_are_overrides_hydra_accepts(app):
     cfg = _compose_with_hydra(app, shlex.split(run)[2:])  # Hydra itself takes every word of the run line
     assert cfg.trainer.max_steps == 30 and cfg.trainer.accelerator == "gpu" and cfg.trainer.limit_val_batches == 0
     assert list(cfg.callbacks) == [] and cfg.test is False and cfg.seed == 1
+
+
+def test_a_plugin_the_primary_config_overrides_is_read_as_empty_and_put_back(tmp_path):
+    """`override hydra/job_logging: colorlog` in the primary config's own defaults list (hydra_colorlog is not
+    installed here): the job's tree and Hydra's run folder still compose; the stand-in is gone afterwards."""
+    from hydra.core.config_store import ConfigStore
+
+    conf = make_repo(tmp_path / "job", {"configs/config.yaml": (
+        "defaults:\n  - _self_\n  - override hydra/job_logging: colorlog\n\nseed: 3\n"
+        "hydra:\n  run:\n    dir: logs/${now:%Y}\n")}) / "configs"
+    for _ in range(2):  # the second compose meets the plugin missing again: nothing was left in Hydra's store
+        tree = compose(conf, "config", "1.3", "configs/config.yaml")
+        assert tree.composed and tree.keys["seed"] == "3"
+        assert tree.note == "hydra/job_logging/colorlog is a plugin not installed here: read as empty"
+        assert "colorlog.yaml" not in ConfigStore.instance().repo["hydra"].get("job_logging", {})
+
+
+def test_an_option_in_a_folder_of_its_group_is_taken(app):
+    """`experiment=owt/small` picks configs/experiment/owt/small.yaml, as Hydra does; one not there is refused."""
+    a = analyze_script(app / "src/train.py", app, ["experiment=owt/small"])
+    assert a.hydra is not None and a.hydra.keys["seed"] == "7"
+    assert check_run("python src/train.py experiment=owt/small", app, a).problems == []
+    assert check_run("python src/train.py experiment=owt/large", app, a).problems == [
+        "experiment=owt/large: owt/large is not an option of config group experiment (example)"]
 
 
 def test_a_trainer_the_config_puts_on_the_cpu_is_moved_to_the_gpu(app):

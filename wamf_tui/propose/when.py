@@ -28,10 +28,11 @@ NOT_EVALS = re.compile(r"split|args|config|schema|backend|tool|input|^_|dtype|pa
 
 
 def step_files(a: Analysis) -> set[str]:
-    """The job's own files: its entry, where its training step is, and where the loop around it is (a
-    trainer's loop over a step whose backward sits in a helper module)."""
+    """The job's own files: its entry, where its training step is, where the loop around it is (a
+    trainer's loop over a step whose backward sits in a helper module), and where a library's loop is started
+    (`trainer.fit(...)` in the `train()` a Hydra entry calls)."""
     return {x.file for x in a.anchors if x.role == "backward"} | {a.script} \
-        | ({a.train_loop.file} if a.train_loop else set())
+        | ({a.train_loop.file} if a.train_loop else set()) | {s.file for s in a.train_calls}
 
 
 _RANK = re.compile(r"rank|main_process|master|is_main|world|^(and|or|not|is|in|None)$", re.I)

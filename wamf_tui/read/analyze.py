@@ -266,6 +266,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     defaults: dict[str, object] = {}  # config class fields' defaults (`save_final_state: bool = True`)
     classes = ConfigClasses()  # the config classes' fields, all modules read: a tyro job's sections
     fits: list[Span] = []  # each `trainer.train()` / `.fit()` call, to the end of its function
+    hydra_passes: set[str] = set()  # the functions a `@hydra.main` hands its config to
     options: dict[str, int] = {}  # each module read: how many parser options it declares
     whole = True  # every module read parsed: the walk can tell what is never reached
     entry: tuple[ast.Module, str] | None = None  # the entry's tree, once parsed
@@ -319,6 +320,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         reader.consts = fixed_constants(tree, text)
         find_class = class_finder(tree, path, root)  # one per module: it keeps the modules it parsed
         reader.hf_parsers = hf_subclasses(tree, find_class)
+        reader.hydra_passes = hydra_passes
         was_open, result.parser_open = result.parser_open, None
         try:
             reader.hydra_main(tree)
@@ -454,7 +456,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             far.setdefault(file, {})[name] = [c for c in calls if c.file != file]
     unrun = {m.file: m.unrun for m in modules}
     for module, sites in helpers:
-        lift_to_callers(result, module, sites, far.get(module.file, {}), lambda f, n: f in unrun and unrun[f](n))
+        lift_to_callers(result, module, sites, far.get(module.file, {}), lambda f, n: f in unrun and unrun[f](n),
+                        [(f.file, f.start) for f in fits])
     switches_now_known(result, lambda off: switch_off(off, result.flags, result.off_values) is not None)
     if result.config_system == "tyro":  # at the call that starts a tracker (`if config.enable_tensorboard:`)
         nested_switches(result, classes, command)

@@ -113,7 +113,8 @@ class GuardedReader:
         `if cfg.get("test"):` is switched off by the override `test=false`). Only a condition that needs the
         flag can be switched off by it: `if not args.no_wandb:` is off with `--no-wandb` given (said
         `--no-wandb (given)`), and no single flag of `if not args.a or args.b:` is its switch."""
-        key = self.hydra_key(self.guards[-1]) if self.guards else None
+        needed = conjuncts(self.guards[-1]) if self.guards else []  # `cfg.get("test") and not ...`
+        key = next((k for p in needed if (k := self.hydra_key(p))), None)
         if key:
             return f"{key}=false"
         first = None  # a name that is no setting (a step counter, a local): only when nothing better is found

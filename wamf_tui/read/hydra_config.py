@@ -70,19 +70,42 @@ def _note(tree: HydraTree, line: str) -> None:
     tree.note = f"{tree.note}; {line}" if tree.note else line
 
 
-def _compose_cfg(tree: HydraTree, name: str, overrides: list[str]) -> object:
+def _compose_cfg(tree: HydraTree, name: str, overrides: list[str], stubbed: list[tuple[str, str]]) -> object:
+    """Composed as Hydra would; a Hydra plugin this install lacks (`override hydra/job_logging: colorlog`)
+    is stood in for by an empty config of that name, in `stubbed`, so the job's own tree and Hydra's run
+    folder still compose; what is still Hydra's and fails is left out (`~hydra`), and said."""
     from hydra import compose as hydra_compose
+    from hydra.core.config_store import ConfigStore
 
+    for _ in range(8):  # each missing plugin fails alone
+        try:
+            return hydra_compose(name, overrides=overrides, return_hydra_config=True)
+        except Exception as e:
+            missing = re.search(r"Could not find '(hydra/[\w/-]+)/([\w.-]+)'", str(e))
+            if missing is None or (missing.group(1), missing.group(2)) in stubbed:
+                break
+            ConfigStore.instance().store(group=missing.group(1), name=missing.group(2), node={})
+            stubbed.append((missing.group(1), missing.group(2)))
+            _note(tree, f"{missing.group(1)}/{missing.group(2)} is a plugin not installed here: read as empty")
     try:
         return hydra_compose(name, overrides=overrides, return_hydra_config=True)
-    except Exception as e:  # a Hydra plugin this install lacks (colorlog): compose without Hydra's own
+    except Exception as e:
         if "'hydra/" not in str(e):
             raise
-        cfg = hydra_compose(name, overrides=[*overrides, "~hydra"], return_hydra_config=True)
-        missing = re.search(r"Could not find '([^']+)'", str(e))
-        _note(tree, "Hydra's own settings (hydra: in the defaults list) left out: "
-              + (f"{missing.group(1)} is a plugin not installed here" if missing else _first_line(e)))
-        return cfg
+        _note(tree, f"Hydra's own settings (hydra: in the defaults list) left out: {_first_line(e)}")
+        return hydra_compose(name, overrides=[*overrides, "~hydra"], return_hydra_config=True)
+
+
+def _unstub(stubbed: list[tuple[str, str]]) -> None:
+    """The plugins' stand-ins out of Hydra's store again: the next job's compose finds what is installed."""
+    from hydra.core.config_store import ConfigStore
+
+    for group, name in stubbed:
+        node: Any = ConfigStore.instance().repo
+        for part in group.split("/"):
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.pop(f"{name}.yaml", None)
 
 
 def _compose_into(tree: HydraTree, conf_dir: Path, name: str, kw: dict, chosen: list[str]) -> None:
@@ -90,23 +113,27 @@ def _compose_into(tree: HydraTree, conf_dir: Path, name: str, kw: dict, chosen: 
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    with initialize_config_dir(config_dir=str(conf_dir.resolve()), **kw):
-        cfg: Any = None
-        if chosen:
-            try:
-                cfg = _compose_cfg(tree, name, chosen)
-                tree.overrides = chosen
-            except Exception as e:  # the command's choice does not compose: say so, and read the defaults
-                _note(tree, f"composed without the command's {' '.join(chosen)}: {_first_line(e)}")
-        if cfg is None:
-            cfg = _compose_cfg(tree, name, [])
-        choices = cfg.hydra.runtime.choices
-        tree.choices = {str(k): "null" if v is None else str(v) for k, v in choices.items()}
-        body = OmegaConf.to_container(cfg, resolve=False)
-        _flatten({k: v for k, v in body.items() if k != "hydra"} if isinstance(body, dict) else {}, "", tree)
-        loader = GlobalHydra.instance().config_loader()
-        for group in _groups(loader):
-            tree.groups[group] = [str(o) for o in loader.get_group_options(group)][:100]
+    stubbed: list[tuple[str, str]] = []
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir.resolve()), **kw):
+            cfg: Any = None
+            if chosen:
+                try:
+                    cfg = _compose_cfg(tree, name, chosen, stubbed)
+                    tree.overrides = chosen
+                except Exception as e:  # the command's choice does not compose: say so, and read the defaults
+                    _note(tree, f"composed without the command's {' '.join(chosen)}: {_first_line(e)}")
+            if cfg is None:
+                cfg = _compose_cfg(tree, name, [], stubbed)
+            choices = cfg.hydra.runtime.choices
+            tree.choices = {str(k): "null" if v is None else str(v) for k, v in choices.items()}
+            body = OmegaConf.to_container(cfg, resolve=False)
+            _flatten({k: v for k, v in body.items() if k != "hydra"} if isinstance(body, dict) else {}, "", tree)
+            loader = GlobalHydra.instance().config_loader()
+            for group in _groups(loader):
+                tree.groups[group] = [str(o) for o in loader.get_group_options(group)][:100]
+    finally:
+        _unstub(stubbed)
 
 
 def _refused(conf_dir: Path) -> str:

@@ -74,7 +74,8 @@ def _override(word: str, tree: HydraTree) -> list[str]:
             return [f"{word}: Hydra takes no null here; drop the group with ~{key}"]
         if option.startswith("["):
             return []
-        if option not in tree.groups[key]:
+        sub, _, leaf = option.rpartition("/")  # `experiment=owt/gpt2s-flash`: an option of a folder inside it
+        if option not in tree.groups[key] and not (sub and leaf in tree.groups.get(f"{key}/{sub}", [])):
             return [f"{word}: {option} is not an option of config group {key} ({', '.join(tree.groups[key][:8])})"]
         return []
     if word.startswith("+"):

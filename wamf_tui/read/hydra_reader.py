@@ -20,9 +20,12 @@ class HydraReader:
     hydra_file: Path | None  # its YAML, relative to the script's folder
     hydra_version: str  # its `version_base`, as written
     hydra_line: int
+    hydra_passes: set[str]  # shared by the job's modules: the functions its @hydra.main hands the config
 
     def hydra_main(self, tree: ast.Module) -> None:
-        """A `@hydra.main` function, found before the visit: functions above it read its config too."""
+        """A `@hydra.main` function, found before the visit: functions above it read its config too; so does a
+        function of another module it hands the config to (`return train(config)`, `from src.train import
+        train` in the entry), by its own name for it."""
         for node in tree.body:
             for d in node.decorator_list if isinstance(node, ast.FunctionDef) else []:
                 if not dotted_name(d.func if isinstance(d, ast.Call) else d).endswith("hydra.main"):
@@ -35,6 +38,12 @@ class HydraReader:
                 self.hydra_file = Path("." if path == "None" else path) / f"{conf}.yaml" if conf != "None" else None
                 self.hydra_version = kw.get("version_base", "")  # "" when not given: Hydra's 1.1 behaviour
                 self.hydra_line = node.lineno
+                self.hydra_passes |= {dotted_name(c.func).split(".")[-1] for c in ast.walk(node) if isinstance(
+                    c, ast.Call) and c.args and isinstance(c.args[0], ast.Name) and c.args[0].id == self.hydra_cfg}
+        if self.hydra_cfg is None and self.r.config_system == "hydra":
+            handed = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in self.hydra_passes
+                      and n.args.args]
+            self.hydra_cfg = handed[0].args.args[0].arg if handed else None
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         """`cfg.trainer.max_steps` in a Hydra app: a step control overridden as `trainer.max_steps=N`."""

@@ -288,7 +288,8 @@ def _fold_nested_saves(result: Analysis, modules: list[ModuleDefs], roots: set[s
 
 
 def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[Fact]],
-                    far: dict[str, list[Fact]], unrun: Callable[[str, int], bool]) -> None:
+                    far: dict[str, list[Fact]], unrun: Callable[[str, int], bool],
+                    fits: list[tuple[str, int]] | None = None) -> None:
     """A save, eval, upload or tracker no setting switches off inside a helper of the module's own (`def
     save(self): ... torch.save(...)`; a class's `__init__`, called as the class) runs when, and only when,
     the helper is called: it is read at each call instead, under that call's conditions (`if step %
@@ -297,8 +298,10 @@ def lift_to_callers(result: Analysis, module: ModuleDefs, sites: dict[str, list[
     of a function the training step or loop is in (`main()`), nor where no call says more than the inner one.
     A tracker keeps its name (what it is decides how it is switched off); the others take the helper's.
     `far`: the calls of the module's functions and classes from the other modules read (`if args.push_to_hub:
-    push_folder_to_hub(...)` in the entry, the upload inside it); `unrun`: whether a file's line never runs."""
+    push_folder_to_hub(...)` in the entry, the upload inside it); `unrun`: whether a file's line never runs;
+    `fits`: a library's whole training loop started (`trainer.fit(...)`): where the job trains too."""
     trains = [(a.file, a.line) for a in result.anchors if a.role in ("loss", "backward", "optimizer_step")]
+    trains += fits or []
     if result.train_loop is not None:
         trains.append((result.train_loop.file, result.train_loop.start))
     for kind in ("checkpoints", "evals", "uploads", "trackers"):

@@ -79,6 +79,7 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
         self.hydra_file: Path | None = None  # its YAML, relative to the script's folder
         self.hydra_version = ""  # its `version_base`, as written
         self.hydra_line = 0
+        self.hydra_passes: set[str] = set()  # the functions the @hydra.main function hands its config (`train`)
         self.hf_classes: set[str] = set()  # the dataclasses an HfArgumentParser is given
         self.hf_parsers: set[str] = set()  # the repo's own subclasses of an HfArgumentParser (`ArgumentParserPlus`)
         self.flags_parse = False  # the entry parses flags into dataclasses
