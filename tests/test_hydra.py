@@ -146,6 +146,70 @@ def test_a_plugin_the_primary_config_overrides_is_read_as_empty_and_put_back(tmp
         assert "colorlog.yaml" not in ConfigStore.instance().repo["hydra"].get("job_logging", {})
 
 
+HANDED = """\
+import hydra
+
+
+@hydra.main(config_path="configs/", config_name="config.yaml")
+def main(config):
+    from src.train import train
+    from src.eval import evaluate
+    mode = config.get('mode', 'train')
+    if mode == 'train':
+        return train(config)
+    elif mode == 'eval':
+        return evaluate(config)
+
+
+if __name__ == "__main__":
+    main()
+"""
+TRAIN_FN = """\
+import pytorch_lightning as pl
+
+
+def train(config):
+    trainer = pl.Trainer(max_steps=config.trainer.max_steps)
+    trainer.fit(model=None)
+    if config.get("test_after_training") and not config.trainer.get("fast_dev_run"):
+        trainer.test(model=None)
+"""
+
+
+def test_the_function_the_hydra_main_hands_its_config_reads_it(tmp_path):
+    """`return train(config)` in the entry, `def train(config)` in src/train.py: its `config.get(...)` guard is a
+    key of the composed config (`test_after_training=false`), and the call that trains (it starts Lightning's
+    loop) is never read as an eval under the entry's `mode` branch."""
+    root = make_repo(tmp_path / "job", {
+        "run.py": HANDED, "src/__init__.py": "", "src/train.py": TRAIN_FN, "src/eval.py": "def evaluate(c):\n    pass\n",
+        "configs/config.yaml": "mode: train\ntest_after_training: true\ntrainer:\n  max_steps: 100\n"})
+    a = analyze_script(root / "run.py", root, [])
+    assert [(e.name, e.file, e.off_switch) for e in a.evals if e.file == "src/train.py"] == [
+        ("test", "src/train.py", "test_after_training=false")]
+    assert not [e for e in a.evals if e.name == "train"]
+    changes = propose(a, steps=30, args=[])
+    assert any(c.flags == ["test_after_training=false"] and c.kind == "eval" for c in changes)
+
+
+def test_a_wandb_logger_a_callback_needs_is_kept_and_disabled(app):
+    """Lightning's LearningRateMonitor raises when the Trainer has no logger: with one configured, the wandb
+    logger is kept and its run disabled (`logger.wandb.mode=disabled`), not deleted with `~logger`."""
+    (app / "configs/logger/wandb.yaml").write_text(
+        "wandb:\n  _target_: lightning.pytorch.loggers.wandb.WandbLogger\n  mode: online\n")
+    a = analyze_script(app / "src/train.py", app, ["logger=wandb"])
+    assert [(t.name, t.off_switch) for t in a.trackers if t.name == "WandbLogger"] == [("WandbLogger", "~logger")]
+    (app / "configs/callbacks/default.yaml").write_text(
+        "lr_monitor:\n  _target_: lightning.pytorch.callbacks.LearningRateMonitor\n  logging_interval: step\n")
+    a = analyze_script(app / "src/train.py", app, ["logger=wandb"])
+    assert [(t.name, t.off_switch) for t in a.trackers if t.name == "WandbLogger"] == [
+        ("WandbLogger", "logger.wandb.mode=disabled")]
+    run = run_command(InitState(repo_path=str(app), contract_path=str(app / "c.md"), script=a.script, analysis=a,
+                                launch=parse_launch("python src/train.py logger=wandb"),
+                                changes=propose(a, steps=30, args=["logger=wandb"])))
+    assert "logger.wandb.mode=disabled" in run and "~logger" not in run
+    assert check_run(run, app, a).problems == []
+
+
 def test_an_option_in_a_folder_of_its_group_is_taken(app):
     """`experiment=owt/small` picks configs/experiment/owt/small.yaml, as Hydra does; one not there is refused."""
     a = analyze_script(app / "src/train.py", app, ["experiment=owt/small"])

@@ -31,6 +31,7 @@ MAX_BYTES = 2_000_000
 TRAINER = re.compile(r"^(lightning|pytorch_lightning)(\.pytorch)?(\.trainer)*\.Trainer$")
 CHECKPOINT = re.compile(r"\.ModelCheckpoint$")
 STOPPER = re.compile(r"\.EarlyStopping$")
+NEEDS_LOGGER = re.compile(r"\.(?:LearningRateMonitor|DeviceStatsMonitor|GPUStatsMonitor)$")
 LOGGER = re.compile(r"^(lightning|pytorch_lightning)(\.pytorch)?\.loggers(\.\w+)*\.\w+Logger$")
 
 
@@ -222,6 +223,7 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
     saves = [n for n, t in targets.items() if CHECKPOINT.search(t)]
     # early stopping watches a validation metric: with validation off it fails the run at the epoch's end
     watchers = [f"~{n}" for n, t in targets.items() if STOPPER.search(t)]
+    logged_to = any(NEEDS_LOGGER.search(t) for t in targets.values())  # these raise with no logger at all
     for node, target in targets.items():
         if TRAINER.match(target):
             a.step_controls.insert(0, StepControl(name=f"{node}.max_steps", default=tree.keys.get(
@@ -238,6 +240,8 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
         elif LOGGER.match(target):
             group = node.split(".")[0]
             off = f"~{group}" if tree.choices.get(group, "null") != "null" else f"~{node}"  # Hydra takes no group=null
+            if logged_to and target.endswith("WandbLogger"):  # kept for the callbacks, its run kept off the server
+                off = f"{node}.mode=disabled"
             a.trackers.append(Fact(name=target.rsplit(".", 1)[1], off_switch=off, file=rel, line=line))
     for s in saves:
         a.checkpoints.append(Fact(name=f"ModelCheckpoint ({s})", off_switch=f"~{s}", file=rel, line=line))
