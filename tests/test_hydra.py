@@ -181,7 +181,8 @@ def test_the_function_the_hydra_main_hands_its_config_reads_it(tmp_path):
     key of the composed config (`test_after_training=false`), and the call that trains (it starts Lightning's
     loop) is never read as an eval under the entry's `mode` branch."""
     root = make_repo(tmp_path / "job", {
-        "run.py": HANDED, "src/__init__.py": "", "src/train.py": TRAIN_FN, "src/eval.py": "def evaluate(c):\n    pass\n",
+        "run.py": HANDED, "src/__init__.py": "", "src/train.py": TRAIN_FN,
+        "src/eval.py": "def evaluate(c):\n    pass\n",
         "configs/config.yaml": "mode: train\ntest_after_training: true\ntrainer:\n  max_steps: 100\n"})
     a = analyze_script(root / "run.py", root, [])
     assert [(e.name, e.file, e.off_switch) for e in a.evals if e.file == "src/train.py"] == [
