@@ -250,6 +250,17 @@ def test_an_accelerator_job_started_with_python_gets_accelerate_launch(tmp_path)
     assert run_of(root, state) == f"{BENCH} accelerate launch ROOT/wamf_bench.py train.py"
 
 
+def test_an_accelerator_given_its_precision_runs_as_its_docs_start_it(tmp_path):
+    """`Accelerator(mixed_precision=args.mixed_precision)` under the README's plain `python train.py` (k-diffusion):
+    one process at the job's own precision; `accelerate launch` would take the process count from the user's
+    accelerate config instead."""
+    body = ("import accelerate\nacc = accelerate.Accelerator(gradient_accumulation_steps=1, mixed_precision='bf16')\n"
+            + TRAIN)
+    root, state, refused = walk(tmp_path, {"train.py": body, "README.md": "```\npython train.py\n```\n"})
+    assert state.analysis is not None and not [n for n in state.analysis.needs if n.code == "accelerate"]
+    assert run_of(root, state) == f"{BENCH} python ROOT/wamf_bench.py train.py"
+
+
 REQUIRED = {
     "option": (ARGPARSE.format(args="p.add_argument('--dataset_name', required=True)\n"), "--dataset_name"),
     "positional": (ARGPARSE.format(args="p.add_argument('data_dir')\np.add_argument('x', nargs='?')\n"),

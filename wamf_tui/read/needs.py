@@ -38,10 +38,6 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis, root: Path | None =
             name = name_of(node.func)
             if name.endswith("init_process_group") and not any(k.arg == "init_method" for k in node.keywords):
                 ranks.append((node, "starts torch.distributed on every run"))
-            if name.split(".")[-1] == "Accelerator" and not any(n.code == "accelerate" for n in result.needs):
-                result.needs.append(Need(code="accelerate", file=rel, line=node.lineno,
-                                         why="builds an Accelerator (its processes, precision and DeepSpeed "
-                                             "come from accelerate launch)"))
         if isinstance(node, ast.ImportFrom) and node.level and not any(n.code == "package" for n in result.needs):
             result.needs.append(Need(code="package", file=rel, line=node.lineno,
                                      why="uses relative imports, so it runs as a module"))
