@@ -210,3 +210,30 @@ def test_a_tensorboard_writer_given_a_fixed_relative_folder_is_named_with_it(tmp
     assert [(c.what, c.enabled, c.why) for c in moved] == [
         ("run from the benchmark folder", True, "what it makes by a fixed relative path (runs/ (train.py:5)) lands "
                                                 "in the benchmark folder, outside the checkout")]
+
+
+def test_a_run_name_that_starts_the_paths_a_job_writes_carries_the_benchmark_folder(tmp_path):
+    """k-diffusion's `f'{args.name}_state.json'` and `f'{args.name}_{step:08}.pth'`: every file lands in the folder
+    the job runs in under the run's name, so the name itself is given inside the benchmark folder, the command's
+    own name kept. Run for real: the files land there, none in the checkout."""
+    job = ("import argparse\nimport json\nimport torch\n\np = argparse.ArgumentParser()\n"
+           "p.add_argument('--name', type=str, default='model')\np.add_argument('--data', default='x')\n"
+           "args = p.parse_args()\n"
+           "json.dump({'step': 0}, open(f'{args.name}_state.json', 'w'))\n"
+           "torch.save({}, f'{args.name}_{0:08}.pth')\nprint(f'{args.data}_train')\n" + LOOP)
+    root = make_repo(tmp_path / "kd", {"train.py": job})
+    a = analyze_script(root / "train.py", root, ["--name", "run1"])
+    assert [(o.name, o.prefix) for o in a.output_dirs] == [("--name", True)]  # not `--data`: no run name
+    state = state_of(root, a).model_copy(update={"launch": parse_launch("python train.py --name run1")})
+    state = state.model_copy(update={"changes": propose(a, 30, "speed", ["--name", "run1"])})
+    run = run_command(state)
+    out = tmp_path / "kd.wamf-bench"
+    assert f" --name={out}/run1 " in f"{run} " and run.count("run1") == 1  # the command's own `--name run1` goes
+    write_wrapper(Path(run_line.wrapper_path(state)))
+    assert check_run(run, root, a).problems == []
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", run], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in out.iterdir()) == ["run1_00000000.pth", "run1_state.json"]
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=root, capture_output=True, text=True)
+    assert status.stdout == "?? wamf_bench.py\n"

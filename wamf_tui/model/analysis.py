@@ -35,6 +35,7 @@ class Fact(Record):
     folder: RepoText | None = None  # a text flag that names the folder it writes to (`--model-tag`)
     late: RepoText | None = None  # a seed call: where the model is built before it ("qlora.py:704"), unseeded
     epoch_end: bool = False  # a framework runs it at each training epoch's end (Lightning's default ModelCheckpoint)
+    prefix: bool = False  # an output setting that starts the relative paths it writes (`f'{args.name}_state.json'`)
 
 
 class Overhead(Record):

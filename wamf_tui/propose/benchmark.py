@@ -23,7 +23,7 @@ from ..read.systems.registry import system
 from ..read.values import dest
 from ..wording import system_label
 from .cap import DEFAULT_STEPS, UNSET_DEFAULTS, epoch_control, step_control, total_steps
-from .effect_rows import eval_rows, overhead_rows, save_rows, tracker_rows, upload_rows
+from .effect_rows import BENCH_NAME, eval_rows, overhead_rows, save_rows, tracker_rows, upload_rows
 from .raises import kept_from_raising
 from .when import compares, needed_outputs
 
@@ -113,6 +113,18 @@ def _read_here(a: Analysis) -> list[tuple[str, str]]:
     return found
 
 
+def _target(a: Analysis, flag: str, args: list[str] | tuple[str, ...]) -> str:
+    """What an output setting is given: the benchmark folder; a file inside it for one that names a file
+    (`--save model.pt`); for a run name that starts the paths the job writes (`--name flowers`), that name inside
+    it, as the command or the default gives it."""
+    default = (a.flags.get(flag) or "").strip("'\"")
+    if any(o.prefix and o.name == flag for o in a.output_dirs):
+        given = next((w.split("=", 1)[1] if "=" in w else args[i + 1] for i, w in enumerate(args)
+                      if dest(w) == dest(flag) and w.startswith("-") and ("=" in w or i + 1 < len(args))), default)
+        return f"{OUT_DIR}/{Path(given).name or BENCH_NAME}"
+    return f"{OUT_DIR}/{Path(default).name}" if Path(default).suffix else OUT_DIR
+
+
 def _takes_folder(flag: str, a: Analysis) -> bool:
     """A flag the run line may point at the benchmark folder: not a switch (`--use-dist-ckpt`, a boolean), and
     not one a save or tracker needs set (Megatron's `if args.save:`): giving it would turn that on."""
@@ -181,12 +193,9 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
          and _takes_folder(o.off_switch.split("=")[0], a)), None)
     if out:
         flag = out.split("=")[0]
-        default = (a.flags.get(flag) or "").strip("'\"")
-        # a flag that names a file (`--save model.pt`) gets a file inside the folder, not the folder itself
-        target = f"{OUT_DIR}/{Path(default).name}" if Path(default).suffix else OUT_DIR
-        words = parser.render(a, flag, target)
+        words = parser.render(a, flag, _target(a, flag, args))
         for other in _more_outputs(a, flag, parser):  # mae's `--log_dir ./output_dir` beside its `--output_dir`
-            words += parser.render(a, other, OUT_DIR)
+            words += parser.render(a, other, _target(a, other, args))
         changes.append(BenchmarkChange(what="all outputs into one folder", how=" ".join(words), flags=words,
                                        why="what it writes goes to one folder beside your checkout, never into it"))
     elif not hydra and (fixed := _fixed_folders(a)):

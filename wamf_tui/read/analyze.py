@@ -73,7 +73,7 @@ from .tyro_config import (
     nested_switches,
 )
 from .values import dest, given_values, resolved, settings_objects
-from .writes import folder_flags
+from .writes import folder_flags, path_prefixes
 
 FOLLOW_DEPTH = 2  # how many imports deep the reading follows the repo's own modules
 # Config systems whose flags the code may not show in full (classes built in other packages, flags made
@@ -480,6 +480,11 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 f.folder = next(iter(folder_flags(entry[0], f.line, result.flags)), None)
                 if f.folder and all(o.name != f.folder for o in result.output_dirs):  # a name in the path it writes:
                     result.output_dirs.append(Fact(name=f.folder, file=f.file, line=f.line))  # no folder to route
+        for flag, line in path_prefixes(entry[0], result.flags):  # `f'{args.name}_state.json'`: the name is where
+            result.output_dirs = [o for o in result.output_dirs if o.name != flag or o.off_switch]
+            if all(o.name != flag for o in result.output_dirs):
+                result.output_dirs.append(Fact(name=flag, file=entry[1], line=line, off_switch=f"{flag}=...",
+                                               prefix=True))
     files = named_files(root, script.parent, command)
     result.required += placeholders(files)
     for f in (f for kind in ("checkpoints", "evals", "uploads", "trackers") for f in getattr(result, kind)):

@@ -56,3 +56,26 @@ def _builds_path(expr: ast.AST) -> bool:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         return last in ("join", "Path", "PurePath")
     return isinstance(expr, ast.JoinedStr) or isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Div)
+
+
+def path_prefixes(tree: ast.Module, flags: Mapping[str, str | None]) -> list[tuple[str, int]]:
+    """The run-name settings that start a relative path the job makes (k-diffusion's `f'{args.name}_state.json'`,
+    `f'{args.name}_{step:08}.pth'`): every file so named lands in the folder the job runs in, so the setting
+    itself carries the benchmark's folder (`--name $WAMF_OUT/<name>`). Each (flag, first line)."""
+    values = defaults(flags, settings_objects(tree))
+    spelled = {dest(f): f for f in flags if f.startswith("-")}
+    found: dict[str, int] = {}
+    for node in walk(tree):
+        if not isinstance(node, ast.JoinedStr) or len(node.values) < 2:
+            continue
+        head, rest = node.values[0], node.values[1]
+        name = setting(head.value, values) if isinstance(head, ast.FormattedValue) else None
+        if name is None or not FOLDER_NAME.search(name) or not isinstance(rest, ast.Constant) \
+                or not str(rest.value).startswith(("_", "-", ".", "/")):
+            continue
+        default = values[name]
+        if isinstance(default, str) and default.startswith(("/", "~", "$")) or default is not None \
+                and not isinstance(default, str):
+            continue
+        found.setdefault(spelled.get(name, f"--{name}"), node.lineno)
+    return list(found.items())
