@@ -266,6 +266,52 @@ def test_a_lightning_module_behind_a_hydra_target(tmp_path):
                                       "(grad norm before each step) of MNISTLitModule")
 
 
+SUBCLASSED = """\
+import pytorch_lightning as pl
+
+
+class SequenceModel(pl.LightningModule):
+    def step(self, batch):
+        x, y = batch
+        return self.loss_fn(self.forward(x), y), None
+
+    def shared_step(self, batch, phase='train'):
+        loss, output = self.step(batch)
+        return {"loss": loss, "output": output}
+
+    def training_step(self, batch, batch_idx):
+        return self.shared_step(batch, phase='train')
+
+
+class SequenceLMModel(SequenceModel):
+    def step(self, batch):
+        x, y = batch
+        output = self.forward(x).logits
+        loss = self.loss_fn(output, y)
+        return loss, output
+"""
+
+
+def test_a_lightning_step_the_config_builds_runs_its_own_overrides(tmp_path):
+    """flash-attention's `task._target_: src.tasks.seq.SequenceLMModel`: its inherited `training_step` returns
+    `self.shared_step(...)`, whose `self.step(...)` is the subclass's own: the loss and forward are read there,
+    the batch where the step hands it on. With no config naming the subclass, the base's own step is read."""
+    entry = ("import hydra\nimport lightning as L\n\n@hydra.main(config_path='configs', config_name='train')\n"
+             "def main(cfg):\n    model = hydra.utils.instantiate(cfg.task)\n    trainer = L.Trainer()\n"
+             "    trainer.fit(model)\n\nif __name__ == '__main__':\n    main()\n")
+    files = {"train.py": entry, "configs/train.yaml": "task:\n  _target_: src.seq.SequenceLMModel\n",
+             "src/__init__.py": "", "src/seq.py": SUBCLASSED}
+    root = make_repo(tmp_path / "job", files)
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    assert (got["loss"], got["forward"], got["batch"]) == (
+        "src/seq.py:" + at(SUBCLASSED, "loss = self.loss_fn(output, y)").split(":")[1],
+        "src/seq.py:" + at(SUBCLASSED, "output = self.forward(x).logits").split(":")[1],
+        "src/seq.py:" + at(SUBCLASSED, "return self.shared_step(batch, phase='train')").split(":")[1])
+    base = make_repo(tmp_path / "base", {**files, "configs/train.yaml": "task:\n  _target_: src.seq.SequenceModel\n"})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(base / "train.py", base).anchors}
+    assert got["loss"] == "src/seq.py:" + at(SUBCLASSED, "loss, output = self.step(batch)").split(":")[1]
+
+
 WARM_UP_FIRST = """\
 import torch
 for step in warmup_steps:  # compile the kernels, then reset the state

@@ -359,7 +359,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                     result.train_inner = Span(file=rel, start=inner[0], end=inner[1])
         elif step is None and "def training_step" in text and "lightning" in text and ".training_step(" not in text:
             # a LightningModule's: the framework calls it and runs the backward (a trainer calling its own is no step)
-            step = lightning_step(tree, rel)
+            targets = [v.rsplit(".", 1)[-1] for k, v in (result.hydra.keys if result.hydra else {}).items()
+                       if k.endswith("._target_")]  # the class the config builds (`task._target_`) is the one run
+            step = lightning_step(tree, rel, named=[*given_values(command), *targets])
             stepped = (tree, rel) if step and depth else None
         if depth and _MAIN.search(text) and re.search(r"\.backward\(|\.step\(", text):
             mains.append(path)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from ..model import Anchor
@@ -88,28 +88,70 @@ def find_step(tree: ast.Module, rel: str, dead: Collection[int] = (), named: Col
         TRAINED.reset(token)
 
 
-def lightning_step(tree: ast.Module, rel: str, dead: Collection[int] = ()) -> list[Anchor] | None:
+def lightning_step(tree: ast.Module, rel: str, dead: Collection[int] = (), named: Collection[str] = ()
+                   ) -> list[Anchor] | None:
     """A LightningModule's step: `training_step(self, batch, batch_idx)` returns its loss, and the framework runs
     the backward and the optimizer. The loss, forward and batch behind the first loss it returns (`return loss`,
-    `return loss, logs`, `return {"loss": loss}`), read as a backward's; None where no class here has one."""
+    `return loss, logs`, `return {"loss": loss}`), read as a backward's; None where no class here has one.
+    `named`: what the command or config names (a Hydra `_target_`'s class): that class is read first, with the
+    methods it inherits from the module's classes and those it overrides (`return self.shared_step(...)` in the
+    base runs the subclass's own `shared_step`)."""
     token = TRAINED.set(trained_names(tree))
     try:
-        for cls in (n for n in walk(tree) if isinstance(n, ast.ClassDef)):
-            step = next((f for f in cls.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
-                         and f.name == "training_step"), None)
+        classes = {c.name: c for c in walk(tree) if isinstance(c, ast.ClassDef)}
+        firsts = [classes[n] for n in named if n in classes]
+        for cls in dict.fromkeys([*firsts, *classes.values()]):
+            methods = _methods(cls, classes)
+            step = methods.get("self.training_step")
             if step is None:
                 continue
-            parts = _parts(step, dead)
-            for ret in sorted((n for n in parts.nodes if isinstance(n, ast.Return) and n.value is not None),
-                              key=lambda n: n.lineno):
-                loss = _returned_loss(ret.value)  # type: ignore[arg-type]
-                anchors = made(rel, ret, loss, parts.assigns, parts.loops, helpers=_helpers(tree, step)) \
-                    if loss is not None else []
+            helpers = {**_helpers(tree, step), **methods}
+            for first, ret, loss, scope in _step_returns(step, methods, dead):
+                anchors = made(rel, ret, loss, scope.assigns, scope.loops, helpers=helpers)
+                if first is not ret:  # read inside a method it hands the batch to: the batch is the step's own
+                    anchors = [a if a.role != "batch" else a.model_copy(update={"line": first.lineno})
+                               for a in anchors]
                 if any(a.role == "loss" for a in anchors):
                     return anchors
         return None
     finally:
         TRAINED.reset(token)
+
+
+def _methods(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef]
+             ) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """`self.name` -> the method a `cls` object runs: its own, else its bases' in the module (nearest first)."""
+    chain: list[ast.ClassDef] = []
+    todo = [cls]
+    while todo and len(chain) < 8:
+        c = todo.pop(0)
+        if c not in chain:
+            chain.append(c)
+            todo += [classes[b.id] for b in c.bases if isinstance(b, ast.Name) and b.id in classes]
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for c in reversed(chain):
+        found.update({f"self.{f.name}": f for f in c.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)})
+    return found
+
+
+def _step_returns(step: ast.FunctionDef | ast.AsyncFunctionDef,
+                  methods: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef],
+                  dead: Collection[int]) -> Iterator[tuple[ast.Return, ast.Return, ast.expr, _Parts]]:
+    """Each return of the step (and the return the loss is read at) with the loss it hands back, in order;
+    `return self.shared_step(batch, ...)` is read inside the method the object runs (at most two such hops)."""
+    parts = _parts(step, dead)
+    for ret in sorted((n for n in parts.nodes if isinstance(n, ast.Return) and n.value is not None),
+                      key=lambda n: n.lineno):
+        loss, at, scope = _returned_loss(ret.value), ret, parts  # type: ignore[arg-type]
+        for _ in range(2):
+            called = methods.get(name_of(loss.func)) if isinstance(loss, ast.Call) else None
+            inner = next((n for n in reversed(own_nodes(called)) if isinstance(n, ast.Return) and n.value is not None),
+                         None) if called is not None and called is not step else None
+            if called is None or inner is None or (got := _returned_loss(inner.value)) is None:  # type: ignore[arg-type]
+                break
+            loss, at, scope = got, inner, _parts(called, dead)
+        if loss is not None:
+            yield ret, at, loss, scope
 
 
 def _returned_loss(value: ast.expr) -> ast.expr | None:
