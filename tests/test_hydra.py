@@ -211,6 +211,40 @@ def test_a_wandb_logger_a_callback_needs_is_kept_and_disabled(app):
     assert check_run(run, app, a).problems == []
 
 
+BUILT = """\
+import hydra
+
+
+def train(config):
+    callbacks = [hydra.utils.instantiate(c) for c in config.callbacks.values()]
+    trainer = hydra.utils.instantiate(config.trainer, callbacks=callbacks)
+    trainer.fit(model=None)
+    print(trainer.checkpoint_callback.best_model_path)
+"""
+
+
+def test_a_trainer_whose_callback_the_code_reads_keeps_its_checkpoints(tmp_path):
+    """flash-attention: the Trainer the config builds runs in the `train(config)` the entry hands it (its rows sit
+    at that `fit()`); a repo's ModelCheckpoint subclass is a checkpoint too; and since the code reads
+    `trainer.checkpoint_callback.best_model_path` after fit, deleting them (or `enable_checkpointing=false`) would
+    fail the run: they are kept, never switched off."""
+    conf = ("trainer:\n  _target_: pytorch_lightning.Trainer\n  max_steps: 100\ncallbacks:\n  ckpt:\n"
+            "    _target_: src.callbacks.ModelCheckpointMine\n    every_n_train_steps: 1000\n")
+    files = {"run.py": HANDED, "src/__init__.py": "", "src/train.py": BUILT, "configs/config.yaml": conf,
+             "src/eval.py": "def evaluate(c):\n    pass\n"}
+    root = make_repo(tmp_path / "job", files)
+    a = analyze_script(root / "run.py", root, [])
+    fit = BUILT.splitlines().index("    trainer.fit(model=None)") + 1
+    saves = [(f.name, f"{f.file}:{f.line}", f.off_switch) for f in a.checkpoints]
+    assert saves == [("Trainer checkpoints (trainer; kept: the code reads its callback at src/train.py:8)",
+                      f"src/train.py:{fit}", None)]
+    assert not any("enable_checkpointing" in w or "~callbacks" in w for c in propose(a, steps=30, args=[])
+                   for w in c.flags)
+    read = make_repo(tmp_path / "unread", {**files, "src/train.py": BUILT.replace("    print(", "    # print(")})
+    a = analyze_script(read / "run.py", read, [])
+    assert [f.off_switch for f in a.checkpoints] == ["+trainer.enable_checkpointing=false ~callbacks.ckpt"]
+
+
 def test_an_option_in_a_folder_of_its_group_is_taken(app):
     """`experiment=owt/small` picks configs/experiment/owt/small.yaml, as Hydra does; one not there is refused."""
     a = analyze_script(app / "src/train.py", app, ["experiment=owt/small"])

@@ -155,6 +155,9 @@ class Analysis(Record):
     overheads: list[Overhead] = []  # settings that slow every step (DeepSpeed's timers and profilers)
     output_dirs: list[Fact] = []
     cwd_reads: list[Fact] = []  # paths the code reads relative to the folder it runs in (`open('input.txt')`)
+    # where the code reads the Trainer's checkpoint callback (`trainer.checkpoint_callback.best_model_path`):
+    # with no ModelCheckpoint left that is None, and the read fails
+    checkpoint_read: RepoText | None = None
     # the entry's HfArgumentParser reads flags only (`parse_args_into_dataclasses()`, no file parse, no leftovers
     # kept): a positional word (`train.py config.yaml`) is one it refuses
     flags_only: bool = False

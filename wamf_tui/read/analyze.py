@@ -73,7 +73,7 @@ from .tyro_config import (
     nested_switches,
 )
 from .values import dest, given_values, resolved, settings_objects
-from .writes import folder_flags, path_prefixes
+from .writes import checkpoint_read, folder_flags, path_prefixes
 
 FOLLOW_DEPTH = 2  # how many imports deep the reading follows the repo's own modules
 # Config systems whose flags the code may not show in full (classes built in other packages, flags made
@@ -311,6 +311,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             result.computed = assigned_at_run_time(tree)
         result.processes += process_signals(tree, rel, text, depth == 0)
         result.precision += precision_signals(tree, rel, text, depth == 0)
+        if result.checkpoint_read is None and ".checkpoint_callback." in text:
+            result.checkpoint_read = checkpoint_read(tree, rel)
         reads, downloads = cwd_reads(tree, rel)
         result.cwd_reads += reads
         result.output_dirs += downloads  # a dataset fetched into a relative folder is written there
@@ -421,8 +423,10 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 least[p.resolve()] = min(deeper, least.get(p.resolve(), deeper))
             else:
                 beyond.append(p)
-    if result.hydra is not None and result.hydra.composed:
-        add_switches(result, result.hydra, *hydra_line)
+    if result.hydra is not None and result.hydra.composed:  # a Trainer's rows at the fit() that runs it, in the
+        fit = next(((f.file, f.start) for f in fits if f.file == hydra_line[0]), None) or next(  # entry or the
+            ((f.file, f.start) for f in fits), hydra_line)  # `train(config)` it hands the config to
+        add_switches(result, result.hydra, *fit)
     if submitter is not None and step is not None:
         if mains:
             submitter.runs, submitter.runs_from = as_module(mains[0], root)

@@ -29,7 +29,7 @@ MAX_FILES = 500  # YAML files looked at before composing
 MAX_KEYS = 3000
 MAX_BYTES = 2_000_000
 TRAINER = re.compile(r"^(lightning|pytorch_lightning)(\.pytorch)?(\.trainer)*\.Trainer$")
-CHECKPOINT = re.compile(r"\.ModelCheckpoint$")
+CHECKPOINT = re.compile(r"\.\w*ModelCheckpoint\w*$")  # Lightning's, or a repo's subclass of it
 STOPPER = re.compile(r"\.EarlyStopping$")
 NEEDS_LOGGER = re.compile(r"\.(?:LearningRateMonitor|DeviceStatsMonitor|GPUStatsMonitor)$")
 LOGGER = re.compile(r"^(lightning|pytorch_lightning)(\.pytorch)?\.loggers(\.\w+)*\.\w+Logger$")
@@ -235,7 +235,9 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
             a.output_dirs.append(Fact(name=f"{node}.default_root_dir", off_switch=f"{node}.default_root_dir=...",
                                       file=rel, line=line))  # its logs and checkpoints, unless a logger says
             off = " ".join([f"{node}.enable_checkpointing=false", *(f"~{s}" for s in saves)])
-            a.checkpoints.append(Fact(name=f"Trainer checkpoints ({node})", off_switch=off, file=rel, line=line))
+            kept = f"; kept: the code reads its callback at {a.checkpoint_read}" if a.checkpoint_read else ""
+            a.checkpoints.append(Fact(name=f"Trainer checkpoints ({node}{kept})", off_switch=None if kept else off,
+                                      file=rel, line=line))
             saves = []
         elif LOGGER.match(target):
             group = node.split(".")[0]
@@ -243,8 +245,9 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
             if logged_to and target.endswith("WandbLogger"):  # kept for the callbacks, its run kept off the server
                 off = f"{node}.mode=disabled"
             a.trackers.append(Fact(name=target.rsplit(".", 1)[1], off_switch=off, file=rel, line=line))
-    for s in saves:
-        a.checkpoints.append(Fact(name=f"ModelCheckpoint ({s})", off_switch=f"~{s}", file=rel, line=line))
+    for s in saves:  # with no ModelCheckpoint left, a read of the Trainer's callback fails: kept
+        a.checkpoints.append(Fact(name=f"ModelCheckpoint ({s})", off_switch=None if a.checkpoint_read else f"~{s}",
+                                  file=rel, line=line))
     for key, value in tree.keys.items():
         role = length_role(key)  # a bound only the config names is not proven to stop the loop: never the cap
         if (role == "scale" or role == "bound" and "epoch" in key.split(".")[-1]) and \

@@ -79,3 +79,12 @@ def path_prefixes(tree: ast.Module, flags: Mapping[str, str | None]) -> list[tup
             continue
         found.setdefault(spelled.get(name, f"--{name}"), node.lineno)
     return list(found.items())
+
+
+def checkpoint_read(tree: ast.Module, rel: str) -> str | None:
+    """Where the code reads an attribute of a Lightning Trainer's checkpoint callback with no test of it first
+    (flash-attention's `trainer.checkpoint_callback.best_model_path` after `fit`): `file:line`, else None."""
+    tested = any(isinstance(n, ast.If | ast.IfExp) and "checkpoint_callback" in ast.dump(n.test) for n in walk(tree))
+    read = next((n for n in walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)
+                 and n.value.attr == "checkpoint_callback"), None)
+    return f"{rel}:{read.lineno}" if read is not None and not tested else None
