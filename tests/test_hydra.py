@@ -240,9 +240,13 @@ def test_a_trainer_whose_callback_the_code_reads_keeps_its_checkpoints(tmp_path)
                       f"src/train.py:{fit}", None)]
     assert not any("enable_checkpointing" in w or "~callbacks" in w for c in propose(a, steps=30, args=[])
                    for w in c.flags)
-    read = make_repo(tmp_path / "unread", {**files, "src/train.py": BUILT.replace("    print(", "    # print(")})
-    a = analyze_script(read / "run.py", read, [])
-    assert [f.off_switch for f in a.checkpoints] == ["+trainer.enable_checkpointing=false ~callbacks.ckpt"]
+    for name, body in (("unread", BUILT.replace("    print(", "    # print(")),  # no read, or one under the test
+                       ("tested", BUILT.replace("    print(", "    if config.get('test'):\n        trainer.test()\n"
+                                                         "        print("))):  # pass the benchmark switches off
+        other = make_repo(tmp_path / name, {**files, "src/train.py": body,
+                                            "configs/config.yaml": conf + "test: true\n"})
+        a = analyze_script(other / "run.py", other, [])
+        assert [f.off_switch for f in a.checkpoints] == ["+trainer.enable_checkpointing=false ~callbacks.ckpt"]
 
 
 def test_an_option_in_a_folder_of_its_group_is_taken(app):

@@ -312,6 +312,28 @@ def test_a_lightning_step_the_config_builds_runs_its_own_overrides(tmp_path):
     assert got["loss"] == "src/seq.py:" + at(SUBCLASSED, "loss, output = self.step(batch)").split(":")[1]
 
 
+METHOD_LOSS = """\
+import torch
+model = K.config.make_denoiser_wrapper(config)(inner_model)
+for batch in train_dl:
+    reals, _, aug_cond = batch[image_key]
+    noise = torch.randn_like(reals)
+    losses = model.loss(reals, noise, sigma, aug_cond=aug_cond)
+    accelerator.backward(losses.mean())
+    opt.step()
+"""
+
+
+def test_a_loss_the_models_own_method_returns_reduced_at_the_backward(tmp_path):
+    """k-diffusion: `losses = model.loss(reals, noise, sigma)` then `accelerator.backward(losses.mean())`: the loss
+    and the forward are the model's method call (never the line that builds `model`), the batch where the reals
+    come out of it."""
+    root = make_repo(tmp_path / "job", {"train.py": METHOD_LOSS})
+    got = {x.role: f"{x.file}:{x.line}" for x in analyze_script(root / "train.py", root).anchors}
+    call = at(METHOD_LOSS, "losses = model.loss(")
+    assert (got["loss"], got["forward"], got["batch"]) == (call, call, at(METHOD_LOSS, "reals, _, aug_cond = batch"))
+
+
 WARM_UP_FIRST = """\
 import torch
 for step in warmup_steps:  # compile the kernels, then reset the state

@@ -158,6 +158,7 @@ class Analysis(Record):
     # where the code reads the Trainer's checkpoint callback (`trainer.checkpoint_callback.best_model_path`):
     # with no ModelCheckpoint left that is None, and the read fails
     checkpoint_read: RepoText | None = None
+    checkpoint_read_if: list[RepoText] = []  # the settings the `if`s around that read test (`cfg.get("test")`)
     # the entry's HfArgumentParser reads flags only (`parse_args_into_dataclasses()`, no file parse, no leftovers
     # kept): a positional word (`train.py config.yaml`) is one it refuses
     flags_only: bool = False

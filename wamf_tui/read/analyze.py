@@ -311,8 +311,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             result.computed = assigned_at_run_time(tree)
         result.processes += process_signals(tree, rel, text, depth == 0)
         result.precision += precision_signals(tree, rel, text, depth == 0)
-        if result.checkpoint_read is None and ".checkpoint_callback." in text:
-            result.checkpoint_read = checkpoint_read(tree, rel)
+        if result.checkpoint_read is None and ".checkpoint_callback." in text and (got := checkpoint_read(tree, rel)):
+            result.checkpoint_read, result.checkpoint_read_if = got
         reads, downloads = cwd_reads(tree, rel)
         result.cwd_reads += reads
         result.output_dirs += downloads  # a dataset fetched into a relative folder is written there

@@ -224,6 +224,11 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
     # early stopping watches a validation metric: with validation off it fails the run at the epoch's end
     watchers = [f"~{n}" for n, t in targets.items() if STOPPER.search(t)]
     logged_to = any(NEEDS_LOGGER.search(t) for t in targets.values())  # these raise with no logger at all
+    # the code reads the Trainer's checkpoint callback where the run gets (not under `if cfg.get("test"):` with
+    # that eval switched off): with no ModelCheckpoint left the read fails, so they are kept
+    read = a.checkpoint_read if a.checkpoint_read and not any(
+        f.off_switch and key_of(f.off_switch.split(" ")[0]).split(".")[-1] in a.checkpoint_read_if
+        for f in a.evals) else None
     for node, target in targets.items():
         if TRAINER.match(target):
             a.step_controls.insert(0, StepControl(name=f"{node}.max_steps", default=tree.keys.get(
@@ -235,7 +240,7 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
             a.output_dirs.append(Fact(name=f"{node}.default_root_dir", off_switch=f"{node}.default_root_dir=...",
                                       file=rel, line=line))  # its logs and checkpoints, unless a logger says
             off = " ".join([f"{node}.enable_checkpointing=false", *(f"~{s}" for s in saves)])
-            kept = f"; kept: the code reads its callback at {a.checkpoint_read}" if a.checkpoint_read else ""
+            kept = f"; kept: the code reads its callback at {read}" if read else ""
             a.checkpoints.append(Fact(name=f"Trainer checkpoints ({node}{kept})", off_switch=None if kept else off,
                                       file=rel, line=line))
             saves = []
@@ -246,7 +251,7 @@ def add_switches(a: Analysis, tree: HydraTree, rel: str, line: int) -> None:
                 off = f"{node}.mode=disabled"
             a.trackers.append(Fact(name=target.rsplit(".", 1)[1], off_switch=off, file=rel, line=line))
     for s in saves:  # with no ModelCheckpoint left, a read of the Trainer's callback fails: kept
-        a.checkpoints.append(Fact(name=f"ModelCheckpoint ({s})", off_switch=None if a.checkpoint_read else f"~{s}",
+        a.checkpoints.append(Fact(name=f"ModelCheckpoint ({s})", off_switch=None if read else f"~{s}",
                                   file=rel, line=line))
     for key, value in tree.keys.items():
         role = length_role(key)  # a bound only the config names is not proven to stop the loop: never the cap

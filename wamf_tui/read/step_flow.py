@@ -202,6 +202,9 @@ def value_of(node: ast.AST) -> ast.expr | None:
     return getattr(node, "value", None)
 
 
+_REDUCTIONS = ("mean", "sum")  # a loss reduced where it is consumed is the loss computed before
+
+
 def made(rel: str, at: ast.stmt | ast.expr, loss: ast.expr, assigns: list[ast.AST],
           loops: Sequence[ast.For | ast.AsyncFor] = (),
           local: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
@@ -228,6 +231,9 @@ def made(rel: str, at: ast.stmt | ast.expr, loss: ast.expr, assigns: list[ast.AS
             left = left.left
         expr = ast.Name(left.id) if isinstance(left, ast.Name) and left.id in computed else \
             ast.Name(computed[0]) if computed else expr
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _REDUCTIONS \
+            and isinstance(expr.func.value, ast.Name) and assigned(expr.func.value.id, line, assigns) is not None:
+        expr = expr.func.value  # `accelerator.backward(losses.mean())`: the per-sample losses computed above
     if isinstance(expr, ast.Attribute) and assigned(name_of(expr), line, assigns) is not None:
         source = assigned(name_of(expr), line, assigns)  # `logits, self.loss = model(x, y)`
         line = source.lineno  # type: ignore[union-attr]
@@ -341,7 +347,8 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
         return source, chained  # model(x).pow(2).mean(): the model call its methods reduce
     base = value.func.value if isinstance(value.func, ast.Attribute) else None
     made: list[tuple[ast.AST, ast.Call]] = []  # criterion(out, y), out.pow(2).mean(): the calls that made them
-    for arg in [*value.args, *([base] if base is not None else [])]:
+    for arg in [*value.args, *([base] if base is not None and not _is_model(base) else [])]:  # a model's own
+        # assignment (`model = wrap(inner_model)`) is where it is built, never what it output
         inner = arg
         while isinstance(inner, ast.Attribute | ast.Subscript | ast.Call) and not isinstance(inner, ast.Name):
             inner = inner.func if isinstance(inner, ast.Call) else inner.value
@@ -359,8 +366,13 @@ def _forward(source: ast.AST | None, loss: ast.expr, line: int,
                 call, node = _made_by_model(call, node, assigns) or (call, node)
             if call is not None:
                 made.append((node, call))  # type: ignore[arg-type]
-    if made:  # the model's output over the target's: `mse_loss(model_pred, target)`
-        return next(((n, c) for n, c in made if _looks_like_model(c)), made[0])
+    by_model = next(((n, c) for n, c in made if _looks_like_model(c)), None)
+    if by_model is not None:  # the model's output over the target's: `mse_loss(model_pred, target)`
+        return by_model
+    if base is not None and _is_model(base) and source is not None:
+        return source, value  # `model.loss(reals, noise, sigma)`: a method of the model runs it (not where it is built)
+    if made:
+        return made[0]
     if source is not None and (value.args or any(_is_model(k.value) for k in value.keywords)):
         return source, value  # `model.loss(x)`, `loss_fn(net=ddp, images=x)`: the call runs the model
     return None

@@ -81,10 +81,20 @@ def path_prefixes(tree: ast.Module, flags: Mapping[str, str | None]) -> list[tup
     return list(found.items())
 
 
-def checkpoint_read(tree: ast.Module, rel: str) -> str | None:
+def checkpoint_read(tree: ast.Module, rel: str) -> tuple[str, list[str]] | None:
     """Where the code reads an attribute of a Lightning Trainer's checkpoint callback with no test of it first
-    (flash-attention's `trainer.checkpoint_callback.best_model_path` after `fit`): `file:line`, else None."""
-    tested = any(isinstance(n, ast.If | ast.IfExp) and "checkpoint_callback" in ast.dump(n.test) for n in walk(tree))
-    read = next((n for n in walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)
+    (flash-attention's `trainer.checkpoint_callback.best_model_path` after `fit`): `file:line`, and the settings
+    the `if`s around it test (`if cfg.get("test"):`, which the benchmark may switch off); else None."""
+    nodes = list(walk(tree))
+    if any(isinstance(n, ast.If | ast.IfExp) and "checkpoint_callback" in ast.dump(n.test) for n in nodes):
+        return None
+    read = next((n for n in nodes if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)
                  and n.value.attr == "checkpoint_callback"), None)
-    return f"{rel}:{read.lineno}" if read is not None and not tested else None
+    if read is None:
+        return None
+    around = [n.test for n in nodes if isinstance(n, ast.If) and n.body
+              and n.body[0].lineno <= read.lineno <= (n.body[-1].end_lineno or 0)]
+    tested = [c.args[0].value for t in around for c in ast.walk(t) if isinstance(c, ast.Call) and c.args
+              and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str)]
+    tested += [a.attr for t in around for a in ast.walk(t) if isinstance(a, ast.Attribute)]
+    return f"{rel}:{read.lineno}", tested
