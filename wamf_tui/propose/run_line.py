@@ -252,17 +252,17 @@ def _own_folder_line(state: InitState, launch: LaunchCommand, words: list[str], 
     link would land in the checkout."""
     repo = Path(state.repo_path)
     here = launch.cwd or "."
-    launch, words, entry = _from_own_folder(launch, words, entry, repo, folder)
+    launch, words, entry = _from_own_folder(launch, words, entry, repo)
     plain = bool(PLAIN.fullmatch(str(repo.resolve())))
     back = OLDPWD if plain else f'"{OLDPWD}"'
     links = "".join(f"ln -sfn {back}/{shlex.quote(os.path.normpath(os.path.join(here, top)))} . && "
                     for top in dict.fromkeys(reads) if (repo / here / top).exists())
-    command = format_command(launch.model_copy(update={"cwd": ""}), words, entry, plain_back=plain)
+    command = format_command(launch, words, entry, plain_back=plain)
     return f"mkdir -p {shlex.quote(folder)} && cd {shlex.quote(folder)} && {links}{command}"
 
 
-def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] | None, repo: Path,
-                     folder: str) -> tuple[LaunchCommand, list[str], list[str] | None]:
+def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] | None,
+                     repo: Path) -> tuple[LaunchCommand, list[str], list[str] | None]:
     """The command run from the benchmark folder, outside the checkout: every word that names a file or folder
     of the checkout (the script, a config, the launcher's own) by `$OLDPWD`, the folder the line left, so it
     names the checkout the line starts in (the optimizer's worktree too); `python -m` gets that root on its
@@ -279,7 +279,7 @@ def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] |
         name, eq, value = word.partition("=")
         return f"{name}={rebased(value)}" if eq and not name.startswith(("/", ".")) else rebased(word)
 
-    launch = launch.model_copy(update={"cwd": folder})
+    launch = launch.model_copy(update={"cwd": ""})  # the line's own `cd` goes to the benchmark folder
     launch.env = [each(e) for e in launch.env]
     launch.prefix = [each(w) for w in launch.prefix]  # a launcher's own config (`--config_file fsdp.yaml`)
     if launch.module and not any(e.startswith("PYTHONPATH=") for e in launch.env):
