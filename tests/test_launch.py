@@ -94,6 +94,23 @@ def test_a_shell_script_gives_its_defaults_and_drops_its_own_arguments(tmp_path)
     assert run_of(root, state) == f"{BENCH} torchrun --nproc_per_node=4 ROOT/wamf_bench.py train.py --lr 3e-4"
 
 
+def test_a_quoted_readme_command_with_capitals_for_what_the_reader_fills_in():
+    """stylegan2's README: `> python -m torch.distributed.launch --nproc_per_node=N_GPU --master_port=PORT train.py
+    --batch BATCH_SIZE LMDB_PATH`, a markdown quote, not a code block. The capitals naming a path, size, count or
+    port are the reader's to fill: left out and said. A prose quote is no command; a yacs key (`OUTPUT_DIR /out`),
+    a variable (`${NGPU}`) and other capitals stay the command's own."""
+    readme = ("# x\n\n> Note: python is needed\n\n> python -m torch.distributed.launch --nproc_per_node=N_GPU "
+              "--master_port=PORT train.py --batch BATCH_SIZE LMDB_PATH\n")
+    assert commands_in("README.md", readme) == [(5, readme.splitlines()[4].lstrip("> "))]
+    got = parse_launch(commands_in("README.md", readme)[0][1], "README.md:5", "", {}, {}, {"train.py"}.__contains__)
+    assert (got.path, got.args, got.left_out) == ("train.py", [], ["--batch BATCH_SIZE", "LMDB_PATH"])
+    assert got.unresolved == ["N_GPU", "PORT", "BATCH_SIZE", "LMDB_PATH"]
+    kept = parse_launch("python train.py --config-file a.yaml OUTPUT_DIR /out MODE ALL", "README.md:1", "", {}, {},
+                        {"train.py"}.__contains__)
+    assert kept.args == ["--config-file", "a.yaml", "OUTPUT_DIR", "/out", "MODE", "ALL"] and kept.unresolved == []
+    assert parse_launch("NGPU=2; torchrun --nproc_per_node=${NGPU} train.py", "README.md:1").nproc_per_node == 2
+
+
 def test_a_variable_the_script_never_sets_is_never_pasted_in():
     got = parse_launch("torchrun --nproc_per_node ${NGPU:-4} train.py --data $DATA --x 1 $EXTRA",
                        exists={"train.py"}.__contains__)

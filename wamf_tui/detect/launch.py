@@ -28,7 +28,10 @@ _PYTHON = re.compile(r"python[\d.]*")
 # `path/to/images`.
 _PLACEHOLDER = re.compile(r"<[^\s<>=()$&|;\d][^<>\n]*>|\[[A-Za-z][^\[\]\n]*\s[^\[\]\n]*\]|(?<!\$)\{[A-Za-z_]\w*\}"
                           r"|(?<![\w/.~-])/?(?i:path)/to/[^\s'\"]*"  # `--data_dir path/to/images`
-                          r"|\b(?i:your)[ _-][A-Za-z][^\"'()<>\n]*")  # `"('your device id')"`, `your_data_dir`
+                          r"|\b(?i:your)[ _-][A-Za-z][^\"'()<>\n]*"  # `"('your device id')"`, `your_data_dir`
+                          r"|(?<![\w${./-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*(?![\w.=/}])")  # `LMDB_PATH`: `_caps_hole`
+_CAPS = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+_CAPS_NOUN = re.compile(r"PATH|DIR|SIZE|GPU|NUM|NAME|FILE|ROOT|PORT|FOLDER|DATA|CKPT|CHECKPOINT|MODEL|CONFIG|STEPS")
 _OPTS_KEY = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*")  # a yacs-style `KEY VALUE` opts key: `MODEL.DEVICE_ID`
 _ALL_ARGS = re.compile(r"""(["']?)\$\{?[@*]\}?\1""")
 _SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?(?:\$0|\$\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)""")
@@ -71,6 +74,8 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     holes: dict[str, str] = {}
 
     def hole(m: re.Match[str]) -> str:  # a placeholder becomes a variable nobody sets: left out, and said
+        if _CAPS.fullmatch(m.group(0)) and not _caps_hole(command, m):
+            return m.group(0)
         whole = _alone(command, m)  # `--model="<path to the model>"`, `"('your device id')"`: a hole
         if quoted(command, m.start()) and not whole:  # `--prompt "a photo of <new1> cat"` is a value
             return m.group(0)
@@ -111,6 +116,21 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
         launch.source = source
         return _place(launch, where, cwd, exists, old or "")
     return None
+
+
+def _caps_hole(command: str, m: re.Match[str]) -> bool:
+    """A README's capitals for what the reader fills in (`--batch BATCH_SIZE LMDB_PATH`,
+    `--nproc_per_node=N_GPU`): a word naming a path, size, count or port, given as an option's value or as the
+    command's last word. Elsewhere capitals are the command's own (a yacs key `OUTPUT_DIR /out`, `ALL`)."""
+    if not _CAPS_NOUN.search(m.group(0)):
+        return False
+    before = command[:m.start()]
+    if before.endswith("="):
+        return before.split()[-1].startswith("-") if before.split() else False
+    words = before.split()
+    after = command[m.end():].lstrip(" \t")
+    return bool(words) and words[-1].startswith("-") and not words[-1].startswith("--no") \
+        or after == "" or after[0] in "\n;&|"
 
 
 _EXAMPLE = re.compile(r".+:\d+")  # a command's source in the repo: `README.md:12`, `scripts/train.sh:3`

@@ -52,8 +52,8 @@ def commands_in(name: str, text: str) -> list[tuple[int, str]]:
             continue
         if rst:
             in_block = line.startswith(("   ", "\t")) or s.startswith(".. code")
-        if not in_block and not (doc and s.startswith("$ ")):
-            continue
+        if not in_block and not (doc and (s.startswith("$ ") or _QUOTED_COMMAND.match(s))):
+            continue  # a doc's command: in a code block, after a `$ ` prompt, or quoted (`> python train.py`)
         if make:
             if not line.startswith("\t"):
                 continue
@@ -68,6 +68,9 @@ def commands_in(name: str, text: str) -> list[tuple[int, str]]:
                     and not (doc and _ELIDED.search(c))])
 
 
+# a markdown quote that is a command (`> python -m torch.distributed.launch ... train.py`), not prose
+_QUOTED_COMMAND = re.compile(r">\s*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:python3?|torchrun|accelerate|deepspeed|bash|sh"
+                             r"|srun|\./[\w./-]+)\s")
 _ELIDED = re.compile(r"(?:^|\s)(?:\.\.\.|…)(?=\s|$)")  # `train.py ... --lr 1`: a sketch, the rest left out
 
 
