@@ -20,6 +20,7 @@ from wamf_tui.model import GpuFacts, HardwareFacts, Step
 from wamf_tui.propose import proposals
 from wamf_tui.propose.run_line import wrapper_path
 from wamf_tui.propose.validate import check_run
+from wamf_tui.read.analyze import analyze_script
 from wamf_tui.session import store as session
 
 TRAIN = "import torch\nfor step in range(100):\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n"
@@ -109,6 +110,19 @@ def test_a_quoted_readme_command_with_capitals_for_what_the_reader_fills_in():
                         {"train.py"}.__contains__)
     assert kept.args == ["--config-file", "a.yaml", "OUTPUT_DIR", "/out", "MODE", "ALL"] and kept.unresolved == []
     assert parse_launch("NGPU=2; torchrun --nproc_per_node=${NGPU} train.py", "README.md:1").nproc_per_node == 2
+
+
+def test_a_relative_import_that_runs_at_import_makes_the_entry_a_module(tmp_path):
+    """`from .utils import x` at the top of pkg/train.py fails when it runs as a file: it runs as a module. One
+    inside a function (SimCSE's copied `if self.deepspeed: from .integrations import ...`) fails only if that
+    branch runs, and is no reason to."""
+    top = "from .utils import x\n" + TRAIN
+    inner = TRAIN + "\ndef setup(deepspeed):\n    if deepspeed:\n        from .integrations import y\n"
+    for body, needed in ((top, True), (inner, False)):
+        root = make_repo(tmp_path / str(needed), {"pkg/__init__.py": "", "pkg/utils.py": "x = 1\n",
+                                                  "pkg/train.py": body})
+        needs = [n.code for n in analyze_script(root / "pkg/train.py", root).needs]
+        assert ("package" in needs) is needed
 
 
 def test_a_variable_the_script_never_sets_is_never_pasted_in():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import posixpath
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..model import Analysis, Need, Required
@@ -38,9 +38,10 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis, root: Path | None =
             name = name_of(node.func)
             if name.endswith("init_process_group") and not any(k.arg == "init_method" for k in node.keywords):
                 ranks.append((node, "starts torch.distributed on every run"))
-        if isinstance(node, ast.ImportFrom) and node.level and not any(n.code == "package" for n in result.needs):
-            result.needs.append(Need(code="package", file=rel, line=node.lineno,
-                                     why="uses relative imports, so it runs as a module"))
+    relative = next((n for n in _run_at_import(tree) if isinstance(n, ast.ImportFrom) and n.level), None)
+    if relative is not None:  # one inside a function fails only if that function runs (a copied deepspeed branch)
+        result.needs.append(Need(code="package", file=rel, line=relative.lineno,
+                                 why="uses relative imports, so it runs as a module"))
     if root is not None and (found := root_import(tree, rel, root)):
         result.needs.append(Need(code="root_import", file=rel, line=found[0],
                                  why=f"imports {found[1]} from the repo root; Python puts only the script's own "
@@ -210,6 +211,16 @@ def passes_local_rank(prefix: list[str] | tuple[str, ...], launcher: str) -> boo
     if launcher == "deepspeed":
         return True
     return "torch.distributed.launch" in prefix and not any(w in ("--use_env", "--use-env") for w in prefix)
+
+
+def _run_at_import(tree: ast.Module) -> Iterator[ast.AST]:
+    """The nodes that run when the module is run or imported: all but the bodies of its functions."""
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def missing_inputs(required: list[Required], args: list[str], store_true: set[str],
