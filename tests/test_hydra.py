@@ -402,3 +402,16 @@ def test_a_placeholder_override_is_never_a_switch():
 
     assert switch_off("+logger=...", {}) is None and switch_off("logger=...", {}) is None
     assert switch_off("trainer.logger=false", {}) == ("trainer.logger=false", ["trainer.logger=false"], [])
+
+
+def test_a_library_modules_hydra_compose_is_not_the_jobs_parser(tmp_path):
+    """fairseq's entry parses flags with argparse; a module it imports composes configs with
+    `from hydra import compose, initialize`: the job is still an argparse job. In the entry itself it is Hydra."""
+    entry = ("import argparse\nimport torch\nfrom pkg import configs\n\np = argparse.ArgumentParser()\n"
+             "p.add_argument('--lr', type=float, default=0.1)\nargs = p.parse_args()\n")
+    lib = "from hydra import compose, initialize\n\ndef load():\n    return compose('x')\n"
+    root = make_repo(tmp_path / "job", {"train.py": entry, "pkg/__init__.py": "", "pkg/configs.py": lib})
+    assert analyze_script(root / "train.py", root).config_system == "argparse"
+    own = make_repo(tmp_path / "own", {"train.py": "from hydra import compose, initialize\nimport torch\n"
+                                                   "cfg = compose('x')\n"})
+    assert analyze_script(own / "train.py", own).config_system == "hydra"

@@ -222,8 +222,9 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
         self.imports += modules
         if modules:
             self.from_names.update((a.asname or a.name, (modules[0], a.name)) for a in node.names)
-        if node.module in ("hydra", "hydra.experimental") and {a.name for a in node.names} & HYDRA_APP:
-            self.r.config_system = "hydra"  # not `hydra.utils`' instantiate, which any library may use
+        if node.module in ("hydra", "hydra.experimental") and {a.name for a in node.names} & HYDRA_APP \
+                and self.rel == self.r.script:  # the entry's own: not `hydra.utils`' instantiate, which any library
+            self.r.config_system = "hydra"  # may use, nor a library module's compose (fairseq's, under argparse)
         elif node.module and "omegaconf" in node.module and self.r.config_system not in ("hydra", "argparse") \
                 and self.rel == self.r.script:  # a parser read before it is the job's (Megatron's argparse); a
             self.r.config_system = "omegaconf"  # library's own use of OmegaConf (detectron2's LazyConfig) is not
