@@ -85,6 +85,13 @@ def assert_highlight_in_view(screen) -> None:
     assert options.region.bottom <= area.content_region.bottom, (options.region, area.content_region)
 
 
+def message_in_view(screen) -> bool:
+    """Whether the message line holds text inside the question area (scrolled there once laid out)."""
+    message, area = screen.query_one("#message"), screen.query_one("#question")
+    return bool(str(message.render()).strip()) and message.region.height >= 1 \
+        and message.region.bottom <= area.content_region.bottom
+
+
 def assert_message_in_view(screen) -> None:
     """The message line (what ? says) holds text and is inside the question area, at least its first row."""
     message, area = screen.query_one("#message"), screen.query_one("#question")

@@ -4,7 +4,8 @@ job whose script was read (the demo's)."""
 from __future__ import annotations
 
 import pytest
-from snapshot_states import app_at, assert_highlight_in_view, assert_message_in_view, to_the_last
+from helpers import until
+from snapshot_states import app_at, assert_highlight_in_view, assert_message_in_view, message_in_view, to_the_last
 from textual.widgets import Input
 
 from wamf_tui.contract.render import WriteResult
@@ -60,7 +61,8 @@ def test_help_open(snap_compare, step, size):
     async def explain(pilot) -> None:
         await no_blink(pilot)
         await pilot.press("question_mark")
-        await pilot.pause()
+        # on a loaded machine the scroll to the message can take more than one frame
+        await until(pilot, lambda: message_in_view(pilot.app.screen), "the explanation scrolled into view")
         assert_message_in_view(pilot.app.screen)
 
     assert snap_compare(app_at(step, at=LISTS[step]), terminal_size=size, run_before=explain)
