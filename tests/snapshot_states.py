@@ -85,6 +85,15 @@ def assert_highlight_in_view(screen) -> None:
     assert options.region.bottom <= area.content_region.bottom, (options.region, area.content_region)
 
 
+def highlight_in_view(screen) -> bool:
+    """Whether `assert_highlight_in_view` holds (the list scrolled to the highlight once laid out)."""
+    try:
+        assert_highlight_in_view(screen)
+    except AssertionError:
+        return False
+    return True
+
+
 def message_in_view(screen) -> bool:
     """Whether the message line holds text inside the question area (scrolled there once laid out)."""
     message, area = screen.query_one("#message"), screen.query_one("#question")

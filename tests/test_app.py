@@ -326,7 +326,14 @@ async def test_keys_screen_palette_jump_and_ascii(tmp_path):
 async def test_small_screens_keep_the_highlighted_option_and_the_explanation_in_view(size):
     """At 80x24 and 40x12, on every step's list: down to its last option keeps that option in view, and `?`
     shows its explanation inside the question area (it was a blank pane at 40x12)."""
-    from snapshot_states import app_at, assert_highlight_in_view, assert_message_in_view, message_in_view, to_the_last
+    from snapshot_states import (
+        app_at,
+        assert_highlight_in_view,
+        assert_message_in_view,
+        highlight_in_view,
+        message_in_view,
+        to_the_last,
+    )
 
     for step, at in ((Step.READER, ""), (Step.JOB, "changes"), (Step.CHECKS, ""), (Step.RULES, ""),
                      (Step.CONFIRM, "")):
@@ -334,7 +341,7 @@ async def test_small_screens_keep_the_highlighted_option_and_the_explanation_in_
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await pilot.press(*["down"] * to_the_last(app.screen))
-            await pilot.pause()
+            await until(pilot, lambda: highlight_in_view(pilot.app.screen), "the last option scrolled into view")
             assert_highlight_in_view(app.screen)
             assert app.screen.query_one("#options").highlighted == len(app.screen.qview.question.options) - 1
             await pilot.press("question_mark")

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 from helpers import until
-from snapshot_states import app_at, assert_highlight_in_view, assert_message_in_view, message_in_view, to_the_last
+from snapshot_states import (
+    app_at,
+    assert_highlight_in_view,
+    assert_message_in_view,
+    highlight_in_view,
+    message_in_view,
+    to_the_last,
+)
 from textual.widgets import Input
 
 from wamf_tui.contract.render import WriteResult
@@ -47,7 +54,7 @@ def test_list_scrolled_to_its_end(snap_compare, step, size):
     async def to_the_end(pilot) -> None:
         await no_blink(pilot)
         await pilot.press(*["down"] * to_the_last(pilot.app.screen))
-        await pilot.pause()
+        await until(pilot, lambda: highlight_in_view(pilot.app.screen), "the last option scrolled into view")
         assert_highlight_in_view(pilot.app.screen)
 
     assert snap_compare(app_at(step, at=LISTS[step]), terminal_size=size, run_before=to_the_end)
