@@ -446,14 +446,14 @@ def format_command(launch: LaunchCommand, args: list[str] | None = None, entry_w
         flag = "--module" if launch.launcher.startswith("deepspeed") else "-m"
         entry_words = [flag, launch.module] if launch.module else ([launch.script] if launch.script else [])
     words = [*launch.env, *launch.prefix, *entry_words, *(launch.args if args is None else args)]
-    cmd = " ".join(_shell_word(w, plain_back) for w in words)
+    cmd = " ".join(shell_word(w, plain_back) for w in words)
     return f"cd {shlex.quote(launch.cwd)} && {cmd}" if launch.cwd else cmd
 
 
 _HYDRA_DELETE = re.compile(r"~[A-Za-z_][\w.]*(?:=[\w.:+-]*)?")
 
 
-def _shell_word(word: str, plain_back: bool = False) -> str:
+def shell_word(word: str, plain_back: bool = False) -> str:
     """A word as the shell must get it. Hydra's deletion `~callbacks.model_checkpoint` stays bare, as its docs
     write it: bash expands `~name` only when a user of that exact name exists, and no user is named
     `callbacks.model_checkpoint`. `$OLDPWD` (a path back from the benchmark folder) is left for the shell to

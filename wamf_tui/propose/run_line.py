@@ -9,7 +9,7 @@ import re
 import shlex
 from pathlib import Path
 
-from ..detect.launch import OLDPWD, PLAIN, format_command, parse_launch
+from ..detect.launch import OLDPWD, PLAIN, format_command, parse_launch, shell_word
 from ..model import BenchmarkChange, InitState, LaunchCommand
 from ..read.launch import fewest_note, with_processes
 from ..read.settings import flag_name
@@ -254,8 +254,7 @@ def _own_folder_line(state: InitState, launch: LaunchCommand, words: list[str], 
     here = launch.cwd or "."
     launch, words, entry = _from_own_folder(launch, words, entry, repo)
     plain = bool(PLAIN.fullmatch(str(repo.resolve())))
-    back = OLDPWD if plain else f'"{OLDPWD}"'
-    links = "".join(f"ln -sfn {back}/{shlex.quote(os.path.normpath(os.path.join(here, top)))} . && "
+    links = "".join(f"ln -sfn {shell_word(f'{OLDPWD}/' + os.path.normpath(os.path.join(here, top)), plain)} . && "
                     for top in dict.fromkeys(reads) if (repo / here / top).exists())
     command = format_command(launch, words, entry, plain_back=plain)
     return f"mkdir -p {shlex.quote(folder)} && cd {shlex.quote(folder)} && {links}{command}"

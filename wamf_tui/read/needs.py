@@ -13,12 +13,13 @@ from __future__ import annotations
 import ast
 import posixpath
 import shlex
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..model import Analysis, Need, Required
 from .nodes import walk
 from .step import name_of
+from .step_flow import own_nodes
 
 SUBMITTERS = ("AutoExecutor", "SlurmExecutor")  # submitit's executors that queue on a cluster
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
@@ -38,7 +39,7 @@ def read_needs(tree: ast.Module, rel: str, result: Analysis, root: Path | None =
             name = name_of(node.func)
             if name.endswith("init_process_group") and not any(k.arg == "init_method" for k in node.keywords):
                 ranks.append((node, "starts torch.distributed on every run"))
-    relative = next((n for n in _run_at_import(tree) if isinstance(n, ast.ImportFrom) and n.level), None)
+    relative = next((n for n in own_nodes(tree) if isinstance(n, ast.ImportFrom) and n.level), None)
     if relative is not None:  # one inside a function fails only if that function runs (a copied deepspeed branch)
         result.needs.append(Need(code="package", file=rel, line=relative.lineno,
                                  why="uses relative imports, so it runs as a module"))
@@ -211,16 +212,6 @@ def passes_local_rank(prefix: list[str] | tuple[str, ...], launcher: str) -> boo
     if launcher == "deepspeed":
         return True
     return "torch.distributed.launch" in prefix and not any(w in ("--use_env", "--use-env") for w in prefix)
-
-
-def _run_at_import(tree: ast.Module) -> Iterator[ast.AST]:
-    """The nodes that run when the module is run or imported: all but the bodies of its functions."""
-    todo: list[ast.AST] = list(tree.body)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 def missing_inputs(required: list[Required], args: list[str], store_true: set[str],
