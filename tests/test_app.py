@@ -242,6 +242,28 @@ async def test_a_rescan_stops_the_previous_detection_and_drops_its_answers(tmp_p
         await pilot.press("ctrl+q")
 
 
+async def test_detection_starts_even_when_the_after_paint_callback_is_lost(tmp_path, monkeypatch):
+    """Textual gives an after-refresh callback to the screen current at the time; a screen replaced
+    before it paints drops it. The app's own timer must start the child anyway (a CI run under load once
+    showed every subject "checking…" after 180 s)."""
+    dropped = []
+    keep = WamfApp.call_after_refresh
+
+    def lose_the_launch(self, callback, *args, **kwargs):
+        if getattr(callback, "__name__", "") == "_launch_detection":
+            dropped.append(args)
+            return True
+        return keep(self, callback, *args, **kwargs)
+
+    monkeypatch.setattr(WamfApp, "call_after_refresh", lose_the_launch)
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: not app.talk.pending, "every subject detected", timeout=90)
+        assert dropped and app.launched_run == app.detect_run == 1
+        assert app.state.detected.repo is not None
+        await pilot.press("ctrl+q")
+
+
 def dirty_demo(tmp_path: Path) -> tuple[WamfApp, Path]:
     """The demo with an uncommitted change: the dirty question is asked."""
     app = demo_app(tmp_path)

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 from textual.app import SystemCommand
@@ -55,6 +56,7 @@ from .trial_screen import TrialScreen
 GPU_REFRESH_S = 1.0
 HIDDEN = HiddenFilter()
 LOCK_CHECK_S = 2.0
+LAUNCH_BOUND_S = 1.0  # the detection child starts within this even if the after-paint callback is lost
 
 
 class WamfApp(SessionKeeping):
@@ -83,6 +85,7 @@ class WamfApp(SessionKeeping):
                                    on_lost=self._session_lost)
         self.detection: ChildDetection | None = None
         self.detect_run = 0
+        self.launched_run = 0  # the detect_run whose child was started
         self.failures_told: set[str] = set()
 
     @property
@@ -186,11 +189,16 @@ class WamfApp(SessionKeeping):
         self.talk.pending = list(SUBJECTS)
         self._redraw(keep_typed=True)
         # The child starts once the frame is on screen: before that it would compete with the first paint.
+        # Textual hands that callback to the screen current when it is read; a screen replaced before its
+        # next paint drops it, and the subjects would say "checking…" for ever. The app's own timer is the
+        # bound: whichever comes first starts the child, once.
         self.call_after_refresh(self._launch_detection, self.detect_run)
+        self.set_timer(LAUNCH_BOUND_S, partial(self._launch_detection, self.detect_run))
 
     def _launch_detection(self, run: int) -> None:
-        if run != self.detect_run:
+        if run != self.detect_run or run == self.launched_run:
             return
+        self.launched_run = run
         self.run_worker(workers.detection(self, self.state.repo_path, run), thread=True, group="detect")
 
     def on_detection_started(self, msg: DetectionStarted) -> None:
