@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -368,8 +369,12 @@ def test_a_hydra_deletion_is_written_bare_and_other_words_quoted():
     from wamf_tui.detect.launch import LaunchCommand, format_command
 
     launch = LaunchCommand(command="", launcher="python", script="src/train.py")
-    line = format_command(launch, ["~callbacks.model_checkpoint", "~logger=null", "x=a b", "~/data"])
-    assert line == "src/train.py ~callbacks.model_checkpoint ~logger=null x='a b' '~/data'"
+    line = format_command(launch, ["~callbacks.model_checkpoint", "~logger=null", "x=a b", "~/data", "~/my data"])
+    assert line == "src/train.py ~callbacks.model_checkpoint ~logger=null x='a b' ~/data ~/'my data'"
+    # a docs' `~/data` is the user's home, as bash expands it: quoted whole the job would get a literal `~`
+    said = subprocess.run(["bash", "-c", "printf '%s|' " + line.partition("x='a b' ")[2]], capture_output=True,
+                          text=True, env={"HOME": "/home/u", "PATH": "/usr/bin:/bin"}, check=True).stdout
+    assert said == "/home/u/data|/home/u/my data|"
     # an assignment quoted whole would be a command's name: its value alone is quoted
     launch.env = ["WAMF_OUT=/my jobs/x.wamf-bench"]
     assert format_command(launch).startswith("WAMF_OUT='/my jobs/x.wamf-bench' src/train.py")

@@ -273,6 +273,21 @@ def test_ranks_read_with_a_default_need_no_launcher(tmp_path):
     assert run_of(root, state) == f"{BENCH} python ROOT/wamf_bench.py train.py"
 
 
+DIST = ("import os\nfrom train_utils import setup\nsetup()\n" + TRAIN, "import os\n"
+        "def _from_launcher():\n    return int(os.environ['WORLD_SIZE'])\n"
+        "def setup():\n    if all(k in os.environ for k in ['RANK', 'WORLD_SIZE']):\n        _from_launcher()\n{also}")
+
+
+@pytest.mark.parametrize(("also", "launcher"), [("", "python"), ("    _from_launcher()\n", "torchrun")])
+def test_a_private_helper_called_only_under_a_check_of_the_variables_is_optional(tmp_path, also, launcher):
+    """fairseq reads `WORLD_SIZE` with no default in a module-private helper that it calls only when the rank
+    variables are set: plain python runs (and fairseq spawns its own ranks). The same helper also called
+    unconditionally needs a rank launcher."""
+    entry, utils = DIST
+    root, state, refused = walk(tmp_path, {"train.py": entry, "train_utils.py": utils.format(also=also)})
+    assert run_of(root, state).split(" ")[len(BENCH.split(" "))] == launcher
+
+
 def test_an_accelerator_job_started_with_python_gets_accelerate_launch(tmp_path):
     body = ("from accelerate import Accelerator, DeepSpeedPlugin\n"
             "acc = Accelerator(deepspeed_plugin=DeepSpeedPlugin(zero_stage=2))\n" + TRAIN)

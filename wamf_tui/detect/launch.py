@@ -456,11 +456,14 @@ _HYDRA_DELETE = re.compile(r"~[A-Za-z_][\w.]*(?:=[\w.:+-]*)?")
 def shell_word(word: str, plain_back: bool = False) -> str:
     """A word as the shell must get it. Hydra's deletion `~callbacks.model_checkpoint` stays bare, as its docs
     write it: bash expands `~name` only when a user of that exact name exists, and no user is named
-    `callbacks.model_checkpoint`. `$OLDPWD` (a path back from the benchmark folder) is left for the shell to
-    expand: bare where its folder's path is plain (`$OLDPWD/train.py`), else in double quotes."""
+    `callbacks.model_checkpoint`. A leading `~/` (the docs' home) stays bare for the shell to expand. `$OLDPWD`
+    (a path back from the benchmark folder) is left for the shell to expand: bare where its folder's path is
+    plain (`$OLDPWD/train.py`), else in double quotes."""
     if _HYDRA_DELETE.fullmatch(word):
         return word
     name, value = _ASSIGNED.match(word).groups(default="")  # type: ignore[union-attr]  # `A=` must stay bare
+    if value.startswith("~/"):  # the docs' home path: quoted whole, `'~/data'` would reach the job literally
+        return name + "~/" + (shlex.quote(value[2:]) if value[2:] else "")
     if OLDPWD not in value:
         return name + shlex.quote(value)
     back = OLDPWD if plain_back else f'"{OLDPWD}"'

@@ -44,8 +44,10 @@ def process_signals(tree: ast.Module, rel: str, text: str, entry: bool) -> list[
     trainers = _lightning_trainers(tree)
     found: list[ProcessSignal] = []
     body = tree.body if entry else [s for s in tree.body if not main_block(s)]
+    lifted = _called_only_under(body)
     for node, guard in guarded(body, None):
         kind = _kind(node, trainers)
+        guard = guard or _lifted(cast(ast.expr, node), lifted)
         if kind == "accelerator" and _precision_given(cast(ast.Call, node), tree):
             continue  # one process of the job's own precision: what plain python runs, as its authors do
         if kind is not None:
@@ -56,6 +58,33 @@ def process_signals(tree: ast.Module, rel: str, text: str, entry: bool) -> list[
             found.append(ProcessSignal(kind="fabric_launch", file=rel, line=text.count("\n", 0, m.start()) + 1,
                                        text=m.group(0).strip()[:80], commented=True))
     return found + fewest(tree, rel, entry)
+
+
+def _called_only_under(body: list[ast.stmt]) -> dict[ast.FunctionDef | ast.AsyncFunctionDef, str]:
+    """The module's private functions (`_name`: by convention called from this module only) whose every call
+    here runs under a condition, with it: fairseq reads `os.environ["WORLD_SIZE"]` in a helper it calls only
+    `if all(key in os.environ for key in [..., "WORLD_SIZE", ...])`. A caller that is itself lifted lends its
+    condition to its own calls."""
+    defs = {f.name: f for f in body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            and f.name.startswith("_")}
+    sites = [(node.func.id, node, guard) for node, guard in guarded(body, None)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defs]
+    lifted: dict[ast.FunctionDef | ast.AsyncFunctionDef, str] = {}
+    for _ in range(3):  # helpers of helpers, a few deep
+        guards: dict[str, list[str | None]] = {}
+        for name, node, guard in sites:
+            guards.setdefault(name, []).append(guard or _lifted(node, lifted))
+        now = {defs[n]: str(g[0]) for n, g in guards.items() if all(g)}
+        if now.keys() == lifted.keys():
+            break
+        lifted = now
+    return lifted
+
+
+def _lifted(node: ast.expr, lifted: dict[ast.FunctionDef | ast.AsyncFunctionDef, str]) -> str | None:
+    """The condition a node's enclosing private function runs under, where `_called_only_under` found one."""
+    line = getattr(node, "lineno", 0)
+    return next((g for f, g in lifted.items() if f.lineno <= line <= (f.end_lineno or f.lineno)), None)
 
 
 def _precision_given(call: ast.Call, tree: ast.Module) -> bool:
