@@ -383,6 +383,19 @@ def test_past_eight_rows_the_saves_no_switch_reaches_are_priced_as_one(tmp_path)
     assert [c.what.split()[0] for c in eight if c.exclusion] == ["torch.save"] * 8  # eight fit: each its own row
 
 
+def test_a_row_that_drops_the_commands_flag_is_never_merged(tmp_path):
+    """Past eight rows the ones with nothing to toggle are priced as one; an eval switched off by dropping the
+    docs' `--do_eval` is not such a row: merged, the drop went with it and the eval ran in every benchmark."""
+    saves = "".join(f"    if step == {k}:\n        torch.save(model, 's{k}.pt')\n" for k in range(12))
+    body = ("import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--do_eval', "
+            "action='store_true')\nargs = p.parse_args()\nfor step in range(100):\n    loss = model(x)\n"
+            "    loss.backward()\n    opt.step()\n" + saves + "if args.do_eval:\n    evaluate(model)\n")
+    root = make_repo(tmp_path / "job", {"train.py": body})
+    rows = propose(analyze_script(root / "train.py", root), args=["--do_eval"])
+    assert any(c.drop == ["--do_eval"] for c in rows)
+    assert not any("evaluate" in (c.exclusion or "") and "not switched off" in (c.exclusion or "") for c in rows)
+
+
 LIGHTNING_CLI = """\
 import torch
 from lightning.pytorch.cli import LightningCLI
@@ -1278,3 +1291,39 @@ def test_a_lightning_trainer_built_in_code_keeps_the_logger_and_checkpoints_it_i
         _, a, _ = changes(tmp_path / str(len(more)), {"train.py": PLAIN_LIGHTNING.format(more=more)})
         assert not a.trackers and not [c for c in a.checkpoints if c.name.startswith("Lightning's")]
         assert "'lightning_logs'" not in {o.name for o in a.output_dirs}
+
+
+@pytest.mark.parametrize("pin", ["transformers==4.2.1", "transformers>=4.0,<4.3", "transformers[torch] <= 4.2.1"])
+def test_an_hf_job_pinned_to_an_old_transformers_gets_that_releases_flags(tmp_path, pin):
+    """SimCSE pins transformers 4.2.1: no `--report_to`, `--save_strategy` or `--eval_strategy` yet, and bools
+    are bare switches (`--do_eval False` is an unused word its parser refuses). The run line turns wandb off by
+    its variable, puts saves past the cap, keeps TensorBoard's folder out of the checkout and drops the docs'
+    `--do_eval` instead of saying False."""
+    from wamf_tui.detect.launch import parse_launch
+    from wamf_tui.model import InitState
+    from wamf_tui.propose.run_line import run_command
+
+    root, a, _ = changes(tmp_path, {"train.py": HF_JOB, "requirements.txt": f"torch\n{pin}\n"})
+    assert "--report_to" not in a.flags and "--save_strategy" not in a.flags and "--eval_strategy" not in a.flags
+    assert a.flags["--fp16"] == "False" and "--no_remove_unused_columns" in a.flags
+    launch = parse_launch("python train.py --data_path d.json --fp16 --evaluation_strategy steps --do_eval",
+                          exists={"train.py"}.__contains__)
+    state = InitState(repo_path=str(root), contract_path=str(root / "contract.md"), script="train.py",
+                      launch=launch, analysis=a)
+    state = state.model_copy(update={"changes": propose(a, 30, "speed", launch.args)})
+    words = run_command(state).split()
+    assert words[0] == "WANDB_DISABLED=true" and "--do_eval" not in words and "--fp16" in words
+    assert {"--max_steps=30", "--save_steps=1000000000", f"--output_dir={root}.wamf-bench"} <= set(words)
+    assert words[words.index("--evaluation_strategy") + 1] == "no"
+    assert any(w.startswith("--logging_dir=") and w.split("=", 1)[1].startswith(f"{root}.wamf-bench") for w in words)
+    assert check_run(run_command(state), root, a).problems == []
+    modern = check_run("python train.py --data_path d --report_to none --do_eval False", root, a)
+    assert any(w.startswith("--report_to is not a field") for w in modern.warnings)
+
+
+def test_an_hf_job_pinned_to_a_recent_transformers_keeps_todays_switches(tmp_path):
+    root, a, rows = changes(tmp_path, {"train.py": HF_JOB, "requirements.txt": "transformers==4.40.2\n"})
+    assert "--report_to" in a.flags and "--evaluation_strategy" in a.flags and "--eval_strategy" not in a.flags
+    flags = [w for c in rows for w in c.flags]
+    assert {"--report_to", "--save_strategy", "--evaluation_strategy"} <= {w.split("=")[0] for w in flags}
+    assert "--do_eval" in flags and "False" in flags

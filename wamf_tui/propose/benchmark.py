@@ -287,9 +287,11 @@ def _skips_zero(guard: str | None) -> bool:
 
 def _capped(changes: list[BenchmarkChange]) -> list[BenchmarkChange]:
     """At most MAX_EXCLUSIONS save, eval and upload rows: past that, those no switch reaches (nothing to
-    toggle) are priced together in one row, so the checklist and the contract stay readable."""
+    toggle) are priced together in one row, so the checklist and the contract stay readable. A row that
+    changes the run line (a flag, a variable, a flag of the command dropped) is never merged: its change
+    would be lost with it."""
     rows = [c for c in changes if c.exclusion]
-    loose = [c for c in rows if not c.flags and not c.env]
+    loose = [c for c in rows if not c.flags and not c.env and not c.drop]
     extra = len(rows) - (MAX_EXCLUSIONS - 1)
     if extra <= 1 or len(loose) < extra:
         return changes

@@ -47,6 +47,7 @@ from .loop_bound import assigned_at_run_time, header_reads
 from .needs import argv_required, dataclass_required, own_options, read_needs, submits
 from .nodes import walk
 from .options import COMPUTED, HF_PARSERS
+from .pins import pinned
 from .precision import precision_signals
 from .reach import (
     ModuleDefs,
@@ -376,7 +377,8 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         if reader.hf_classes and (depth == 0 or depth == 1 and not result.flags):
             result.required += dataclass_required(tree, reader.hf_classes, rel)
             # the Trainer saves, evaluates and logs inside its `train()`: its rows sit there when this module calls it
-            hf_arguments(tree, reader.hf_classes, rel, (reader.fits or [reader.hf_line])[0], result)
+            hf_arguments(tree, reader.hf_classes, rel, (reader.fits or [reader.hf_line])[0], result,
+                         pinned(root, "transformers"))
         if depth == 0:
             result.flags_only = reader.flags_parse and not reader.file_parse and result.config_system == "hf"
             reader.trains_with()  # its flags are all known now (an HfArgumentParser's dataclasses included)

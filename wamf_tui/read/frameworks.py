@@ -16,6 +16,7 @@ from pathlib import Path
 from ..model import Analysis, Fact, StepControl
 from .lengths import length_role
 from .outputs import OUT_NAMES
+from .pins import Pin, parse
 from .step import name_of
 
 TABLES = Path(__file__).resolve().parent.parent / "frameworks"
@@ -38,10 +39,12 @@ def _default(value: ast.expr | None) -> str | None:
         return ast.unparse(value)[:60]
 
 
-def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: Analysis) -> None:
+def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: Analysis, pin: Pin | None = None) -> None:
     """The flags of an HfArgumentParser over `classes`: every field of the repo's own dataclasses, and
-    when one of them is (or extends) TrainingArguments, its fields and the Trainer's own switches."""
+    when one of them is (or extends) TrainingArguments, its fields and the Trainer's own switches, as the
+    transformers the repo pins (`pin`) has them; today's where it pins none."""
     t = table("transformers_trainer")
+    bare = pin is not None and pin.older_than(t["bool_values_since"])  # `--fp16`, never `--fp16 True`
     own = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     trainer = False
     for name in sorted(classes):
@@ -52,21 +55,64 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
         trainer = trainer or any(name_of(b).split(".")[-1] in t["classes"] for b in node.bases)
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                a.flags[f"--{stmt.target.id}"] = _default(stmt.value)
+                _field_flag(a, stmt.target.id, _default(stmt.value), bare)
         a.raises += _post_init_raises(node, rel)
     if not trainer:
         return
-    for field, default in t["fields"].items():
-        a.flags.setdefault(f"--{field}", default)
+    fields = {f: d for f, d in t["fields"].items() if pin is None or _in_version(t, f, pin)}
+    for field, default in fields.items():
+        _field_flag(a, field, default, bare, keep=True)
     a.config_system = "hf_trainer"
     a.step_controls.insert(0, StepControl(name=t["steps"], file=rel, line=line, default=a.flags.get(t["steps"])))
     length_settings(a, list(a.flags), rel, line)
-    _switches(a, t, rel, line, ("Trainer checkpoints (save_strategy)", "Trainer evaluation (eval_strategy)",
-                                "Trainer report_to", "output_dir", "seed"))
-    a.uploads.append(Fact(name="push_to_hub", off_switch=t["upload"], file=rel, line=line))
+    made = _pinned_switches(t, fields, pin)
+    old = f" (transformers {pin.text()}, {pin.where})" if pin is not None else ""
+    _switches(a, made, rel, line, (
+        f"Trainer checkpoints ({'save_strategy' if made['save_off'] == t['save_off'] else 'save_steps' + old})",
+        f"Trainer evaluation ({str(made['eval_off'] or 'no strategy' + old).split()[0].lstrip('-')})",
+        "Trainer report_to" if made["trackers_off"] == t["trackers_off"] else f"Trainer trackers: every one "
+        f"installed, no report_to{old}", "output_dir", "seed"))
+    if pin is not None and pin.older_than(t["logging_dir_in_output_since"]):  # TensorBoard's folder, in the
+        a.flags["--logging_dir"] = "'runs/'"  # working folder (`runs/<time>_<host>`), not under output_dir
+        a.output_dirs.append(Fact(name=f"logging_dir (TensorBoard's runs/ in the working folder: transformers "
+                                       f"{pin.text()}, {pin.where})", off_switch="--logging_dir=...", file=rel,
+                                  line=line))
+    if "push_to_hub" in fields:
+        a.uploads.append(Fact(name="push_to_hub", off_switch=t["upload"], file=rel, line=line))
     for fact in (*a.checkpoints, *a.evals, *a.uploads, *a.trackers):  # `if training_args.do_eval:`
-        if fact.off_switch and t["fields"].get(fact.off_switch) == "False":
-            fact.off_switch = f"--{fact.off_switch} False"  # said outright: a YAML config may have set it
+        if fact.off_switch and fields.get(fact.off_switch) == "False":  # said outright: a YAML config may set it
+            fact.off_switch = f"--{fact.off_switch}" if bare else f"--{fact.off_switch} False"
+
+
+def _field_flag(a: Analysis, field: str, default: str | None, bare: bool, keep: bool = False) -> None:
+    """One dataclass field's flag. Before transformers 4.3 a bool is a bare switch, and one that defaults
+    to True is given as `--no_<field>` (its only flag) to turn it off."""
+    flag = f"--no_{field}" if bare and default == "True" else f"--{field}"
+    value = "False" if flag != f"--{field}" else default
+    if keep:
+        a.flags.setdefault(flag, value)
+    else:
+        a.flags[flag] = value
+
+
+def _in_version(t: dict, field: str, pin: Pin) -> bool:
+    """Whether the pinned transformers' TrainingArguments has `field` (the table's since/until releases)."""
+    since, until = t["since"].get(field), t["until"].get(field)
+    if since is not None and pin.older_than(since):
+        return False
+    return until is None or pin.below or pin.version[:2] <= parse(until)  # an upper bound may be older still
+
+
+def _pinned_switches(t: dict, fields: Mapping[str, str | None], pin: Pin | None) -> dict:
+    """The table's switches as the pinned transformers takes them: before `--save_strategy` (4.4) a save
+    interval past any benchmark run; before `--eval_strategy` (4.41) `--evaluation_strategy`; before
+    `--report_to` (4.3) wandb's own variable, the one that release reads."""
+    if pin is None:
+        return t
+    return {**t, "save_off": t["save_off"] if "save_strategy" in fields else "--save_steps",
+            "eval_off": t["eval_off"] if "eval_strategy" in fields else
+            t["eval_off_old"] if "evaluation_strategy" in fields else None,
+            "trackers_off": t["trackers_off"] if "report_to" in fields else "WANDB_DISABLED=true"}
 
 
 def _post_init_raises(node: ast.ClassDef, rel: str) -> list[Fact]:
