@@ -1041,3 +1041,33 @@ def test_a_commands_words_are_the_shells_with_or_without_quoting(line):
     from wamf_tui.detect.launch import _words
 
     assert _words(line) == shlex.split(line, comments=True)
+
+
+FABRIC = ("import lightning as L\nfrom pathlib import Path\nfrom pytorch_lightning.loggers import WandbLogger\n"
+          "out_dir = Path('out') / 'run'\nwandb_logger = WandbLogger()\n"
+          "def main(devices: int = 1):\n    fabric = L.Fabric(devices=devices, loggers=[wandb_logger])\n"
+          "    #fabric.launch()\n    out_dir.mkdir(parents=True, exist_ok=True)\n"
+          + TRAIN.removeprefix("import torch\n").replace("\n", "\n    ")
+          + "\nif __name__ == '__main__':\n    from jsonargparse import CLI\n    CLI(main)\n")
+
+
+def test_fabrics_own_runner_is_the_launcher_one_node_of_a_multi_node_command(tmp_path):
+    """A Fabric whose launch() is commented out needs a launcher that sets the rank variables; the docs' one is
+    Lightning's own runner (`lightning run model`), given for two nodes: kept, on this node alone (the others
+    would be waited for for ever). Its WandbLogger is switched off and its `out/` is made outside the checkout."""
+    readme = ("```\nlightning run model --node-rank=0 --main-address=10.0.0.5 --accelerator=cuda --devices=8 "
+              "--num-nodes=2 train.py --devices 8\n```\n")
+    root, state, refused = walk(tmp_path, {"train.py": FABRIC, "README.md": readme})
+    words = run_of(root, state).split()
+    runner = words.index("lightning")
+    assert words[runner:runner + 5] == ["lightning", "run", "model", "--accelerator=cuda", "--devices=8"]
+    assert not any(w.startswith(("--node-rank", "--main-address", "--num-nodes")) for w in words)
+    assert "WANDB_MODE=disabled" in words and words[:4] == ["mkdir", "-p", "ROOT.wamf-bench", "&&"]
+    assert "the command joins 2 nodes" in proposals.run_notes(state)
+
+
+def test_a_torchrun_command_for_several_nodes_runs_one_nodes_share(tmp_path):
+    readme = "```\ntorchrun --nnodes=2 --node_rank=0 --master_addr=10.0.0.5 --nproc_per_node=8 train.py\n```\n"
+    root, state, refused = walk(tmp_path, {"train.py": "import os\nrank = int(os.environ['RANK'])\n" + TRAIN,
+                                           "README.md": readme})
+    assert run_of(root, state) == f"{BENCH} torchrun --nproc_per_node=8 ROOT/wamf_bench.py train.py"

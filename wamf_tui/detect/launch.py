@@ -50,7 +50,7 @@ _SWITCHES = {
     "mpirun": {"--allow-run-as-root", "--oversubscribe", "--tag-output"},
     "mpiexec": {"--allow-run-as-root", "--oversubscribe", "--tag-output"},
 }
-NNODES = ("--nnodes", "--num_machines", "--num_nodes", "-N", "--nodes")
+NNODES = ("--nnodes", "--num_machines", "--num_nodes", "--num-nodes", "-N", "--nodes")
 _ROOT = "\0root/"  # stands for the repo root in a path; no file name holds a NUL
 _OLD = "\0old"  # `$OLDPWD` after a `cd`: the folder the line was in before it (our run line from a folder outside)
 OLDPWD = "$OLDPWD"
@@ -219,6 +219,10 @@ def _parse_words(words: list[str], known: Mapping[str, str], consoles: Mapping[s
             kind = "accelerate launch"
             prefix += ["accelerate", "launch"]
             i += 2
+        elif (runner := _fabric_runner(words, i)) is not None:  # Fabric's own: `lightning run model`, `fabric run`
+            kind = " ".join(runner)
+            prefix += runner
+            i += len(runner)
         elif _PYTHON.fullmatch(name):
             kind = "python"
             prefix.append("python")
@@ -335,6 +339,17 @@ def _unredirected(words: list[str]) -> list[str]:
         elif not _REDIRECT_ATTACHED.match(w):
             kept.append(w)
     return kept
+
+
+def _fabric_runner(words: list[str], i: int) -> list[str] | None:
+    """The words of Lightning Fabric's launcher at `i`: `lightning run model` (Lightning 2.0-2.1), `fabric run`
+    and `fabric run model` (2.2 on). It starts one process a device, with torchrun's rank variables."""
+    name = Path(words[i]).name
+    if name == "lightning" and words[i + 1:i + 3] == ["run", "model"]:
+        return ["lightning", "run", "model"]
+    if name == "fabric" and words[i + 1:i + 2] == ["run"]:
+        return ["fabric", "run", "model"] if words[i + 2:i + 3] == ["model"] else ["fabric", "run"]
+    return None
 
 
 def _is_launcher(word: str) -> bool:

@@ -77,7 +77,7 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
     """The job's command with the launcher its entry needs: torchrun for rank variables, accelerate
     launch for an Accelerator, `python -m` from the package's folder for relative imports."""
     launch = job_launch(state).model_copy(deep=True)
-    said = _privileged_port(launch)
+    said = _privileged_port(launch) + _one_node(launch)
     a = state.analysis
     if a is None or launch.launcher == "console script":
         return launch, said
@@ -139,6 +139,28 @@ def _privileged_port(launch: LaunchCommand) -> list[str]:
             launch.prefix = _without(words, {opt})
             return [f"{opt} {value} left out: a port below 1024 is privileged; the launcher picks its own"]
     return []
+
+
+# the launcher options that join one node to others: the benchmark runs on the node it is on
+_NODE_OPTIONS = {"--nnodes", "--node_rank", "--node-rank", "--master_addr", "--master-addr", "--rdzv_endpoint",
+                 "--rdzv-endpoint", "--rdzv_id", "--rdzv-id", "--rdzv_backend", "--rdzv-backend", "--num_nodes",
+                 "--num-nodes", "--main_address", "--main-address", "--num_machines", "--machine_rank",
+                 "--main_process_ip", "--main-process-ip", "--hostfile"}
+
+
+def _one_node(launch: LaunchCommand) -> list[str]:
+    """A command the docs give for several nodes (`--num-nodes=2 --node-rank=0 --main-address=...`) waits
+    for the others for ever when started alone: the benchmark runs one node's share, on the node it is on."""
+    if not launch.nnodes or launch.nnodes < 2:
+        return []
+    gone = list(dict.fromkeys(w.split("=")[0] for w in launch.prefix if w.split("=")[0] in _NODE_OPTIONS))
+    if not gone:
+        return []
+    launch.prefix = _without(launch.prefix, _NODE_OPTIONS)
+    said = f"the command joins {launch.nnodes} nodes: the benchmark runs one node's share, on this node " \
+           f"({', '.join(gone)} left out; the global batch is one node's)"
+    launch.nnodes = None
+    return [said]
 
 
 def _without(args: list[str], options: set[str]) -> list[str]:

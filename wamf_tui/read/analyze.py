@@ -47,6 +47,7 @@ from .loop_bound import assigned_at_run_time, header_reads
 from .needs import argv_required, dataclass_required, own_options, read_needs, submits
 from .nodes import walk
 from .options import COMPUTED, HF_PARSERS
+from .outputs import relative_folders
 from .pins import pinned
 from .precision import precision_signals
 from .reach import (
@@ -321,6 +322,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         reader.local = {d.name for d in modules[-1].defs} | {c.name for c in modules[-1].classes}
         reader.repo_file = repo_file
         reader.consts = fixed_constants(tree, text)
+        reader.folders = relative_folders(tree)
         find_class = class_finder(tree, path, root)  # one per module: it keeps the modules it parsed
         reader.hf_parsers = hf_subclasses(tree, find_class)
         reader.hydra_passes = hydra_passes

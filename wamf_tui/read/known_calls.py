@@ -21,6 +21,11 @@ TRACKERS = {  # call suffix -> (name, environment switch)
     "aim.Run": ("aim", None),
     "swanlab.init": ("swanlab", "SWANLAB_MODE=disabled"),
     "Task.init": ("clearml", "CLEARML_OFFLINE_MODE=1"),
+    # Lightning's loggers (Trainer and Fabric), each starting its service's run
+    "WandbLogger": ("wandb", "WANDB_MODE=disabled"),
+    "TensorBoardLogger": ("tensorboard", None),
+    "CometLogger": ("comet", "COMET_MODE=disabled"),
+    "MLFlowLogger": ("mlflow", "MLFLOW_TRACKING_URI=file:$WAMF_OUT/mlruns"),
 }
 CHECKPOINTS = ("torch.save", "torch.onnx.export", "fabric.save", "accelerator.save", "save_pretrained", "save_model",
                "save_state", "ModelCheckpoint", "save_checkpoint")
@@ -44,7 +49,7 @@ CALLS = frozenset(
         "TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "Trainer", "SFTTrainer", "Seq2SeqTrainer",
         "backward", "step", "optimize", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_norm_fp32",
         "generate", "autocast", "GradScaler", "to", "DistributedDataParallel", "DDP", "FullyShardedDataParallel",
-        "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "fit", "train",
+        "FSDP", "fully_shard", "initialize", "prepare", "DataLoader", "makedirs", "mkdir", "fit", "train",
         "log", "add_scalar", "log_dict", "log_metrics", "parse_known_args", "option", "argument",
         *REQUIRED_FLAGS, "Accelerator", "init_trackers", "add_config_arguments", "ArgumentGroupFactory", "_add_action",
         *ABSL_DEFINES,

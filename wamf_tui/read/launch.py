@@ -24,9 +24,10 @@ from .step import name_of
 
 # the launcher flags that set how many processes it starts
 NPROC = ("--nproc_per_node", "--nproc-per-node", "--num_processes", "--num_gpus", "--ntasks-per-node", "--gpus",
-         "-np", "-n", "--nproc")
+         "-np", "-n", "--nproc", "--devices")
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-RANK_LAUNCHERS = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun", "mpiexec", "composer")
+RANK_LAUNCHERS = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun", "mpiexec", "composer",
+                  "lightning run model", "fabric run")
 _SPAWNS = ("mp.spawn", "multiprocessing.spawn", "torch.multiprocessing.spawn", "start_processes")
 _LIGHTNING = ("lightning", "pytorch_lightning", "lightning.pytorch")
 # a module that names none of these says nothing of its processes: it is not walked (most are models or data)

@@ -23,7 +23,8 @@ from .step_flow import own_nodes
 
 SUBMITTERS = ("AutoExecutor", "SlurmExecutor")  # submitit's executors that queue on a cluster
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-TORCHRUN_FAMILY = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun", "composer")
+TORCHRUN_FAMILY = ("torchrun", "deepspeed", "accelerate launch", "srun", "mpirun", "composer", "lightning run model",
+                   "fabric run")
 
 
 def read_needs(tree: ast.Module, rel: str, result: Analysis, root: Path | None = None) -> None:

@@ -100,6 +100,7 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
         self.local: set[str] = set()  # the module's own functions and methods
         self.aliases: dict[str, str] = {}  # `import torch as th`: th -> torch
         self.consts: dict[str, object] = {}  # names the module fixes to a literal (`read.constants`)
+        self.folders: dict[str, str] = {}  # names the module fixes to a path under a relative folder (`out`)
         self.sites: dict[str, list[Fact]] = {}  # each call of one of them (`save()`, `self.save()`), as a fact
         self.far: dict[tuple[str, str], list[Fact]] = {}  # each call of another repo module's function or class,
         # by (its file, its name): `push_to_hub(...)` from `from pkg.utils import push_to_hub`
@@ -460,6 +461,10 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
                 if isinstance(arg, ast.Name) else None
             self.r.output_dirs.append(Fact.model_construct(name=label, file=self.rel, line=node.lineno,
                                                                        off_switch=flag if flag != label else None))
+        if last == "mkdir" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and (folder := self.folders.get(node.func.value.id)):  # `out_dir.mkdir()`, out_dir = Path("out") / x
+            self.r.output_dirs.append(Fact.model_construct(name=repr(folder), file=self.rel, line=node.lineno,
+                                                           off_switch=None))
         if last.endswith("Trainer") and any(m.split(".")[0] in ("transformers", "trl") for m in self.imports) \
                 and not last.startswith("Lightning"):  # a subclass of the HF one (LLaVATrainer) is one
             self.r.kind = "training"
