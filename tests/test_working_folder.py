@@ -237,3 +237,49 @@ def test_a_run_name_that_starts_the_paths_a_job_writes_carries_the_benchmark_fol
     assert sorted(p.name for p in out.iterdir()) == ["run1_00000000.pth", "run1_state.json"]
     status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=root, capture_output=True, text=True)
     assert status.stdout == "?? wamf_bench.py\n"
+
+
+CACHES = """import argparse
+import os
+import sys
+import torch
+
+HELPERS = './helpers'
+sys.path.insert(0, HELPERS)
+import helper
+
+p = argparse.ArgumentParser()
+p.add_argument('--output_dir', default='out')
+p.add_argument('--train_file', required=True)
+args = p.parse_args()
+os.makedirs('./cache/', exist_ok=True)
+rows = load_dataset('text', data_files=args.train_file, cache_dir='./cache/')
+os.makedirs(args.output_dir, exist_ok=True)
+open(os.path.join(args.output_dir, 'seen.txt'), 'w').write(helper.NAME + open(args.train_file).read())
+""" + LOOP
+
+
+def test_a_job_with_an_output_setting_that_also_caches_by_a_fixed_path_runs_beside_the_checkout(tmp_path):
+    """SimCSE: `--output_dir` moves its outputs, but `load_dataset(..., cache_dir='./data/')` caches in the folder it
+    runs in and `sys.path.insert(0, PATH_TO_SENTEVAL)` imports from there: it runs from the benchmark folder,
+    the import folder linked in, the docs' data file (made in the checkout's `data/` by a download step, not there
+    yet) named by a path back. Run for real once the file is there: nothing lands in the checkout."""
+    body = CACHES.replace("rows = load_dataset", "load_dataset = lambda *a, **k: None\nrows = load_dataset")
+    root = make_repo(tmp_path / "job", {"train.py": body, "helpers/helper.py": "NAME = 'h:'\n",
+                                        "data/download.sh": "echo get it\n"})
+    a = analyze_script(root / "train.py", root, ["--train_file", "data/train.txt"])
+    assert ("./helpers", 7) in [(r.name, r.line) for r in a.cwd_reads]
+    assert "'./cache/'" in [o.name for o in a.output_dirs]
+    launch = parse_launch("python train.py --train_file data/train.txt", exists=lambda p: (root / p).exists())
+    state = state_of(root, a).model_copy(update={"launch": launch})
+    state = state.model_copy(update={"changes": propose(a, 30, "speed", launch.args)})
+    run = run_command(state)
+    out = tmp_path / "job.wamf-bench"
+    assert run.startswith(f"mkdir -p {out} && cd {out} && ln -sfn $OLDPWD/helpers . && ")
+    assert "--train_file $OLDPWD/data/train.txt" in run and f"--output_dir={out}" in run
+    (root / "data/train.txt").write_text("text\n")
+    write_wrapper(Path(run_line.wrapper_path(state)))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", run], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (out / "seen.txt").read_text() == "h:text\n" and (out / "cache").is_dir() and not (root / "cache").exists()

@@ -198,7 +198,7 @@ def propose(a: Analysis, steps: int | None = DEFAULT_STEPS, mode: str = "speed",
             words += parser.render(a, other, _target(a, other, args))
         changes.append(BenchmarkChange(what="all outputs into one folder", how=" ".join(words), flags=words,
                                        why="what it writes goes to one folder beside your checkout, never into it"))
-    elif not hydra and (fixed := _fixed_folders(a)):
+    if not hydra and (fixed := _fixed_folders(a)):  # beside its output setting: `cache_dir="./data/"` no flag moves
         changes.append(fixed)
     for node in cpu_trainers(a, args):
         on = f"{node}.accelerator=gpu"

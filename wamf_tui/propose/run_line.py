@@ -282,6 +282,17 @@ def _own_folder_line(state: InitState, launch: LaunchCommand, words: list[str], 
     return f"mkdir -p {shlex.quote(folder)} && cd {shlex.quote(folder)} && {links}{command}"
 
 
+def _checkouts(here: Path, word: str) -> bool:
+    """Whether a relative word of the docs' command names a path of the checkout: one there now, or one a step
+    the docs give first makes in a folder of the checkout (`data/wiki1m.txt` beside `data/download_wiki.sh`).
+    Not `Qwen/Qwen2-0.5B`, a name no folder of the checkout starts."""
+    path = here / word
+    try:
+        return path.exists() or "/" in word.rstrip("/") and path.parent != here and path.parent.is_dir()
+    except OSError:  # a word too long for a file name
+        return False
+
+
 def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] | None,
                      repo: Path) -> tuple[LaunchCommand, list[str], list[str] | None]:
     """The command run from the benchmark folder, outside the checkout: every word that names a file or folder
@@ -291,7 +302,7 @@ def _from_own_folder(launch: LaunchCommand, words: list[str], entry: list[str] |
     here = launch.cwd or "."
 
     def rebased(word: str) -> str:
-        if ("/" in word or "." in word) and not word.startswith(("/", "~", "$", "-")) and (repo / here / word).exists():
+        if ("/" in word or "." in word) and not word.startswith(("/", "~", "$", "-")) and _checkouts(repo / here, word):
             path = os.path.normpath(os.path.join(here, word))
             return OLDPWD if path == "." else f"{OLDPWD}/{path}"
         return word

@@ -104,19 +104,33 @@ _RELATIVE = re.compile(r"(?!/|~|\$|\{)(?:\./|\.\./)?[\w.*-]+(?:/[\w.*{}-]*)*")
 
 def cwd_reads(tree: ast.Module, rel: str) -> tuple[list[Fact], list[Fact]]:
     """(reads, downloads) by a literal path relative to the folder the job runs in: files opened, loaded, listed
-    or tested (`open('input.txt')`, `glob.glob('data/*.bin')`), and dataset folders it downloads into
-    (`CIFAR10(root='./data', download=True)`), a write of that folder. Anywhere in the module, reached or not:
+    or tested (`open('input.txt')`, `glob.glob('data/*.bin')`), a folder put on `sys.path` to import from; and
+    dataset folders it downloads into (`CIFAR10(root='./data', download=True)`) or caches into
+    (`load_dataset(..., cache_dir='./data/')`), a write of that folder. Anywhere in the module, reached or not:
     a read that might run keeps the job in its own folder."""
     reads: list[Fact] = []
     downloads: list[Fact] = []
+    strings = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+               and isinstance(n.value.value, str) for t in n.targets if isinstance(t, ast.Name)}
     for call in (n for n in walk(tree) if isinstance(n, ast.Call)):
         name = _dotted(call.func)
+        if name in ("sys.path.insert", "sys.path.append") and call.args:  # `sys.path.insert(0, './SentEval')`
+            arg = call.args[-1]
+            folder = arg.value if isinstance(arg, ast.Constant) else strings.get(arg.id) \
+                if isinstance(arg, ast.Name) else None
+            if isinstance(folder, str) and _RELATIVE.fullmatch(folder) and folder.strip("./"):
+                reads.append(Fact(name=folder, file=rel, line=call.lineno))
+            continue
         fetches = any(k.arg == "download" and isinstance(k.value, ast.Constant) and k.value.value is True
                       for k in call.keywords)
         keyword = next((k.value for k in call.keywords if k.arg in DATA_KEYWORDS), None)
         root = keyword if keyword is not None else call.args[0] if call.args else None
         path = root.value if isinstance(root, ast.Constant) and isinstance(root.value, str) else None
         relative = path is not None and _RELATIVE.fullmatch(path) is not None and ("/" in path or "." in path)
+        cache = next((k.value.value for k in call.keywords if k.arg == "cache_dir" and isinstance(k.value, ast.Constant)
+                      and isinstance(k.value.value, str) and _RELATIVE.fullmatch(k.value.value)), None)
+        if cache and cache.strip("./"):  # `load_dataset(..., cache_dir="./data/")`: the library caches there
+            downloads.append(Fact(name=repr(cache), file=rel, line=call.lineno))
         if fetches and relative:
             downloads.append(Fact(name=repr(path), file=rel, line=call.lineno))
         elif (read := _read_path(call)) is not None or relative and (name in LISTERS or keyword is not None):
