@@ -1041,3 +1041,31 @@ def test_the_class_the_command_names_holds_the_step_and_a_sum_of_terms_is_the_lo
     rows = {x.role: f"{x.file}:{x.line}" for x in a.anchors}
     assert rows["loss"] == at(ALGORITHMS, loss, "pkg/algorithms.py")
     assert rows["forward"] == at(ALGORITHMS, forward, "pkg/algorithms.py")
+
+
+OWN_TRAINER = """from transformers import Trainer
+
+class MyTrainer(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = torch.nn.functional.cross_entropy(outputs.logits, labels)
+        return (loss, outputs) if return_outputs else loss
+"""
+BUILDS = ("from transformers import HfArgumentParser, TrainingArguments\nfrom my_trainer import {cls}\n"
+          "args, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+          "trainer = {cls}(model=model, args=args, train_dataset=data)\ntrainer.train()\n")
+
+
+@pytest.mark.parametrize("cls", ["MyTrainer", "Trainer"])
+def test_the_repos_own_trainers_compute_loss_holds_the_loss_and_forward_rows(tmp_path, cls):
+    """A Trainer subclass of the repo that overrides `compute_loss` computes the loss there: its rows sit at that
+    line and at the model's call, not at the library's log hook; the library's own Trainer keeps the hooks."""
+    root = make_repo(tmp_path, {"train.py": BUILDS.format(cls=cls), "my_trainer.py": OWN_TRAINER})
+    a = analyze_script(root / "train.py", root)
+    at = {x.role: (x.file, x.line) for x in a.anchors}
+    if cls == "MyTrainer":
+        assert at["loss"] == ("my_trainer.py", 7) and at["forward"] == ("my_trainer.py", 6)
+    else:
+        assert at["loss"] == at["forward"] == ("train.py", 5)
+    assert at["batch"] == ("train.py", 5)

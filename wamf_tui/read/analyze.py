@@ -62,7 +62,7 @@ from .reach import (
     train_calls,
 )
 from .source import Reader
-from .step import ROLES, find_step, inner_loop, lightning_step, loop_of, name_of
+from .step import ROLES, compute_loss_lines, find_step, inner_loop, lightning_step, loop_of, name_of
 from .switches import switch_off
 from .systems.modules import config_targets
 from .systems.registry import refine
@@ -165,6 +165,15 @@ def hf_subclasses(tree: ast.Module, find: Callable[[str], ast.ClassDef | None]) 
             and any(name_of(b).split(".")[-1] in HF_PARSERS for b in cls.bases)}
 
 
+def _own_compute_loss(result: Analysis, lines: list[Anchor]) -> None:
+    """The loss and forward rows the Trainer's hooks stood for, moved to the repo's `compute_loss`."""
+    for line in lines:
+        at = next((i for i, a in enumerate(result.anchors) if a.role == line.role and "the Trainer of line" in a.text),
+                  None)
+        if at is not None:
+            result.anchors[at] = line
+
+
 def _passed_on(tree: ast.Module, rel: str, names: set[str]) -> set[str]:
     """The imports (as `imported_modules` spells them) of a module that hand `names` on: a package `__init__`'s
     `from .workflow import run_sft` for the `run_sft` imported from the package, or the module of the Trainer
@@ -250,6 +259,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
     submitter: Need | None = None  # where the entry, or a module it calls, queues the job on a cluster
     mains: list[Path] = []  # modules it reaches that train and run as `__main__`: what a submitter queues
     hydra_line = ("", 0)  # where the entry's composed Trainer runs: its `fit()`, else its `@hydra.main`
+    built: set[str] = set()  # the Trainer classes the modules read so far build
     dispatched: Kind | None = None  # the CLI a console script's dispatcher reads the entry's function with
     modules: list[ModuleDefs] = []  # each parsed module's functions: which of them the job reaches
     beyond: list[Path] = []  # modules imported past FOLLOW_DEPTH: their names count as used
@@ -415,6 +425,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             targets += config_targets(command, root)
         roots.update(t.rsplit(".", 1)[-1] for t in targets)
         passed = _passed_on(tree, rel, wanted.get(path.resolve(), set()) | reader.trainer_classes)
+        built |= reader.trainer_classes
+        if built and "compute_loss" in text:  # the repo's own Trainer computes the loss: its rows go there
+            _own_compute_loss(result, compute_loss_lines(tree, rel, built))
         for mod in [*reader.imports, *dict.fromkeys(t.rsplit(".", 1)[0] for t in targets)]:
             p = module_path(root, mod, script.parent)
             if p is None or p.resolve() in done:

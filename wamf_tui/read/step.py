@@ -418,3 +418,25 @@ def _stepped(rel: str, backward: ast.Call, assigns: list[ast.AST], calls: list[a
     return anchors
 
 
+
+
+def compute_loss_lines(tree: ast.Module, rel: str, trainers: Collection[str]) -> list[Anchor]:
+    """The loss and forward of a Trainer class of the repo that the job builds and that overrides
+    `compute_loss(self, model, inputs, ...)`: there the library's `training_step` gets its loss, so a row there
+    records what the job computes, not what the Trainer logs of it. The loss is the first assignment of a name
+    `loss` (`(loss, outputs) = super().compute_loss(...)`); the forward, a call of its `model` parameter."""
+    found: list[Anchor] = []
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name in trainers):
+        method = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "compute_loss"), None)
+        if method is None or len(method.args.args) < 3:
+            continue
+        model = method.args.args[1].arg
+        forward = min((n for n in walk(method) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                       and n.func.id == model), key=lambda n: n.lineno, default=None)
+        loss = min((n for n in walk(method) if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "loss" for target in n.targets for t in ast.walk(target))),
+                   key=lambda n: n.lineno, default=None)
+        for role, node in (("loss", loss), ("forward", forward)):
+            if node is not None:
+                found.append(Anchor(role=role, file=rel, line=node.lineno, text=ast.unparse(node)[:120]))
+    return found
