@@ -1071,3 +1071,24 @@ def test_a_torchrun_command_for_several_nodes_runs_one_nodes_share(tmp_path):
     root, state, refused = walk(tmp_path, {"train.py": "import os\nrank = int(os.environ['RANK'])\n" + TRAIN,
                                            "README.md": readme})
     assert run_of(root, state) == f"{BENCH} torchrun --nproc_per_node=8 ROOT/wamf_bench.py train.py"
+
+
+def test_a_command_read_from_a_here_document_into_a_variable_is_the_launch(tmp_path):
+    """OpenRLHF's scripts: `read -r -d '' cmds <<EOF` over lines, then `deepspeed --module $cmds`; and a README's
+    `$'User: {}\\nAssistant: '` is one word (bash's quoting), not a variable `$User` left to fill."""
+    script = ("set -x\n\nread -r -d '' training_commands <<EOF\npkg.train \\\n   --ckpt.output_dir ./checkpoint/x \\\n"
+              "   --template $'User: {}\\nAssistant: ' \\\n   --lr 5e-6\nEOF\n\nif [[ ${1} != \"slurm\" ]]; then\n"
+              "    deepspeed --module $training_commands\nfi\n")
+    body = ARGPARSE.format(args="p.add_argument('--ckpt.output_dir', default='./ckpt')\np.add_argument('--lr')\n"
+                                "p.add_argument('--template')\n") + TRAIN
+    root, state, refused = walk(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": body,
+                                           "examples/scripts/train.sh": script})
+    launch = next(x for x in state.detected.scripts.launches if x.source == "examples/scripts/train.sh:11")
+    assert launch.module == "pkg.train" and launch.unresolved == []
+    assert launch.args == ["--ckpt.output_dir", "./checkpoint/x", "--template", "$'User: {}\\nAssistant: '", "--lr",
+                           "5e-6"]
+    words = state.run.split()
+    assert "./checkpoint/x" not in words and f"--ckpt.output_dir={root}.wamf-bench" in words  # routed by its name
+    said = subprocess.run(["bash", "-c", "printf %s " + state.run.split("--template ")[1].split(" --lr")[0]],
+                          capture_output=True, text=True, check=True).stdout
+    assert said == "User: {}\nAssistant: "

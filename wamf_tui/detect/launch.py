@@ -90,6 +90,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     old: str | None = None  # the folder before the last `cd`, from the root
     for segment in re.split(r"\s*(?:&&|;|\|\|)\s*", text):
         segment, _ = expand(segment, known, line=True)  # as a reader means it: `$FLAGS` may hold several words
+        segment = _ANSI_C.sub(lambda m: shlex.quote(m.group(0)), segment)  # `$'a\nb'`: one word, kept as written
         try:
             words = _words(segment)
         except ValueError:
@@ -118,6 +119,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
     return None
 
 
+_ANSI_C = re.compile(r"\$'(?:[^'\\]|\\.)*'")  # bash's `$'User: {}\nAssistant: '`: one word, its `$` no variable
 def _caps_hole(command: str, m: re.Match[str]) -> bool:
     """A README's capitals for what the reader fills in (`--batch BATCH_SIZE LMDB_PATH`,
     `--nproc_per_node=N_GPU`): a word naming a path, size, count or port, given as an option's value or as the
@@ -477,6 +479,8 @@ def shell_word(word: str, plain_back: bool = False) -> str:
     if _HYDRA_DELETE.fullmatch(word):
         return word
     name, value = _ASSIGNED.match(word).groups(default="")  # type: ignore[union-attr]  # `A=` must stay bare
+    if _ANSI_C.fullmatch(value):  # the docs' `$'...'` (a newline as `\n`), for bash to decode as they do
+        return name + value
     if value.startswith("~/"):  # the docs' home path: quoted whole, `'~/data'` would reach the job literally
         return name + "~/" + (shlex.quote(value[2:]) if value[2:] else "")
     if OLDPWD not in value:

@@ -24,6 +24,7 @@ _VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 _ARRAY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)(\+?)=\((.*)$")  # `ARGS=(`, `ARGS+=(--fp16)`
 
 
+_HEREDOC_READ = re.compile(r"""^\s*read\s+(?:-\w+\s+(?:''\s+|""\s+)?)*([A-Za-z_]\w*)\s*<<-?\s*['"]?(\w+)['"]?\s*$""")
 _ARRAY_USE = re.compile(r"\"?\$\{(\w+)\[[@*]\]\}\"?")  # `${ARGS[@]}`, `"${ARGS[@]}"`: its words
 
 
@@ -35,8 +36,20 @@ def commands_in(name: str, text: str) -> list[tuple[int, str]]:
     make = name.endswith("Makefile") or name.endswith(".mk")
     in_block, in_pre = not doc, False
     kept: list[tuple[int, str]] = []
+    here: tuple[int, str, str, list[str]] | None = None  # a here-document read into a variable: line, name, end
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
+        if here is not None:  # `read -r -d '' CMD <<EOF` ... `EOF`: `CMD='its lines'`, continuations joined
+            if s == here[2]:
+                joined = re.sub(r"[ \t]*\\?\n[ \t]*", " ", "\n".join(here[3])).strip()
+                kept.append((here[0], f"{here[1]}={shlex.quote(joined)}"))
+                here = None
+            else:
+                here[3].append(line)
+            continue
+        if not doc and (h := _HEREDOC_READ.match(line)) is not None:
+            here = (n, h.group(1), h.group(2), [])
+            continue
         if doc and (s.startswith("```") or s.startswith("~~~")):
             in_block = not in_block
             kept.append((n, ""))  # a fence ends a command whose last line ends in a stray backslash

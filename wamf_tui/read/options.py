@@ -169,8 +169,9 @@ class OptionsReader:
         if role := length_role(dest):
             self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno, default=default,
                                                     role=role))
-        if OUT_NAMES.search(dest) or SAVES_TO.search(helped or "") and "/" in (default or ""):
-            self.fact("output_dirs", opt, node, opt)  # `--project`, default `ROOT / 'runs/train'`: "save to"
+        # a dotted group's field by its own name (`--ckpt.output_dir`); `--project`, default `ROOT / 'runs/train'`
+        if OUT_NAMES.search(dest.rsplit(".", 1)[-1]) or SAVES_TO.search(helped or "") and "/" in (default or ""):
+            self.fact("output_dirs", opt, node, opt)
 
     def _accelerate_trackers(self, value: ast.expr, node: ast.Call) -> None:
         """`Accelerator(log_with="wandb")` or `log_with=args.report_to`: the trackers accelerate starts. It takes
