@@ -1092,3 +1092,11 @@ def test_a_command_read_from_a_here_document_into_a_variable_is_the_launch(tmp_p
     said = subprocess.run(["bash", "-c", "printf %s " + state.run.split("--template ")[1].split(" --lr")[0]],
                           capture_output=True, text=True, check=True).stdout
     assert said == "User: {}\nAssistant: "
+
+
+@pytest.mark.parametrize(("flag", "output"), [("--ckpt.output_dir", True), ("--ckpt.path", True),
+                                              ("--data.path", False), ("--model.name_or_path", False)])
+def test_a_dotted_option_groups_output_field_is_an_output_folder(tmp_path, flag, output):
+    body = ARGPARSE.format(args=f"p.add_argument('{flag}', default='./x')\n") + TRAIN
+    root = make_repo(tmp_path / "job", {"train.py": body})
+    assert (flag in [o.off_switch for o in analyze_script(root / "train.py", root).output_dirs]) is output

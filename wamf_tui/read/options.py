@@ -169,8 +169,10 @@ class OptionsReader:
         if role := length_role(dest):
             self.r.step_controls.append(StepControl(name=opt, file=self.rel, line=node.lineno, default=default,
                                                     role=role))
-        # a dotted group's field by its own name (`--ckpt.output_dir`); `--project`, default `ROOT / 'runs/train'`
-        if OUT_NAMES.search(dest.rsplit(".", 1)[-1]) or SAVES_TO.search(helped or "") and "/" in (default or ""):
+        # a dotted group's field by its own name or with its group's (`--ckpt.output_dir`, `--ckpt.path`); `--project`,
+        # default `ROOT / 'runs/train'`
+        if OUT_NAMES.search(dest.rsplit(".", 1)[-1]) or OUT_NAMES.search(dest.replace(".", "_")) \
+                or SAVES_TO.search(helped or "") and "/" in (default or ""):
             self.fact("output_dirs", opt, node, opt)
 
     def _accelerate_trackers(self, value: ast.expr, node: ast.Call) -> None:
