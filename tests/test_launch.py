@@ -1100,3 +1100,11 @@ def test_a_dotted_option_groups_output_field_is_an_output_folder(tmp_path, flag,
     body = ARGPARSE.format(args=f"p.add_argument('{flag}', default='./x')\n") + TRAIN
     root = make_repo(tmp_path / "job", {"train.py": body})
     assert (flag in [o.off_switch for o in analyze_script(root / "train.py", root).output_dirs]) is output
+
+
+def test_a_models_special_token_is_a_value_not_a_redirection():
+    """open-r1's `--eos_token '<|im_end|>'`: no shell reads `<|` as a redirection, and the flag keeps its value;
+    a real `< in.txt` and `2>/dev/null` are still the shell's."""
+    launch = parse_launch("accelerate launch sft.py --eos_token '<|im_end|>' --lr 1 < in.txt 2>/dev/null",
+                          exists=lambda p: True)
+    assert launch is not None and launch.args == ["--eos_token", "<|im_end|>", "--lr", "1"]

@@ -56,7 +56,8 @@ _OLD = "\0old"  # `$OLDPWD` after a `cd`: the folder the line was in before it (
 OLDPWD = "$OLDPWD"
 WRAPPERS = ("exec", "time", "nohup", "env", "command", "stdbuf")
 _REDIRECT = re.compile(r"\d?(>>?|<)|&>>?|\d?>&\d")  # `>`, `2>>`, `&>`, `<`, `2>&1`, alone
-_REDIRECT_ATTACHED = re.compile(r"(\d?>>?|&>>?|<)[^\s=]")  # `>log`, `2>/dev/null`, `&>out.txt`; not `>=1.0`
+# `>log`, `2>/dev/null`, `&>out.txt`; not `>=1.0`, nor a model's special token `'<|im_end|>'` (no shell reads `<|`)
+_REDIRECT_ATTACHED = re.compile(r"(\d?>>?|&>>?|<(?!\|))[^\s=]")
 # launchers whose parser takes the script's arguments as a remainder and drops a `--` before them: the
 # script never sees it (python itself passes it on, and the script's argparse then takes all as positionals)
 _CONSUMES_SEPARATOR = ("torchrun", "launch", "deepspeed", "composer")
