@@ -1108,3 +1108,16 @@ def test_a_models_special_token_is_a_value_not_a_redirection():
     launch = parse_launch("accelerate launch sft.py --eos_token '<|im_end|>' --lr 1 < in.txt 2>/dev/null",
                           exists=lambda p: True)
     assert launch is not None and launch.args == ["--eos_token", "<|im_end|>", "--lr", "1"]
+
+
+def test_a_launch_the_scripts_own_comments_show_is_how_it_runs(tmp_path):
+    """build-nanogpt: `# torchrun --standalone --nproc_per_node=8 train_gpt2.py` in a comment is its DDP launch
+    (the README gives none); a comment's command for another file, or a synopsis, is not."""
+    body = ("import os\n# simple launch:\n# python train_gpt2.py\n# DDP launch for e.g. 8 GPUs:\n"
+            "# torchrun --standalone --nproc_per_node=8 train_gpt2.py\n# python other.py --lr 1\n"
+            "# python train_gpt2.py [--lr LR]\nddp = int(os.environ.get('RANK', -1)) != -1\n" + TRAIN)
+    root, state, refused = walk(tmp_path, {"train_gpt2.py": body})
+    launches = {x.source: x.command for x in state.detected.scripts.launches}
+    assert launches == {"train_gpt2.py:3": "python train_gpt2.py",
+                        "train_gpt2.py:5": "torchrun --standalone --nproc_per_node=8 train_gpt2.py"}
+    assert state.command == "torchrun --standalone --nproc_per_node=8 train_gpt2.py"

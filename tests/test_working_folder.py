@@ -283,3 +283,13 @@ def test_a_job_with_an_output_setting_that_also_caches_by_a_fixed_path_runs_besi
     done = subprocess.run(["bash", "-c", run], cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (out / "seen.txt").read_text() == "h:text\n" and (out / "cache").is_dir() and not (root / "cache").exists()
+
+
+def test_a_folder_named_by_a_module_constant_and_made_is_a_fixed_folder(tmp_path):
+    """build-nanogpt: `log_dir = "log"` at the top, `os.makedirs(log_dir)` below, and no setting for it: the job
+    writes log/ where it runs, so it runs beside the checkout."""
+    body = "import os\nimport torch\nlog_dir = 'log'\nos.makedirs(log_dir, exist_ok=True)\n" + LOOP
+    root = make_repo(tmp_path / "job", {"train.py": body})
+    a = analyze_script(root / "train.py", root, [])
+    assert ("'log'", None) in [(o.name, o.off_switch) for o in a.output_dirs]
+    assert run_command(state_of(root, a)).startswith(f"mkdir -p {tmp_path / 'job.wamf-bench'} && cd ")

@@ -22,7 +22,7 @@ from ..model import LaunchCommand, ScriptCandidate, ScriptScan
 from ..read.subcommands import refine_console
 from ..read.values import given_values
 from .launch import CONFIG_FILE, absent_configs, console_scripts, format_command, parse_launch, script_call
-from .shell import DOCS, Branches, commands_in, docstring_commands, shell_defaults
+from .shell import DOCS, Branches, commands_in, comment_commands, docstring_commands, shell_defaults
 from .slurm import SOURCE, QueuedJob
 
 ENTRY_NAME = re.compile(
@@ -133,7 +133,7 @@ def scan_scripts(root: str | Path, files: list[str] | None = None, queued: list[
                 c.score += score
                 c.reasons += reasons
             where = str(Path(rel).parent) if "/" in rel else ""
-            for n, cmd in docstring_commands(text):
+            for n, cmd in docstring_commands(text) + comment_commands(text, Path(rel).name):
                 found(parse_launch(cmd, f"{rel}:{n}", where, {}, consoles, listed.__contains__))
             continue
         where = str(Path(rel).parent) if "/" in rel else ""

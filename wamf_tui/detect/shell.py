@@ -182,6 +182,19 @@ def docstring_commands(text: str) -> list[tuple[int, str]]:
             if "..." not in c and not re.search(r"\[-?\w*\]", c)]
 
 
+_COMMENTED = re.compile(r"^[ \t]*#[ \t]*(?:\$[ \t]*)?(" + _LAUNCH_WORD.pattern.replace(r"\s", r"[ \t]") + r".*)$",
+                        re.M)
+
+
+def comment_commands(text: str, name: str) -> list[tuple[int, str]]:
+    """(line, command) for the launches a script's comments show for itself (`# torchrun --standalone
+    --nproc_per_node=8 train_gpt2.py`): how its author starts it, where there is no docstring to say so. Only
+    a command that names the script's own file; not a synopsis."""
+    own = re.compile(rf"(?:^|[\s/]){re.escape(name)}(?=\s|$)")
+    return [(text.count("\n", 0, m.start()) + 1, m.group(1).strip()) for m in _COMMENTED.finditer(text)
+            if own.search(m.group(1)) and "..." not in m.group(1) and not re.search(r"\[-?\w*\]|\[--?\w", m.group(1))]
+
+
 def shell_defaults(text: str, known: Mapping[str, str] | None = None) -> dict[str, str]:
     """Variables a shell script sets before its commands: `A=1`, `export A=x`, `A=${A:-8}` (its default), and
     arrays (`ARGS=(` over lines `)`, `ARGS+=(--fp16)`), kept under `ARGS[@]` as their words, shell-quoted.

@@ -11,7 +11,7 @@ OUT_NAMES = re.compile(r"^(out|output|save|root)_?(dir|path|root)?$|^work_?dir$|
 
 def relative_folders(tree: ast.Module) -> dict[str, str]:
     """Module-level names assigned once to a path under a relative folder the code names by a literal
-    (`out_dir = Path("out") / name`, `log_dir = os.path.join("logs", run)`): name -> that folder (`out`).
+    (`log_dir = "log"`, `out_dir = Path("out") / name`, `os.path.join("logs", run)`): name -> that folder.
     The job writes there, in the folder it runs in, whatever its settings say."""
     counts: dict[str, int] = {}
     found: dict[str, str] = {}
@@ -28,11 +28,13 @@ def relative_folders(tree: ast.Module) -> dict[str, str]:
 
 
 def _literal_head(value: ast.expr) -> str | None:
-    """The first folder of a path built from a relative literal: `Path("out") / x`, `os.path.join("logs", x)`,
-    `Path("runs")`; None for anything absolute, computed or not a path."""
+    """The first folder of a path built from a relative literal: `"log"`, `Path("out") / x`,
+    `os.path.join("logs", x)`; None for anything absolute or computed."""
     while isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
         value = value.left
-    if isinstance(value, ast.Call) and value.args and (
+    if isinstance(value, ast.Constant):  # `log_dir = "log"`
+        pass
+    elif isinstance(value, ast.Call) and value.args and (
             isinstance(value.func, ast.Name) and value.func.id == "Path"
             or isinstance(value.func, ast.Attribute) and value.func.attr in ("Path", "join")):
         value = value.args[0]

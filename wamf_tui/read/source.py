@@ -459,8 +459,11 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
             # the folder's own flag; never the `if` around the call (`if master_process:` is no folder)
             flag = self.flag_for(arg.attr) if isinstance(arg, ast.Attribute) else self.flag_for(arg.id) \
                 if isinstance(arg, ast.Name) else None
+            off = flag if flag != label else None
+            if isinstance(arg, ast.Name) and off is None and (folder := self.folders.get(arg.id)):
+                label = repr(folder)  # `log_dir = "log"` at the top, then `os.makedirs(log_dir)`: a fixed folder
             self.r.output_dirs.append(Fact.model_construct(name=label, file=self.rel, line=node.lineno,
-                                                                       off_switch=flag if flag != label else None))
+                                                           off_switch=off))
         if last == "mkdir" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
                 and (folder := self.folders.get(node.func.value.id)):  # `out_dir.mkdir()`, out_dir = Path("out") / x
             self.r.output_dirs.append(Fact.model_construct(name=repr(folder), file=self.rel, line=node.lineno,
