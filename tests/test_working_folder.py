@@ -293,3 +293,21 @@ def test_a_folder_named_by_a_module_constant_and_made_is_a_fixed_folder(tmp_path
     a = analyze_script(root / "train.py", root, [])
     assert ("'log'", None) in [(o.name, o.off_switch) for o in a.output_dirs]
     assert run_command(state_of(root, a)).startswith(f"mkdir -p {tmp_path / 'job.wamf-bench'} && cd ")
+
+
+def test_a_save_under_a_config_field_a_flag_overrides_is_routed_by_that_flag(tmp_path):
+    """nanoVLM: `os.path.join(vlm_cfg.vlm_checkpoint_path, run_name, ...)`, the config dataclass's relative
+    `'checkpoints'`, which `--vlm_checkpoint_path` replaces: the run line gives it the benchmark folder. A save
+    whose path starts elsewhere names no flag."""
+    body = ("import argparse, os\nimport torch\nfrom dataclasses import dataclass\n\n@dataclass\nclass Cfg:\n"
+            "    vlm_checkpoint_path: str = 'checkpoints'\n\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--vlm_checkpoint_path', type=str)\np.add_argument('--lr', type=float)\n"
+            "args = p.parse_args()\ncfg = Cfg()\nif args.vlm_checkpoint_path is not None:\n"
+            "    cfg.vlm_checkpoint_path = args.vlm_checkpoint_path\n" + LOOP +
+            "    where = os.path.join(cfg.vlm_checkpoint_path, 'run', f'step_{step}')\n"
+            "    torch.save(model.state_dict(), where)\n"
+            "    torch.save(model.state_dict(), os.path.join('/tmp', 'x'))\n")
+    root = make_repo(tmp_path / "job", {"train.py": body})
+    a = analyze_script(root / "train.py", root, [])
+    assert [o.off_switch for o in a.output_dirs if o.off_switch] == ["--vlm_checkpoint_path=..."]
+    assert f"--vlm_checkpoint_path={tmp_path / 'job.wamf-bench'}" in run_command(state_of(root, a)).split()

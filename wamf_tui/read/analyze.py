@@ -75,7 +75,7 @@ from .tyro_config import (
     nested_switches,
 )
 from .values import dest, given_values, resolved, settings_objects
-from .writes import checkpoint_read, folder_flags, path_prefixes
+from .writes import checkpoint_read, folder_flags, path_prefixes, root_flags
 
 FOLLOW_DEPTH = 2  # how many imports deep the reading follows the repo's own modules
 # Config systems whose flags the code may not show in full (classes built in other packages, flags made
@@ -503,6 +503,9 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 f.folder = next(iter(folder_flags(entry[0], f.line, result.flags)), None)
                 if f.folder and all(o.name != f.folder for o in result.output_dirs):  # a name in the path it writes:
                     result.output_dirs.append(Fact(name=f.folder, file=f.file, line=f.line))  # no folder to route
+                for flag in root_flags(entry[0], f.line, result.flags):  # the folder it starts, set by a flag
+                    if all(o.off_switch != f"{flag}=..." and o.name != flag for o in result.output_dirs):
+                        result.output_dirs.append(Fact(name=flag, file=f.file, line=f.line, off_switch=f"{flag}=..."))
         for flag, line in path_prefixes(entry[0], result.flags):  # `f'{args.name}_state.json'`: the name is where
             result.output_dirs = [o for o in result.output_dirs if o.name != flag or o.off_switch]
             if all(o.name != flag for o in result.output_dirs):

@@ -98,3 +98,43 @@ def checkpoint_read(tree: ast.Module, rel: str) -> tuple[str, list[str]] | None:
               and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str)]
     tested += [a.attr for t in around for a in ast.walk(t) if isinstance(a, ast.Attribute)]
     return f"{rel}:{read.lineno}", tested
+
+
+def root_flags(tree: ast.Module, line: int, flags: Mapping[str, str | None]) -> list[str]:
+    """The flags that set the folder a save at `line` starts its path with, read through a config object the
+    flag overrides: nanoVLM saves to `os.path.join(vlm_cfg.vlm_checkpoint_path, run_name, ...)`, a dataclass
+    field defaulting to the relative `checkpoints`, which `--vlm_checkpoint_path` replaces. The first part of a
+    path the code builds, followed back through the module's assignments (at most six steps), counts when it
+    is an attribute named as one of the job's flags."""
+    spelled = {dest(f): f for f in flags if f.startswith("-")}
+    call = next((n for n in walk(tree) if isinstance(n, ast.Call) and n.lineno == line), None)
+    if call is None:
+        return []
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
+    found: list[str] = []
+    todo: list[tuple[ast.expr, int]] = [(arg, 0) for arg in (*call.args, *(k.value for k in call.keywords))]
+    while todo:
+        expr, hops = todo.pop(0)
+        if isinstance(expr, ast.Name) and hops < 6:
+            todo += [(v, hops + 1) for v in assigned.get(expr.id, [])]
+        elif _builds_path(expr):
+            first = _first_part(expr)
+            if isinstance(first, ast.Attribute) and first.attr in spelled and spelled[first.attr] not in found:
+                found.append(spelled[first.attr])
+            elif first is not None:
+                todo.append((first, hops + 1))
+    return found
+
+
+def _first_part(expr: ast.expr) -> ast.expr | None:
+    """The part a built path starts with: `join`'s or `Path`'s first argument, an f-string's first value, the
+    left of `a / b` or `a + b`."""
+    if isinstance(expr, ast.Call):
+        return expr.args[0] if expr.args else None
+    if isinstance(expr, ast.JoinedStr):
+        head = expr.values[0] if expr.values else None
+        return head.value if isinstance(head, ast.FormattedValue) else None
+    return expr.left if isinstance(expr, ast.BinOp) else None
