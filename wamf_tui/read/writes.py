@@ -21,13 +21,9 @@ def folder_flags(tree: ast.Module, line: int, flags: Mapping[str, str | None]) -
     and only a setting named as a name or tag (an input path such as `--ft_path` is no folder name)."""
     values = defaults(flags, settings_objects(tree))
     spelled = {dest(f): f for f in flags if f.startswith("-")}
-    call = next((n for n in walk(tree) if isinstance(n, ast.Call) and n.lineno == line), None)
+    call, assigned = _write_call(tree, line)
     if call is None:
         return []
-    assigned: dict[str, list[ast.expr]] = {}
-    for node in walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            assigned.setdefault(node.targets[0].id, []).append(node.value)
     found: list[str] = []
     todo: list[tuple[ast.AST, int, bool]] = [(arg, 0, False) for arg in (*call.args, *(k.value for k in call.keywords))]
     seen: set[tuple[str, bool]] = set()
@@ -47,6 +43,17 @@ def folder_flags(tree: ast.Module, line: int, flags: Mapping[str, str | None]) -
             continue
         todo += [(child, hops, in_path) for child in ast.iter_child_nodes(expr)]
     return [spelled.get(n, f"--{n}") for n in found]
+
+
+def _write_call(tree: ast.Module, line: int) -> tuple[ast.Call | None, dict[str, list[ast.expr]]]:
+    """The call at `line` (the write), and every value the module assigns to each plain name, to follow its
+    arguments back."""
+    call = next((n for n in walk(tree) if isinstance(n, ast.Call) and n.lineno == line), None)
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in walk(tree) if call is not None else ():
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
+    return call, assigned
 
 
 def _builds_path(expr: ast.AST) -> bool:
@@ -107,13 +114,9 @@ def root_flags(tree: ast.Module, line: int, flags: Mapping[str, str | None]) -> 
     path the code builds, followed back through the module's assignments (at most six steps), counts when it
     is an attribute named as one of the job's flags."""
     spelled = {dest(f): f for f in flags if f.startswith("-")}
-    call = next((n for n in walk(tree) if isinstance(n, ast.Call) and n.lineno == line), None)
+    call, assigned = _write_call(tree, line)
     if call is None:
         return []
-    assigned: dict[str, list[ast.expr]] = {}
-    for node in walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            assigned.setdefault(node.targets[0].id, []).append(node.value)
     found: list[str] = []
     todo: list[tuple[ast.expr, int]] = [(arg, 0) for arg in (*call.args, *(k.value for k in call.keywords))]
     while todo:
