@@ -66,12 +66,14 @@ def hf_arguments(tree: ast.Module, classes: set[str], rel: str, line: int, a: An
     a.step_controls.insert(0, StepControl(name=t["steps"], file=rel, line=line, default=a.flags.get(t["steps"])))
     length_settings(a, list(a.flags), rel, line)
     made = _pinned_switches(t, fields, pin)
-    old = f" (transformers {pin.text()}, {pin.where})" if pin is not None else ""
+    old = f", transformers {pin.text()} at {pin.where}" if pin is not None else ""
     _switches(a, made, rel, line, (
-        f"Trainer checkpoints ({'save_strategy' if made['save_off'] == t['save_off'] else 'save_steps' + old})",
-        f"Trainer evaluation ({str(made['eval_off'] or 'no strategy' + old).split()[0].lstrip('-')})",
-        "Trainer report_to" if made["trackers_off"] == t["trackers_off"] else f"Trainer trackers: every one "
-        f"installed, no report_to{old}", "output_dir", "seed"))
+        "Trainer checkpoints (save_strategy)" if made["save_off"] == t["save_off"] else
+        f"Trainer checkpoints (every save_steps{old})",
+        "Trainer evaluation (eval_strategy)" if made["eval_off"] == t["eval_off"] else
+        f"Trainer evaluation ({'evaluation_strategy' if made['eval_off'] else 'no strategy flag'}{old})",
+        "Trainer report_to" if made["trackers_off"] == t["trackers_off"] else
+        f"Trainer trackers (every one installed: no report_to{old})", "output_dir", "seed"))
     if pin is not None and pin.older_than(t["logging_dir_in_output_since"]):  # TensorBoard's folder, in the
         a.flags["--logging_dir"] = "'runs/'"  # working folder (`runs/<time>_<host>`), not under output_dir
         a.output_dirs.append(Fact(name=f"logging_dir (TensorBoard's runs/ in the working folder: transformers "

@@ -2,8 +2,8 @@
 
 A job written for an old library takes only that library's flags: SimCSE pins `transformers==4.2.1`, whose
 TrainingArguments has no `--report_to` or `--save_strategy` and whose HfArgumentParser takes bools as bare
-switches, so the flags of today's transformers make its parser exit. An exact pin (`==`, `~=`, `<=`) names the
-version; an upper bound (`<4.3`) says only that it is older than that.
+switches, so the flags of today's transformers make its parser exit. An exact pin (`==4.2.1`, `~=4.2.1`) names
+the release; an upper bound says every release allowed is that one or older (`<=4.40`) or older (`<4.3`).
 """
 
 from __future__ import annotations
