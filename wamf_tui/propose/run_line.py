@@ -104,8 +104,8 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
             and not any(w.startswith("PYTHONPATH=") for w in launch.env):
         root = os.path.relpath(".", launch.cwd or ".")  # the repo root, from the folder the command runs in
         launch.env = [*launch.env, f"PYTHONPATH={root}"]
-        said.append(f"{Path(a.script).name} {imports.why} ({imports.file}:{imports.line}): PYTHONPATH={root} puts this "
-                    "checkout's copy first")
+        said.append(f"{Path(a.script).name} {imports.why} ({imports.file}:{imports.line}): the repo root on PYTHONPATH "
+                    "puts this checkout's copy first")  # its value as the line has it: `.`, or `$OLDPWD` from outside
     if "ranks" in codes and plain:
         n, floor = _processes(state)
         launch.prefix = ["torchrun", "--standalone", f"--nproc_per_node={n}", *launch.prefix[1:]]
