@@ -1121,3 +1121,17 @@ def test_a_launch_the_scripts_own_comments_show_is_how_it_runs(tmp_path):
     assert launches == {"train_gpt2.py:3": "python train_gpt2.py",
                         "train_gpt2.py:5": "torchrun --standalone --nproc_per_node=8 train_gpt2.py"}
     assert state.command == "torchrun --standalone --nproc_per_node=8 train_gpt2.py"
+
+
+@pytest.mark.parametrize(("command", "said"), [("python train.py --data_path d.json", True),
+                                               ("CUDA_VISIBLE_DEVICES=0 python train.py --data_path d.json", False),
+                                               ("torchrun --nproc_per_node=2 train.py --data_path d.json", False)])
+def test_an_hf_trainer_job_in_one_process_is_said_to_use_every_gpu(tmp_path, command, said):
+    """SimCSE's `python train.py`: transformers' Trainer in one process wraps the model in nn.DataParallel over
+    every visible GPU, a bigger job than the docs' one GPU on a node with more. Said at the run question, with
+    the variable that pins one; not where the command pins the GPUs or starts one process per GPU."""
+    from test_benchmark import HF_JOB
+
+    root, state, refused = walk(tmp_path, {"train.py": HF_JOB, "README.md": f"```\n{command}\n```\n"})
+    assert state.command == command
+    assert ("nn.DataParallel" in proposals.run_notes(state)) is said

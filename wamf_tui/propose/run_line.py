@@ -121,6 +121,10 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
         launch.prefix = ["accelerate", "launch", *launch.prefix[1:]]
         launch.launcher = "accelerate launch"
         said.append(f"{Path(a.script).name} {codes['accelerate'].why}: started with accelerate launch")
+    elif a.config_system == "hf_trainer" and plain and not any(w.startswith("CUDA_VISIBLE_DEVICES=")
+                                                                   for w in launch.env):
+        said.append(f"{Path(a.script).name} runs transformers' Trainer in one process: it spreads each batch over "
+                    "every GPU it sees (nn.DataParallel); for a one-GPU job, add CUDA_VISIBLE_DEVICES=0")
     return launch, said
 
 
