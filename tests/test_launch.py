@@ -1135,3 +1135,14 @@ def test_an_hf_trainer_job_in_one_process_is_said_to_use_every_gpu(tmp_path, com
     root, state, refused = walk(tmp_path, {"train.py": HF_JOB, "README.md": f"```\n{command}\n```\n"})
     assert state.command == command
     assert ("nn.DataParallel" in proposals.run_notes(state)) is said
+
+
+def test_a_tracker_under_a_dotted_groups_unset_flag_is_off_by_leaving_it_out(tmp_path):
+    """OpenRLHF: `if args.logger.tensorboard_dir:` (default None) starts TensorBoard only when the flag is given:
+    its switch is `--logger.tensorboard_dir`, left out, never the group's name `logger`."""
+    body = ARGPARSE.format(args="p.add_argument('--logger.tensorboard_dir', default=None)\n") + (
+        "from torch.utils.tensorboard import SummaryWriter\nif args.logger.tensorboard_dir:\n"
+        "    writer = SummaryWriter(args.logger.tensorboard_dir)\n") + TRAIN
+    root = make_repo(tmp_path / "job", {"train.py": body})
+    [tracker] = analyze_script(root / "train.py", root).trackers
+    assert (tracker.off_switch, tracker.unset) == ("--logger.tensorboard_dir", "--logger.tensorboard_dir")

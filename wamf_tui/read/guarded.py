@@ -17,6 +17,7 @@ from .guards import (
     asserted_unset,
     conjuncts,
     counts_up,
+    holds_settings,
     interval_terms,
     needs_set,
     setting_name,
@@ -126,7 +127,11 @@ class GuardedReader:
                 needed = negated is None and not (isinstance(part, ast.BoolOp) and isinstance(part.op, ast.Or))
                 for n in ast.walk(part):
                     name = None
-                    if isinstance(n, ast.Attribute) and dotted_name(n.value) in (
+                    if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute) \
+                            and holds_settings(n.value.value) and self.flag_for(
+                                grouped := f"{n.value.attr}.{n.attr}") in self.r.flags:
+                        name = grouped  # `args.logger.tensorboard_dir`: the dotted group's `--logger.tensorboard_dir`
+                    elif isinstance(n, ast.Attribute) and dotted_name(n.value) in (
                             "args", "cfg", "config", "opt", "opts", "self.args", "hparams", "training_args",
                             "FLAGS", "flags.FLAGS"):  # absl's flag values
                         name = n.attr

@@ -90,7 +90,7 @@ def loop_of_the_optimizer_step(result: Analysis, root: Path, steps: list[Anchor]
             return
 
 
-_SETTING_READ = re.compile(r"\b(?:args|opts?|FLAGS)\.(\w+)")
+_SETTING_READ = re.compile(r"\b(?:args|opts?|FLAGS)\.(\w+(?:\.\w+)?)")  # `args.x`, a dotted group's `args.logger.x`
 
 
 def unset_now_known(result: Analysis) -> None:
@@ -108,7 +108,7 @@ def unset_now_known(result: Analysis) -> None:
 def _needed(guard: str | None, dests: dict[str, str]) -> str | None:
     """The flag (of `dests`, by the attribute it sets) one conjunct of `guard` needs set. The text is parsed only
     where it reads one of them (`args.x`)."""
-    if not guard or not any(n in dests for n in _SETTING_READ.findall(guard)):
+    if not guard or not any(n in dests or n.split(".")[0] in dests for n in _SETTING_READ.findall(guard)):
         return None
     try:
         test = ast.parse(guard, mode="eval").body
@@ -135,12 +135,24 @@ def switches_now_known(result: Analysis, switched: Callable[[str | None], bool])
 
 
 def needs_set(conjunct: ast.expr) -> str | None:
-    """The setting a conjunct needs set (`args.save_dir`, `args.resume is not None`), else None."""
+    """The setting a conjunct needs set (`args.save_dir`, `args.resume is not None`, a dotted option group's
+    `args.logger.tensorboard_dir`), else None."""
     c = conjunct
     if isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.IsNot) \
             and isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value is None:
         c = c.left
-    return c.attr if isinstance(c, ast.Attribute) and name_of(c.value, calls=True) in SETTINGS else None
+    if not isinstance(c, ast.Attribute):
+        return None
+    if name_of(c.value, calls=True) in SETTINGS:
+        return c.attr
+    group = c.value  # `args.logger.tensorboard_dir`, `self.strategy.args.logger.x`: a dotted group's `--logger.x`
+    return f"{group.attr}.{c.attr}" if isinstance(group, ast.Attribute) and holds_settings(group.value) else None
+
+
+def holds_settings(node: ast.expr) -> bool:
+    """Whether `node` is the object a parser's values are read from (`args`, `self.strategy.args`)."""
+    name = name_of(node, calls=True)
+    return name in SETTINGS or name.endswith(".args")
 
 
 def conjuncts(test: ast.expr) -> list[ast.expr]:
