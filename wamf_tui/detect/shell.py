@@ -190,6 +190,8 @@ def comment_commands(text: str, name: str) -> list[tuple[int, str]]:
     """(line, command) for the launches a script's comments show for itself (`# torchrun --standalone
     --nproc_per_node=8 train_gpt2.py`): how its author starts it, where there is no docstring to say so. Only
     a command that names the script's own file; not a synopsis."""
+    if name not in text:  # most files never name themselves: the scan over every line is skipped
+        return []
     own = re.compile(rf"(?:^|[\s/]){re.escape(name)}(?=\s|$)")
     return [(text.count("\n", 0, m.start()) + 1, m.group(1).strip()) for m in _COMMENTED.finditer(text)
             if own.search(m.group(1)) and "..." not in m.group(1) and not re.search(r"\[-?\w*\]|\[--?\w", m.group(1))]

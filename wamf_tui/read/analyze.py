@@ -165,10 +165,12 @@ def hf_subclasses(tree: ast.Module, find: Callable[[str], ast.ClassDef | None]) 
             and any(name_of(b).split(".")[-1] in HF_PARSERS for b in cls.bases)}
 
 
-def _own_compute_loss(result: Analysis, lines: list[Anchor]) -> None:
-    """The loss and forward rows the Trainer's hooks stood for, moved to the repo's `compute_loss`."""
+def _own_compute_loss(result: Analysis, lines: list[Anchor], fits: list[Span]) -> None:
+    """The loss and forward rows the Trainer's hooks stood for (at the `trainer.train()` that runs the loop),
+    moved to the repo's `compute_loss`."""
+    trained = {(f.file, f.start) for f in fits}
     for line in lines:
-        at = next((i for i, a in enumerate(result.anchors) if a.role == line.role and "the Trainer of line" in a.text),
+        at = next((i for i, a in enumerate(result.anchors) if a.role == line.role and (a.file, a.line) in trained),
                   None)
         if at is not None:
             result.anchors[at] = line
@@ -427,7 +429,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
         passed = _passed_on(tree, rel, wanted.get(path.resolve(), set()) | reader.trainer_classes)
         built |= reader.trainer_classes
         if built and "compute_loss" in text:  # the repo's own Trainer computes the loss: its rows go there
-            _own_compute_loss(result, compute_loss_lines(tree, rel, built))
+            _own_compute_loss(result, compute_loss_lines(tree, rel, built), fits)
         for mod in [*reader.imports, *dict.fromkeys(t.rsplit(".", 1)[0] for t in targets)]:
             p = module_path(root, mod, script.parent)
             if p is None or p.resolve() in done:
