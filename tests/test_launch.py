@@ -1146,3 +1146,15 @@ def test_a_tracker_under_a_dotted_groups_unset_flag_is_off_by_leaving_it_out(tmp
     root = make_repo(tmp_path / "job", {"train.py": body})
     [tracker] = analyze_script(root / "train.py", root).trackers
     assert (tracker.off_switch, tracker.unset) == ("--logger.tensorboard_dir", "--logger.tensorboard_dir")
+
+
+@pytest.mark.parametrize(("gpus", "visible", "procs"), [(2, "0,1", 2), (4, "0,1,2,3", 4), (8, "4,5,6,7", 4)])
+def test_a_docs_visible_devices_the_node_lacks_become_its_first_gpus(tmp_path, gpus, visible, procs):
+    """TinyLlama's `CUDA_VISIBLE_DEVICES=4,5,6,7 torchrun --nproc_per_node=4`: on a node of fewer than eight GPUs
+    CUDA would see too few (or none) for the ranks started; the same count from GPU 0, at most the node's."""
+    readme = "```\nCUDA_VISIBLE_DEVICES=4,5,6,7 torchrun --nproc_per_node=4 train.py\n```\n"
+    root, state, refused = walk(tmp_path, {"train.py": "import os\nrank = int(os.environ['RANK'])\n" + TRAIN,
+                                           "README.md": readme}, gpus=gpus)
+    words = run_of(root, state).split()
+    assert f"CUDA_VISIBLE_DEVICES={visible}" in words and f"--nproc_per_node={procs}" in words
+    assert ("names GPUs this node" in proposals.run_notes(state)) == (gpus < 8)

@@ -77,7 +77,7 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
     """The job's command with the launcher its entry needs: torchrun for rank variables, accelerate
     launch for an Accelerator, `python -m` from the package's folder for relative imports."""
     launch = job_launch(state).model_copy(deep=True)
-    said = _privileged_port(launch) + _one_node(launch)
+    said = _privileged_port(launch) + _one_node(launch) + _visible_gpus(launch, _gpus(state))
     a = state.analysis
     if a is None or launch.launcher == "console script":
         return launch, said
@@ -167,6 +167,29 @@ def _one_node(launch: LaunchCommand) -> list[str]:
     return [said]
 
 
+def _visible_gpus(launch: LaunchCommand, n: int) -> list[str]:
+    """A docs' `CUDA_VISIBLE_DEVICES=4,5,6,7` names the author's GPUs: on a node that lacks one of them CUDA
+    sees fewer than the launcher starts ranks for, or none, and the job crashes. The same count from GPU 0,
+    at most the node's, and no more processes than GPUs left."""
+    for i, word in enumerate(launch.env):
+        name, _, value = word.partition("=")
+        ids = value.strip("'\"").split(",")
+        if name != "CUDA_VISIBLE_DEVICES" or n <= 0 or not all(x.strip().isdigit() for x in ids) \
+                or all(int(x) < n for x in ids):
+            continue
+        k = min(len(ids), n)
+        launch.env[i] = f"CUDA_VISIBLE_DEVICES={','.join(map(str, range(k)))}"
+        fewer = launch.nproc_per_node is not None and launch.nproc_per_node > k and with_processes(launch, k)
+        return [f"{word} names GPUs this node ({n} GPU(s)) lacks: {launch.env[i]} instead"
+                + (f", {k} process(es)" if fewer else "")]
+    return []
+
+
+def _gpus(state: InitState) -> int:
+    hw = state.detected.hardware
+    return len(hw.gpus) if hw is not None and hw.gpus else 0
+
+
 def _without(args: list[str], options: set[str]) -> list[str]:
     """`args` less the given options and their values (`--nodes 4`, `--nodes=4`, `--use-volta32`)."""
     kept: list[str] = []
@@ -184,8 +207,7 @@ def _without(args: list[str], options: set[str]) -> list[str]:
 def _processes(state: InitState) -> tuple[int, str]:
     """(processes, why when the code sets the count): one a GPU seen, at least one, never below the count
     the code exits under."""
-    hw = state.detected.hardware
-    return fewest_note(state.analysis, len(hw.gpus) if hw is not None and hw.gpus else 0)
+    return fewest_note(state.analysis, _gpus(state))
 
 
 def job_args(run: str) -> list[str] | None:
