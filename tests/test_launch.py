@@ -1158,3 +1158,19 @@ def test_a_docs_visible_devices_the_node_lacks_become_its_first_gpus(tmp_path, g
     words = run_of(root, state).split()
     assert f"CUDA_VISIBLE_DEVICES={visible}" in words and f"--nproc_per_node={procs}" in words
     assert ("names GPUs this node" in proposals.run_notes(state)) == (gpus < 8)
+
+
+def test_a_flag_the_benchmark_overrides_takes_its_negative_value_with_it(tmp_path):
+    """OpenRLHF's `--ckpt.save_steps -1 --ckpt.output_dir ./ckpt`: both are replaced; the `-1` is the save
+    flag's value, never left behind as a stray word the parser refuses."""
+    readme = "```\npython train.py --save_steps -1 --out_dir ./ckpt --eval_steps -1 --lr -.5e-3\n```\n"
+    args = ("p.add_argument('--save_steps', type=int, default=100)\np.add_argument('--out_dir', default='out')\n"
+            "p.add_argument('--eval_steps', type=int, default=100)\np.add_argument('--lr', type=float)\n")
+    body = ARGPARSE.format(args=args) + TRAIN.replace(
+        "    optimizer.step()\n", "    optimizer.step()\n    if step % args.save_steps == 0:\n"
+                           "        torch.save(model.state_dict(), args.out_dir + '/m.pt')\n")
+    root, state, refused = walk(tmp_path, {"train.py": body, "README.md": readme})
+    words = run_of(root, state).split()
+    assert "--save_steps" not in words and "--out_dir" not in words
+    assert words.count("-1") == 1 and words[words.index("-1") - 1] == "--eval_steps"
+    assert words[words.index("--lr") + 1] == "-.5e-3"

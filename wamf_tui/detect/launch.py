@@ -21,6 +21,7 @@ from ..infra.visible import visible
 from ..model import LaunchCommand
 from ..read.launch import NPROC
 from ..read.systems.modules import LOADED, not_here
+from ..read.values import is_option
 from .shell import ASSIGN, expand, quoted
 
 _PYTHON = re.compile(r"python[\d.]*")
@@ -147,7 +148,7 @@ def _inputs_elsewhere(launch: LaunchCommand) -> None:
     args, i = launch.args, 0
     while i < len(args):
         name, eq, value = args[i].partition("=")
-        pair = not eq and i + 1 < len(args) and not args[i + 1].startswith("-")
+        pair = not eq and i + 1 < len(args) and not is_option(args[i + 1])
         value = value if eq else args[i + 1] if pair else ""
         if name.startswith("-") and value.startswith(("/", "~")) and not_here(value, Path("/")) and (
                 LOADED.search(value) or _INPUT_NAME.search(name) and not _OUTPUT_NAME.search(name)):

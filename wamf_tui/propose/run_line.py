@@ -14,6 +14,7 @@ from ..model import BenchmarkChange, InitState, LaunchCommand
 from ..read.launch import fewest_note, with_processes
 from ..read.settings import flag_name
 from ..read.systems.registry import system
+from ..read.values import is_option
 from .benchmark import OUT_DIR
 
 WRAPPER_NAME = "wamf_bench.py"
@@ -195,7 +196,7 @@ def _without(args: list[str], options: set[str]) -> list[str]:
     kept: list[str] = []
     skip = False
     for word in args:
-        if skip and not word.startswith("-") and "=" not in word:  # `key=value` is an override, not a value
+        if skip and not is_option(word) and "=" not in word:  # `key=value` is an override, not a value
             skip = False
             continue
         skip = word in options
@@ -243,10 +244,10 @@ def run_command(state: InitState) -> str:
             i += 1  # a store_true switch: the word alone
         elif name in dropped:  # a flag and all its values (`--val_prompts a b`, nargs="+")
             i += 1
-            while "=" not in a and i < len(original) and not original[i].startswith("-"):
+            while "=" not in a and i < len(original) and not is_option(original[i]):
                 i += 1
         elif name in overridden:
-            takes_value = "=" not in a and i + 1 < len(original) and not original[i + 1].startswith("-")
+            takes_value = "=" not in a and i + 1 < len(original) and not is_option(original[i + 1])
             i += 2 if takes_value else 1
         else:
             args.append(a)

@@ -9,7 +9,7 @@ import re
 
 from ..model import Analysis, Fact
 from ..read.switches import switch_off
-from ..read.values import dest
+from ..read.values import dest, is_option
 from .cap import UNSET_DEFAULTS
 
 
@@ -100,7 +100,7 @@ def set_in_run(a: Analysis, args: list[str] | tuple[str, ...]) -> dict[str, str]
     given: dict[str, str] = {}
     for i, w in enumerate(words):
         name, eq, value = w.partition("=")
-        if name.startswith("--") and (eq or i + 1 < len(words) and not words[i + 1].startswith("-")):
+        if name.startswith("--") and (eq or i + 1 < len(words) and not is_option(words[i + 1])):
             given[name] = value if eq else words[i + 1]
     return given
 

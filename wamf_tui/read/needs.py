@@ -20,6 +20,7 @@ from ..model import Analysis, Need, Required
 from .nodes import walk
 from .step import name_of
 from .step_flow import own_nodes
+from .values import is_option
 
 SUBMITTERS = ("AutoExecutor", "SlurmExecutor")  # submitit's executors that queue on a cluster
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
@@ -234,8 +235,8 @@ def missing_inputs(required: list[Required], args: list[str], store_true: set[st
         word = args[i]
         if word.startswith("-") and len(word) > 1:
             given.append(word.split("=")[0])
-            takes_value = "=" not in word and word not in store_true and i + 1 < len(args) and not args[
-                i + 1].startswith("-")
+            takes_value = "=" not in word and word not in store_true and i + 1 < len(args) \
+                and not is_option(args[i + 1])
             i += 2 if takes_value else 1
             continue
         if "=" in word and not word.startswith("-"):  # key=value overrides (Hydra) are not positionals

@@ -21,7 +21,7 @@ from ..model import Analysis, PrecisionSignal
 from .launch import guarded, main_block
 from .nodes import walk
 from .step import name_of
-from .values import SETTINGS_OBJECTS, Values, dest, resolved, truth
+from .values import SETTINGS_OBJECTS, Values, dest, is_option, resolved, truth
 
 Dtype = Literal["bf16", "fp16", "fp32"]
 # how a dtype is spelled in code, configs and on command lines (Lightning's "bf16-mixed", "16-mixed", 16)
@@ -230,7 +230,7 @@ def _command_values(words: Sequence[str]) -> dict[str, str | None]:
             continue
         name, eq, value = word.partition("=")
         if not eq:
-            value = words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("-") else ""
+            value = words[i + 1] if i + 1 < len(words) and not is_option(words[i + 1]) else ""
         found[dest(name)] = value
     return found
 

@@ -8,10 +8,20 @@ computed at run time, a setting whose default is not known), and no verdict may 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping, Sequence
 
 from ..model import Resolved
 from .nodes import walk
+
+_NUMBER = re.compile(r"-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|-inf|-nan", re.I)
+
+
+def is_option(word: str) -> bool:
+    """Whether a command word is an option, not a value: `--ckpt.save_steps -1` gives `-1` as the value
+    (argparse reads a negative number as one where the parser has no option that looks like a number)."""
+    return word.startswith("-") and not _NUMBER.fullmatch(word)
+
 
 UNKNOWN = object()  # a setting whose default cannot be read as a literal
 
@@ -87,7 +97,7 @@ def resolved(flags: Mapping[str, str | None], command: Sequence[str], objects: f
         key = dest(flag)
         if key not in values:
             continue
-        bare = not eq and (i + 1 == len(command) or command[i + 1].startswith("-"))
+        bare = not eq and (i + 1 == len(command) or is_option(command[i + 1]))
         given = given if eq else "" if bare else command[i + 1]
         if bare and flags.get(flag) in ("False", "True" if bools else "False"):
             values[key] = True
