@@ -120,6 +120,18 @@ def test_a_counter_counted_up_before_its_test_never_fires_at_step_0(tmp_path, bo
     assert ("--checkpointing_steps=" in " ".join(row.flags)) and row.what.startswith("torch.save off") is not runs
 
 
+@pytest.mark.parametrize(("start", "runs"), [("global_step = consumed // batch * accum + 1\n", False),
+                                             ("global_step = 1\nglobal_step = 0\n", True)])
+def test_a_counter_set_past_0_before_its_loop_never_fires_at_step_0(tmp_path, start, runs):
+    """OpenRLHF's 1-indexed `step = consumed_samples // batch_size * accumulated_gradient + 1`, tested before it
+    is counted up: a fresh run's first pass sees 1; set back to 0 later, it sees 0."""
+    body = "        if global_step % args.checkpointing_steps == 0:\n            torch.save(model, 'ckpt.pt')\n" \
+           "        global_step += 1"
+    root, a, rows = changes(tmp_path, {"train.py": COUNTED.format(body=body).replace("global_step = 0\n", start)})
+    row = next(c for c in rows if "torch.save" in c.what)
+    assert ("still runs once, at step 0" in row.what) is runs, row.what
+
+
 def test_a_save_at_the_last_step_runs_whatever_the_interval(tmp_path):
     body = ("import torch\nfor step in range(max_steps):\n    loss = model(x)\n    loss.backward()\n"
             "    opt.step()\n    if step == max_steps - 1:\n        torch.save(model, 'final.pt')\n")

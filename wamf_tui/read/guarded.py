@@ -245,7 +245,8 @@ class GuardedReader:
 
     def past_first_step(self, test: ast.expr) -> bool:
         """`x % n == 0` that is never true on the loop's first pass: `x` was counted up (`x += 1`) before
-        the test on every path through the loop body that reaches it, or the test reads `(x + 1) % n`."""
+        the test on every path through the loop body that reaches it, was set past 0 before the loop
+        (OpenRLHF's 1-indexed `step = resumed // n * k + 1`), or the test reads `(x + 1) % n`."""
         if not self.loops:
             return False
         start, conditions = self.loops[-1], conjuncts(test)
@@ -256,7 +257,7 @@ class GuardedReader:
                                                        if t in said}
         found = False
         for x, _ in interval_terms(test):
-            if not (starts_ahead(x) or ast.unparse(x) in counted or self.starts_past_zero(x)):
+            if not (starts_ahead(x) or ast.unparse(x) in counted | self.ahead or self.starts_past_zero(x)):
                 return False
             found = True
         return found

@@ -331,6 +331,8 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
             self.seeded_from[targets[0].id] = read[0]
         if len(targets) == 1 and starts_ahead(node.value):
             self.ahead.add(ast.unparse(targets[0]))
+        elif len(targets) == 1:  # `step = 0` again: from 0 now
+            self.ahead.discard(ast.unparse(targets[0]))
         names = [n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple | ast.List) else (t,))
                  if isinstance(n, ast.Name)]
         callee = dotted_name(node.value.func) if isinstance(node.value, ast.Call) else ""
