@@ -288,6 +288,43 @@ def test_the_rows_a_trial_disproved_are_marked_and_the_run_question_offers_the_f
     assert proof.disproved(stale) == {} and proof.trial_fixes(stale) == []
 
 
+def test_what_the_trial_saw_run_with_no_switch_is_offered_as_a_row_that_says_it_stays_on():
+    """A save the reading missed (no switch known) that the trial saw: offered, unticked, as a row saying it
+    stays on; taken, the contract says so, the claim holds on the same trial and the next one, and the row
+    survives the table being proposed again. A failure with a switch is the switch's fix, not an offer."""
+    from wamf_tui import flow
+    from wamf_tui.contract.render import bundled_template, render
+    from wamf_tui.model import BenchmarkChange, Step
+    from wamf_tui.propose import proposals
+
+    site = "train.py:20"
+    seen = [Effect(kind="save", what="torch.save", where=site, stack=[site], step=9, path="ckpt_9.pt")]
+    state = InitState(activate="a", run="python train.py --steps=30", changes=[
+        BenchmarkChange(what="total steps cut to 30", how="--steps=30", why="a short run", kind="steps", cap=30)])
+    claims = proof.check(proof.expected(state), result_with(seen), "/repo")
+    saves = by_claim(TrialResult(command_hash="x", started="", ended="exited", claims=claims))["saves off"]
+    assert (saves.ok, saves.kind, saves.where) == (False, "save", site)
+    tracker = Claim(claim="trackers off", expected="none", observed="wandb started", ok=False, where="train.py:9",
+                    fix="switch it off with WANDB_MODE=disabled", kind="tracker")
+    state = state.model_copy(update={"trial": TrialResult(
+        command_hash=results.command_hash("a", state.run), started="now", ended="exited", exit_status=0,
+        claims=[*claims, tracker])})
+    state, offered = proof.with_offers(state)
+    row = state.changes[-1]
+    assert offered == 1 and (row.kind, row.sites, row.enabled, row.seen, row.off) == ("save", [site], False, True,
+                                                                                     False)
+    assert proof.with_offers(state)[1] == 0  # offered once
+    q = next(q for q in flow.questions(state, Step.JOB) if q.key == "changes")
+    assert [o.checked for o in q.options] == [True, False]
+    taken = state.model_copy(update={"changes": [*state.changes[:-1], row.model_copy(update={"enabled": True})]})
+    assert [c.claim for c in proof._failed(taken)] == ["trackers off"]
+    assert site in proof.expected(taken).on["save"]
+    again = {c.claim: c for c in proof.check(proof.expected(taken), result_with(seen), "/repo")}
+    assert again[f"saves only at {site}"].ok
+    assert f"save at {site} runs in every benchmark run" in render(taken, bundled_template())
+    assert proposals.plan(taken, 30)[-1] == taken.changes[-1]
+
+
 PARSES = """import argparse, sys
 p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=100)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..model import Analysis, Claim, Effect, Fact, InitState, TrialResult
+from ..model import Analysis, BenchmarkChange, Claim, Effect, Fact, InitState, TrialResult
 from ..read.reach import reached_effects
 
 if TYPE_CHECKING:
@@ -68,21 +68,54 @@ def expected(state: InitState) -> Expected:
     if state.analysis is not None:
         for kind, facts in _facts(state.analysis).items():
             stays, off = [], {}
+            kept = _kept(state, kind)
             for f in facts:
                 site = f"{f.file}:{f.line}"
                 change = next((c for c in state.changes if c.kind == kind and site in c.sites), None)
-                if change is not None and change.enabled and change.off:
+                if change is not None and change.enabled and change.off and site not in kept:
                     off[site] = change.what
                 else:
                     stays.append(site)
                 if f.off_switch:
                     switches[site] = f.off_switch
             on[kind], off_rows[kind] = tuple(stays), off
+    for kind in KINDS:  # and what the user took from a trial's offer (`offers`), read or not
+        on[kind] = tuple(dict.fromkeys([*on.get(kind, ()), *_kept(state, kind)]))
     rows = tuple((c.name, c.site) for c in state.checks if c.enabled and c.site)
     from ..propose.proposals import output_switch, precision
 
     return Expected(steps=cap(state), rows=rows, on=on, off_rows=off_rows, switches=switches,
                     precision=precision(state)[0], out=_out_folder(state.run), move=output_switch(state))
+
+
+def _kept(state: InitState, kind: str) -> list[str]:
+    """The lines a row the user took from a trial's offer says stay on (`offers`)."""
+    return [site for c in state.changes if c.seen and c.enabled and c.kind == kind for site in c.sites]
+
+
+def offers(state: InitState) -> list[BenchmarkChange]:
+    """Rows the latest trial of this command offers for the benchmark table: each save, tracker, upload or eval
+    the contract said off that the trial saw run, where no switch of the job's is known, as staying on
+    (timed, priced, said). Offered unticked: the user takes one with a key, and the contract says what runs."""
+    rows: dict[str, BenchmarkChange] = {}
+    taken = {site for c in state.changes if c.seen for site in c.sites}
+    for c in _failed(state):
+        if c.kind not in KINDS or not c.where or c.where in taken or c.fix.startswith("switch it off"):
+            continue
+        label = KINDS[c.kind].removesuffix("s")
+        rows.setdefault(c.where, BenchmarkChange(
+            what=f"{label} at {c.where} stays on: the trial saw it ({c.observed})", how="timed in every run",
+            why="a trial of this run line saw it run; only a code edit stops it", enabled=False, kind=c.kind,
+            sites=[c.where], seen=True, exclusion=f"{label} at {c.where} runs in every benchmark run (a trial saw "
+                                                   f"it: {c.observed}), so it is timed"))
+    return list(rows.values())
+
+
+def with_offers(state: InitState) -> tuple[InitState, int]:
+    """The state with the latest trial's offers added to its benchmark table, and how many were new."""
+    known = {c.what for c in state.changes}
+    new = [c for c in offers(state) if c.what not in known]
+    return (state.model_copy(update={"changes": [*state.changes, *new]}), len(new)) if new else (state, 0)
 
 
 def _out_folder(run: str) -> str:
@@ -202,7 +235,7 @@ def _off(kind: str, label: str, exp: Expected, effects: list[Effect]) -> Claim:
         fix = f"it saves at step {first.step}: fewer steps than that, or say it stays on (only a code edit stops it)"
     else:
         fix = f"only a code edit at {first.where or 'the call'} stops it: say it stays on, so it is timed"
-    return Claim(claim=claim, expected=expected, observed=what, ok=False, where=site, fix=fix, row=row)
+    return Claim(claim=claim, expected=expected, observed=what, ok=False, where=site, fix=fix, row=row, kind=kind)
 
 
 def _row(name: str, site: str, result: TrialResult) -> Claim:
@@ -267,13 +300,14 @@ def _outside(exp: Expected, result: TrialResult, repo: str) -> Claim:
 
 
 def _failed(state: InitState) -> list[Claim]:
-    """The latest trial's failed claims, while the contract still runs the command it tried."""
+    """The latest trial's failed claims, while the contract still runs the command it tried; one whose effect
+    the user now says stays on (an offer taken) holds."""
     from ..bench.results import command_hash
 
     t = state.trial
     if t is None or state.run and t.command_hash != command_hash(state.activate, state.run):
         return []
-    return [c for c in t.claims if not c.ok]
+    return [c for c in t.claims if not c.ok and not (c.kind and c.where in _kept(state, c.kind))]
 
 
 def disproved(state: InitState) -> dict[str, Claim]:

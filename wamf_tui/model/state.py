@@ -31,6 +31,7 @@ class BenchmarkChange(Record):
     sites: list[str] = []
     off: bool = False
     cap: int | None = None
+    seen: bool = False  # offered by a trial that saw the effect run (`proof.offers`): kept when the table is re-planned
 
 
 

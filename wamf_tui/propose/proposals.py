@@ -188,7 +188,8 @@ def plan(state: InitState, steps: int | None) -> list[BenchmarkChange]:
         return state.changes
     enabled = {c.what.split(" (")[0]: c.enabled for c in state.changes}
     return [c.model_copy(update={"enabled": enabled.get(c.what.split(" (")[0], True)})
-            for c in propose(state.analysis, steps, state.mode, job_launch(state).args)]
+            for c in propose(state.analysis, steps, state.mode, job_launch(state).args)] + [
+        c for c in state.changes if c.seen]  # what a trial saw run stays in the table
 
 
 def must_not_change(state: InitState) -> str:

@@ -421,7 +421,7 @@ class WamfApp(SessionKeeping):
         if result is None:
             screen.qview.say("nothing ran")
             return
-        self.state = self.state.model_copy(update={"trial": result})
+        self.state, offered = proof.with_offers(self.state.model_copy(update={"trial": result}))
         self.save()
         failed = result.ended != "exited" or result.exit_status != 0
         said = results.describe(result, proposals.output_switch(self.state), brief=True)
@@ -429,6 +429,8 @@ class WamfApp(SessionKeeping):
         if disproved:
             said.append(f"{len(disproved)} claim(s) of the contract failed: " + "; ".join(
                 f"{c.claim} ({c.observed})" for c in disproved[:3]))
+        if offered:
+            said.append(f"{offered} row(s) offered in the benchmark table: what the trial saw run, to say it stays on")
 
         def tell() -> None:
             if (shown := self._step_screen()) is not None:
