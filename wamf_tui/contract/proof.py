@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ..model import Analysis, BenchmarkChange, Claim, Effect, Fact, InitState, TrialResult
 from ..read.reach import reached_effects
@@ -22,7 +22,8 @@ from ..read.reach import reached_effects
 if TYPE_CHECKING:
     from ..bench.trial import Trial
 
-KINDS = {"save": "saves", "tracker": "trackers", "upload": "uploads", "eval": "evals"}
+EffectKind = Literal["save", "tracker", "upload", "eval"]
+KINDS: dict[EffectKind, str] = {"save": "saves", "tracker": "trackers", "upload": "uploads", "eval": "evals"}
 _SITE = re.compile(r"^([^\s:]+):(\d+)\b")
 
 
@@ -105,7 +106,7 @@ def offers(state: InitState) -> list[BenchmarkChange]:
         label = KINDS[c.kind].removesuffix("s")
         rows.setdefault(c.where, BenchmarkChange(
             what=f"{label} at {c.where} stays on: the trial saw it ({c.observed})", how="timed in every run",
-            why="a trial of this run line saw it run; only a code edit stops it", enabled=False, kind=c.kind,
+            why="a trial of this run line saw it run; only a code edit stops it", enabled=False, kind=c.kind or None,
             sites=[c.where], seen=True, exclusion=f"{label} at {c.where} runs in every benchmark run (a trial saw "
                                                    f"it: {c.observed}), so it is timed"))
     return list(rows.values())
@@ -209,7 +210,7 @@ def _started(e: Effect) -> bool:
     return e.kind != "tracker" or e.mode.lower() not in ("disabled", "dryrun")
 
 
-def _off(kind: str, label: str, exp: Expected, effects: list[Effect]) -> Claim:
+def _off(kind: EffectKind, label: str, exp: Expected, effects: list[Effect]) -> Claim:
     seen = [e for e in effects if e.kind == kind and _started(e)]
     stays = exp.on.get(kind, ())
     wrong = [e for e in seen if not set(e.stack or [e.where]) & set(stays)]  # a save in a helper the kept line calls

@@ -37,7 +37,7 @@ class Claim(Record):
     where: RepoText = ""  # the job's file:line that disproves it
     fix: str = ""  # what to change when it failed
     row: RepoText = ""  # the contract row it checks: a change's `what` or a checkpoint's name
-    kind: RepoText = ""  # an effect claimed off (save, tracker, upload, eval): the trial saw it at `where`
+    kind: Literal["", "save", "tracker", "upload", "eval"] = ""  # an effect claimed off that the trial saw at `where`
 
 
 class TrialResult(Record):
