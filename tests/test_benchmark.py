@@ -1339,3 +1339,23 @@ def test_an_hf_job_pinned_to_a_recent_transformers_keeps_todays_switches(tmp_pat
     flags = [w for c in rows for w in c.flags]
     assert {"--report_to", "--save_strategy", "--evaluation_strategy"} <= {w.split("=")[0] for w in flags}
     assert "--do_eval" in flags and "False" in flags
+
+
+def test_the_transformers_installed_in_the_jobs_environment_wins_over_the_repos_pin(tmp_path):
+    """The run imports what its environment holds: a repo pinned to 4.2.1 in an environment of 4.40.2 gets
+    4.40's flags, read the same in the app's reading child; another activate line than the one detected is
+    another environment, whose versions are unread."""
+    from wamf_tui.detect.environment import installed
+    from wamf_tui.model import EnvFacts, PackageVersion
+    from wamf_tui.read.isolated import analyze_in_child
+
+    env = EnvFacts(kind="venv", activate="source .venv/bin/activate", python="/x/bin/python",
+                   packages=[PackageVersion(name="transformers", version="4.40.2")])
+    assert installed(env, "source .venv/bin/activate") == {"transformers": "4.40.2"}
+    assert installed(env, "conda activate other") == {}
+    root = make_repo(tmp_path, {"train.py": HF_JOB, "requirements.txt": "transformers==4.2.1\n"})
+    old = analyze_script(root / "train.py", root)
+    assert "--report_to" not in old.flags
+    for a in (analyze_script(root / "train.py", root, installed={"transformers": "4.40.2"}),
+              analyze_in_child(root / "train.py", root, installed={"transformers": "4.40.2"})):
+        assert "--report_to" in a.flags and "--evaluation_strategy" in a.flags and "--eval_strategy" not in a.flags

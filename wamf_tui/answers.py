@@ -104,9 +104,11 @@ def fill(state: InitState, answers: dict[str, object]) -> tuple[InitState, list[
 
             script = Path(state.repo_path) / state.script
             if script.is_file():
+                from .detect.environment import installed
                 from .read.subcommands import called
 
                 command = state.launch.args if state.launch else []
+                versions = installed(state.detected.env, state.activate)
                 state = flow.take_analysis(state, analyze_script(script, state.repo_path, command,
-                                                                 called(state.launch)))
+                                                                 called(state.launch), versions))
     return state, ["the flow did not reach step 4"]

@@ -130,7 +130,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         return _err(f"no such file: {args.script}")
     system, _, function = (args.called or "").rpartition(":")
     called = (system, function) if system and function else _served(script, Path(args.repo)) if args.repo else None
-    analysis = analyze_script(script, Path(args.repo) if args.repo else None, args.arg, called)
+    installed = dict(w.partition("=")[::2] for w in args.installed)
+    analysis = analyze_script(script, Path(args.repo) if args.repo else None, args.arg, called, installed)
     if args.json:
         print(json.dumps(analysis.model_dump(), indent=2))
         return 0
@@ -247,6 +248,9 @@ def _sub_parser(name: str) -> argparse.ArgumentParser:
                             "with its group choices, e.g. --arg=experiment=example); repeatable")
         p.add_argument("--called", metavar="CLI:FUNCTION", help="the function of SCRIPT a console script's "
                        "dispatcher makes the flags from, and how (--called='jsonargparse CLI:setup')")
+        p.add_argument("--installed", action="append", default=[], metavar="NAME=VERSION",
+                       help="a library's version in the job's environment, which decides the flags its parser "
+                            "takes (--installed=transformers=4.38.2); repeatable")
         p.add_argument("--json", action="store_true")
         p.set_defaults(func=cmd_analyze)
     return p

@@ -330,3 +330,11 @@ def _torch_cuda(site: Path) -> str | None:
 def detect_environment(repo_root: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> EnvFacts:
     root = Path(repo_root)
     return read_versions(locate(root, os.environ if environ is None else environ), root)
+
+
+def installed(env: EnvFacts | None, activate: str) -> dict[str, str]:
+    """The library versions of the environment the job runs in: the detected one's, while the activate line
+    is still the one detected (another line the user typed is another environment, unread)."""
+    if env is None or env.error or (env.activate or "") != activate:
+        return {}
+    return {p.name: p.version for p in env.packages}

@@ -10,7 +10,7 @@ import ast
 import gc
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..infra.checkout import find_root
@@ -48,7 +48,7 @@ from .needs import argv_required, dataclass_required, own_options, read_needs, s
 from .nodes import walk
 from .options import COMPUTED, HF_PARSERS
 from .outputs import relative_folders
-from .pins import pinned
+from .pins import installed_or_pinned
 from .precision import precision_signals
 from .reach import (
     ModuleDefs,
@@ -141,17 +141,18 @@ def _step_under_values(result: Analysis, tree: ast.Module, stepped_in: str, comm
 
 
 def analyze_script(script: str | Path, repo_root: str | Path | None = None, command: Sequence[str] = (),
-                   called: tuple[str, str] | None = None) -> Analysis:
+                   called: tuple[str, str] | None = None, installed: Mapping[str, str] | None = None) -> Analysis:
     """Read `script` (and the repo modules it imports) and return its facts; never raises on bad input.
     `command`: the job's arguments as its command gives them (a Hydra app's group choices count);
     `called`: (the CLI, the function) when a console script's dispatcher makes the flags from a function
-    of `script` (`("jsonargparse", "setup")`)."""
+    of `script` (`("jsonargparse", "setup")`); `installed`: the versions of libraries in the job's environment
+    (`{"transformers": "4.38.2"}`), which decide the flags a library's parser takes over the repo's pins."""
     # A syntax tree is millions of objects with no cycles; the cyclic collector rescanning them while
     # they are built made a 40,000-line parse 2.5 times slower. Plain reference counting frees them.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return gated(_analyze(Path(script), repo_root, command, called))
+        return gated(_analyze(Path(script), repo_root, command, called, installed or {}))
     finally:
         if paused:
             gc.enable()
@@ -251,7 +252,7 @@ def _training_guards(tree: ast.Module, rel: str, result: Analysis) -> set[str]:
 
 
 def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
-             called: tuple[str, str] | None) -> Analysis:
+             called: tuple[str, str] | None, installed: Mapping[str, str]) -> Analysis:
     root = Path(repo_root) if repo_root else find_root(script.parent)
     result = Analysis(script=rel_path(script, root))
     queue = [(script, 0)]
@@ -392,7 +393,7 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
             result.required += dataclass_required(tree, reader.hf_classes, rel)
             # the Trainer saves, evaluates and logs inside its `train()`: its rows sit there when this module calls it
             hf_arguments(tree, reader.hf_classes, rel, (reader.fits or [reader.hf_line])[0], result,
-                         pinned(root, "transformers"))
+                         installed_or_pinned(root, "transformers", installed))
         if depth == 0:
             result.flags_only = reader.flags_parse and not reader.file_parse and result.config_system == "hf"
             reader.trains_with()  # its flags are all known now (an HfArgumentParser's dataclasses included)

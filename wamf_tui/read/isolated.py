@@ -9,7 +9,7 @@ never count against the app's memory, and quitting can stop it at once.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..infra import children
@@ -23,12 +23,14 @@ class AnalysisFailed(RuntimeError):
 
 
 def analyze_in_child(script: Path, repo_root: str | Path, command: Sequence[str] = (),
-                     called: tuple[str, str] | None = None, timeout: float = TIMEOUT_S) -> Analysis:
-    """`command`, `called`: as `analyze_script` takes them."""
+                     called: tuple[str, str] | None = None, timeout: float = TIMEOUT_S,
+                     installed: Mapping[str, str] | None = None) -> Analysis:
+    """`command`, `called`, `installed`: as `analyze_script` takes them."""
     try:
         proc = children.run(timeout=timeout, **children.wamf_tui(
             "analyze", str(script.resolve()), "--repo", str(Path(repo_root).resolve()), "--json",
-            *(f"--arg={w}" for w in command), *([f"--called={called[0]}:{called[1]}"] if called else [])))
+            *(f"--arg={w}" for w in command), *([f"--called={called[0]}:{called[1]}"] if called else []),
+            *(f"--installed={n}={v}" for n, v in (installed or {}).items())))
     except OSError as e:
         raise AnalysisFailed(f"could not start the reader: {e.strerror or e}") from None
     except subprocess.TimeoutExpired:

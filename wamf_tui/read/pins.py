@@ -9,6 +9,7 @@ the release; an upper bound says every release allowed is that one or older (`<=
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,15 @@ def parse(version: str) -> tuple[int, ...]:
     while parts and parts[-1] == 0:
         parts.pop()
     return tuple(parts)
+
+
+def installed_or_pinned(root: Path, package: str, installed: Mapping[str, str]) -> Pin | None:
+    """The version of `package` installed in the job's environment (read from its `*.dist-info` name: what
+    the run imports), else the repo's pin."""
+    version = installed.get(package)
+    if version and (v := parse(version)):
+        return Pin(v, False, "the job's environment")
+    return pinned(root, package)
 
 
 def pinned(root: Path, package: str) -> Pin | None:

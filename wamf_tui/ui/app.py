@@ -22,7 +22,7 @@ from .. import flow, wording
 from ..bench import results, trial
 from ..contract import finish, git_exclude, proof
 from ..contract import render as contract
-from ..detect import SUBJECTS
+from ..detect import SUBJECTS, environment
 from ..detect.isolated import ChildDetection
 from ..infra import children, clipboard
 from ..infra.visible import visible
@@ -304,7 +304,9 @@ class WamfApp(SessionKeeping):
         self.state = self.state.model_copy(update={"reading": True})
         launch = self.state.launch
         root, command, by = self.state.repo_path, list(launch.args) if launch else [], called(launch)
-        work = workers.posting(self, lambda: isolated.analyze_in_child(script, root, command, by), AnalysisReady)
+        versions = environment.installed(self.state.detected.env, self.state.activate)
+        work = workers.posting(self, lambda: isolated.analyze_in_child(script, root, command, by, installed=versions),
+                               AnalysisReady)
         self.run_worker(work, thread=True, group="analysis", exclusive=True)
 
     # --- moving between steps ------------------------------------------------
