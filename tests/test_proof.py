@@ -321,7 +321,9 @@ def test_what_the_trial_saw_run_with_no_switch_is_offered_as_a_row_that_says_it_
     assert site in proof.expected(taken).on["save"]
     again = {c.claim: c for c in proof.check(proof.expected(taken), result_with(seen), "/repo")}
     assert again[f"saves only at {site}"].ok
-    assert f"save at {site} runs in every benchmark run" in render(taken, bundled_template())
+    text = render(taken, bundled_template())
+    assert f"save at {site} runs in every benchmark run" in text and "claim FAILED: saves" not in text
+    assert f"save at {site} stays on, as the trial saw" in text and "claim FAILED: trackers off" in text
     assert proposals.plan(taken, 30)[-1] == taken.changes[-1]
 
 

@@ -69,7 +69,7 @@ def expected(state: InitState) -> Expected:
     if state.analysis is not None:
         for kind, facts in _facts(state.analysis).items():
             stays, off = [], {}
-            kept = _kept(state, kind)
+            kept = state.kept(kind)
             for f in facts:
                 site = f"{f.file}:{f.line}"
                 change = next((c for c in state.changes if c.kind == kind and site in c.sites), None)
@@ -81,17 +81,12 @@ def expected(state: InitState) -> Expected:
                     switches[site] = f.off_switch
             on[kind], off_rows[kind] = tuple(stays), off
     for kind in KINDS:  # and what the user took from a trial's offer (`offers`), read or not
-        on[kind] = tuple(dict.fromkeys([*on.get(kind, ()), *_kept(state, kind)]))
+        on[kind] = tuple(dict.fromkeys([*on.get(kind, ()), *state.kept(kind)]))
     rows = tuple((c.name, c.site) for c in state.checks if c.enabled and c.site)
     from ..propose.proposals import output_switch, precision
 
     return Expected(steps=cap(state), rows=rows, on=on, off_rows=off_rows, switches=switches,
                     precision=precision(state)[0], out=_out_folder(state.run), move=output_switch(state))
-
-
-def _kept(state: InitState, kind: str) -> list[str]:
-    """The lines a row the user took from a trial's offer says stay on (`offers`)."""
-    return [site for c in state.changes if c.seen and c.enabled and c.kind == kind for site in c.sites]
 
 
 def offers(state: InitState) -> list[BenchmarkChange]:
@@ -308,7 +303,7 @@ def _failed(state: InitState) -> list[Claim]:
     t = state.trial
     if t is None or state.run and t.command_hash != command_hash(state.activate, state.run):
         return []
-    return [c for c in t.claims if not c.ok and not (c.kind and c.where in _kept(state, c.kind))]
+    return [c for c in t.claims if not c.ok and not (c.kind and c.where in state.kept(c.kind))]
 
 
 def disproved(state: InitState) -> dict[str, Claim]:

@@ -193,11 +193,13 @@ def trial_body(state: InitState) -> str:
     if t is None or t.command_hash != command_hash(state.activate, state.run):
         return ""
     said = [f"{m}: {v}" for m, v in section_rows(t)]
-    held = [c.claim for c in t.claims if c.ok]
+    taken = [c for c in t.claims if not c.ok and c.kind and c.where in state.kept(c.kind)]  # said to stay on since
+    held = [c.claim for c in t.claims if c.ok] + [f"{c.kind} at {c.where} stays on, as the trial saw" for c in taken]
     if held:
         said.append("claims held: " + ", ".join(held))
     said += [f"claim FAILED: {c.claim} (expected {c.expected}; observed {c.observed}" + (
-        f" at {c.where}" if c.where else "") + ")" + (f"; fix: {c.fix}" if c.fix else "") for c in t.claims if not c.ok]
+        f" at {c.where}" if c.where else "") + ")" + (f"; fix: {c.fix}" if c.fix else "")
+        for c in t.claims if not c.ok and c not in taken]
     return ("measured by a trial of the run line (`wamf-tui try`, or `t` in the app) on this node: "
             + " · ".join(said)).replace("<", "&lt;")
 

@@ -96,6 +96,10 @@ class InitState(Record, frozen=True):
     def to_json(self) -> str:
         return self.model_dump_json(indent=1)
 
+    def kept(self, kind: str) -> list[str]:
+        """The lines of a `kind` of effect (save, tracker, ...) that a row taken from a trial's offer says stay on."""
+        return [site for c in self.changes if c.seen and c.enabled and c.kind == kind for site in c.sites]
+
     @classmethod
     def from_json(cls, text: str) -> InitState:
         return cls.model_validate_json(text)
