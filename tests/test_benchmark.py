@@ -1359,3 +1359,15 @@ def test_the_transformers_installed_in_the_jobs_environment_wins_over_the_repos_
     for a in (analyze_script(root / "train.py", root, installed={"transformers": "4.40.2"}),
               analyze_in_child(root / "train.py", root, installed={"transformers": "4.40.2"})):
         assert "--report_to" in a.flags and "--evaluation_strategy" in a.flags and "--eval_strategy" not in a.flags
+
+
+def test_an_eval_whose_interval_the_code_computes_may_run_in_the_timed_steps(tmp_path):
+    """OpenRLHF's `if step % self.strategy.accumulated_gradient == 0:` around its eval: a number the reading
+    cannot see is never said to be past the cap; the row says it may run, and the trial may see it."""
+    body = ("        global_step += 1\n        if global_step % (len(loader) // 4) == 0:\n"
+            "            evaluate(model, val_loader)")
+    root, a, rows = changes(tmp_path, {"train.py": COUNTED.format(body=body)})
+    row = next(c for c in rows if c.kind == "eval")
+    assert not row.off and row.how == "no switch read", row
+    assert "runs every (len(loader) // 4) steps, a number not read" in row.what
+    assert row.exclusion is not None and "so it may be timed" in row.exclusion

@@ -25,6 +25,7 @@ from .when import (
     set_in_run,
     step_files,
     still_runs,
+    unread_when,
     unset_given,
 )
 
@@ -171,21 +172,23 @@ def eval_rows(a: Analysis, steps: int | None, args: Args, wrapper_cap: bool) -> 
                           f"step cap stops first; {eval_price(a)}"))
             continue
         within = not off and e.every and (steps is None or steps >= e.every)  # the code's interval comes
+        unread = None if off or past_cap(e, steps) or within or end or still_runs(e) else unread_when(e)
         how, flags, env = off or (f"{steps} steps, below its interval ({e.every})" if past_cap(e, steps) else
                                   f"no switch: the code runs it every {e.every} steps" if within else
                                   f"no switch: the job runs it after {end}" if end else
                                   "no switch: its guard holds at step 0" if still_runs(e) else
-                                  "step count below the eval interval", [], [])
+                                  "no switch read", [], [])
         still = None if made_false(e, given) else runs_after(end) or still_runs(e) or (
-            f"runs at step {e.every}: the code sets its interval" if within else None)
+            f"runs at step {e.every}: the code sets its interval" if within else unread)
         cut = eval_batches_cut(a) if still else None
         rows.append(BenchmarkChange(
             what=f"eval {e.name} ({e.file}:{e.line}) " + (still if still else "out of the timed steps"),
-            how=how, flags=flags, env=env, why=f"it is {TIMED}" if still else "evals are priced, not timed",
-            kind="eval", sites=[f"{e.file}:{e.line}"], off=not still, drop=[kept] if kept and not still else [],
-            exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still} in every benchmark run, so it is timed"
-                                                               if still else "excluded")
-            + f"; {eval_price(a)}"))
+            how=how, flags=flags, env=env, why="if it runs, it is timed" if unread else f"it is {TIMED}" if still
+            else "evals are priced, not timed", kind="eval", sites=[f"{e.file}:{e.line}"], off=not still,
+            drop=[kept] if kept and not still else [],
+            exclusion=f"eval {e.name} at {e.file}:{e.line} " + (f"{still}, so it may be timed" if unread else
+                                                               f"{still} in every benchmark run, so it is timed"
+                                                               if still else "excluded") + f"; {eval_price(a)}"))
         if cut is not None and not any(c.flags == cut for c in rows):  # it runs whatever the cap: as few
             rows.append(BenchmarkChange(  # of its batches as its own setting allows
                 what=f"batches of eval {e.name} ({e.file}:{e.line}) cut to {EVAL_BATCHES_MIN}", how=" ".join(cut),

@@ -219,6 +219,18 @@ def past_cap(fact: Fact, steps: int | None) -> bool:
 TIMED = "timed in every benchmark run (its price is in the contract)"  # a row's reason, when it still runs
 
 
+def unread_when(fact: Fact) -> str:
+    """When an eval runs, as far as it is read, where nothing read keeps it out of the timed steps: an interval
+    the code computes (`step % self.strategy.accumulated_gradient == 0`), a condition no setting decides. Never
+    said to be past the cap: what the reading cannot see may run."""
+    interval = re.search(r"%\s*([^%=]+?)\s*==\s*0", fact.guard or "")
+    if interval:
+        return f"runs every {interval.group(1)} steps, a number not read: it may run within the timed steps"
+    if fact.guard:
+        return f"runs when {fact.guard}, which is not read: it may run within the timed steps"
+    return "runs wherever the job calls it: nothing read keeps it out of the timed steps"
+
+
 def still_runs(fact: Fact) -> str | None:
     """What an interval switch cannot turn off, read from the guard: `step % n == 0` is true at step 0
     (unless the step was counted up before it), and a last-step condition fires at the end whatever the
