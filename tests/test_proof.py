@@ -327,6 +327,28 @@ def test_what_the_trial_saw_run_with_no_switch_is_offered_as_a_row_that_says_it_
     assert proposals.plan(taken, 30)[-1] == taken.changes[-1]
 
 
+def test_a_job_that_ended_on_its_own_below_the_cap_offers_that_step_count():
+    """The trial's job stopped by itself after 12 of 30 steps (a small dataset, one epoch): the steps question
+    proposes 12, which says what runs; a failed job, a stale trial or a run that reached the cap offers nothing."""
+    from wamf_tui import flow
+    from wamf_tui.model import BenchmarkChange, Step
+
+    state = InitState(activate="a", run="python train.py --steps=30", changes=[
+        BenchmarkChange(what="total steps cut to 30", how="--steps=30", why="a short run", kind="steps", cap=30)])
+
+    def offered(steps, status=0, run=state.run):
+        t = TrialResult(command_hash=results.command_hash("a", state.run), started="now", ended="exited",
+                        exit_status=status, steps=steps)
+        s = state.model_copy(update={"trial": t, "run": run})
+        q = next(q for q in flow.questions(s, Step.JOB) if q.key == "steps")
+        return proof.steps_seen(s), q.default, f"after {steps} step(s)" in q.prompt
+
+    assert offered(12) == (12, "12", True)
+    assert offered(30) == (None, "30", False)
+    assert offered(12, status=1) == (None, "30", False)
+    assert offered(12, run="python train.py --steps=40")[0] is None
+
+
 PARSES = """import argparse, sys
 p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=100)

@@ -99,6 +99,10 @@ MESSAGES: dict[str, Message] = {
         "Type all to keep the whole job when it fits in about 8 minutes.",
         "Type all to run your whole job each time, if it finishes within about 8 minutes.",
     ),
+    "steps_ended": Message(
+        " The trial's job ended on its own after {steps} step(s), below the cap: {steps} says what runs.",
+        " In the trial your job finished by itself after {steps} step(s), fewer than asked: {steps} is what really runs.",
+    ),
     "steps_number": Message("A whole number of steps, or all.", "Please type a whole number of training steps, or all for the whole job."),
     "mode": Message(
         "Speed or accuracy mode?",

@@ -107,6 +107,16 @@ def offers(state: InitState) -> list[BenchmarkChange]:
     return list(rows.values())
 
 
+def steps_seen(state: InitState) -> int | None:
+    """The steps the latest trial of this command ran when the job ended on its own, with status 0, below the
+    cap: the step count that says what runs (the steps question offers it)."""
+    t = state.trial
+    if t is None or not _current(state) or t.ended != "exited" or t.exit_status != 0 or not t.steps:
+        return None
+    limit = cap(state)
+    return t.steps if limit is not None and t.steps < limit else None
+
+
 def with_offers(state: InitState) -> tuple[InitState, int]:
     """The state with the latest trial's offers added to its benchmark table, and how many were new."""
     known = {c.what for c in state.changes}
@@ -298,12 +308,18 @@ def _outside(exp: Expected, result: TrialResult, repo: str) -> Claim:
 def _failed(state: InitState) -> list[Claim]:
     """The latest trial's failed claims, while the contract still runs the command it tried; one whose effect
     the user now says stays on (an offer taken) holds."""
+    t = state.trial
+    if t is None or not _current(state):
+        return []
+    return [c for c in t.claims if not c.ok and not (c.kind and c.where in state.kept(c.kind))]
+
+
+def _current(state: InitState) -> bool:
+    """Whether the latest trial ran the command the contract runs now (or no run line is set yet)."""
     from ..bench.results import command_hash
 
     t = state.trial
-    if t is None or state.run and t.command_hash != command_hash(state.activate, state.run):
-        return []
-    return [c for c in t.claims if not c.ok and not (c.kind and c.where in state.kept(c.kind))]
+    return t is not None and (not state.run or t.command_hash == command_hash(state.activate, state.run))
 
 
 def disproved(state: InitState) -> dict[str, Claim]:

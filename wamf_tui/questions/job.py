@@ -100,7 +100,11 @@ def _take_changes(state: InitState, value: Value) -> tuple[InitState, Outcome]:
 
 
 def _steps(state: InitState) -> Question:
-    return put(state, "steps", "text", default=proposals.step_count(state), fmt={"notes": proposals.warmup_note(state)})
+    """The table's step count; or, where the trial's job ended on its own below it, what really ran."""
+    seen = proof.steps_seen(state)
+    ended = say("steps_ended", state.reader_register, steps=seen) if seen else ""
+    return put(state, "steps", "text", default=str(seen) if seen else proposals.step_count(state),
+               fmt={"notes": proposals.warmup_note(state) + ended})
 
 
 def _take_steps(state: InitState, value: Value) -> tuple[InitState, Outcome]:
