@@ -591,3 +591,41 @@ def test_a_callback_whose_hooks_evaluate_is_an_eval_where_it_is_built(tmp_path):
     root = write(tmp_path, {"train.py": LIGHTNING_ENTRY, "pkg/__init__.py": "", "pkg/logger.py": CALLBACK})
     a = analyze_script(root / "train.py", root)
     assert [(e.name, e.file, e.line) for e in a.evals] == [("ImageLogger", "train.py", 4)]
+
+
+DECORATED = """\
+import argparse
+import torch
+p = argparse.ArgumentParser()
+p.add_argument("--demo-every", type=int, default=500)
+args = p.parse_args()
+
+
+def main():
+    @torch.no_grad()
+    @utils.eval_mode(model)
+    def demo():
+        sample(model)
+
+    step = 0
+    for batch in loader:
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+        step += 1
+        if step % args.demo_every == 0:
+            demo()
+
+
+main()
+"""
+
+
+def test_an_eval_made_by_a_decorator_is_read_where_its_function_is_called(tmp_path):
+    """k-diffusion's `@K.utils.eval_mode(model_ema) def demo():` puts the model in eval mode when `demo()` is
+    called (every `--demo-every` steps, counted up first), not where it is defined."""
+    root = write(tmp_path, {"train.py": DECORATED})
+    a = analyze_script(root / "train.py", root)
+    call = DECORATED.splitlines().index("            demo()") + 1
+    assert [(e.name, e.line, e.guard, e.off_switch) for e in a.evals] == [
+        ("demo", call, "step % args.demo_every == 0", "--demo-every")]

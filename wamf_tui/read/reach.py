@@ -58,6 +58,7 @@ class ModuleDefs:
     defs: list[Def] = field(default_factory=list)
     classes: list[Klass] = field(default_factory=list)
     loops: list[tuple[int, int]] = field(default_factory=list)  # (first, last line) of each for / while
+    decorated: dict[int, Def] = field(default_factory=dict)  # a decorator's line -> the function it wraps
     _owner: list[Def | None] | None = field(default=None, repr=False)  # line -> its innermost function
 
     def unrun(self, line: int) -> bool:
@@ -144,8 +145,11 @@ def _define(node: ast.FunctionDef | ast.AsyncFunctionDef, out: ModuleDefs, owner
             stack: list[Any]) -> None:
     """Record a function; its decorators and defaults run where it is defined."""
     stack += [*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)]
-    out.defs.append(Def(out.file, node.name, node.lineno, node.end_lineno or node.lineno,
-                        _body_refs(node.body, out, None), owner))
+    made = Def(out.file, node.name, node.lineno, node.end_lineno or node.lineno, _body_refs(node.body, out, None),
+               owner)
+    out.defs.append(made)
+    for d in node.decorator_list:
+        out.decorated.update(dict.fromkeys(range(d.lineno, (d.end_lineno or d.lineno) + 1), made))
 
 
 def _define_class(node: ast.ClassDef, out: ModuleDefs, stack: list[Any]) -> None:
@@ -331,7 +335,7 @@ def _calls_of_helper(f: Fact, result: Analysis, module: ModuleDefs, sites: dict[
     not where the job trains; else none."""
     if f.file != module.file or switch_off(f.off_switch, result.flags, result.off_values):
         return []
-    helper = module.innermost(f.line)
+    helper = module.decorated.get(f.line) or module.innermost(f.line)  # `@eval_mode(model)` acts on its calls
     if helper is None or any(file == module.file and helper.start <= line <= helper.end for file, line in trains):
         return []
     called = helper.owner if helper.name == "__init__" and helper.owner else helper.name  # a class is called
