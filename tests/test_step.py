@@ -1069,3 +1069,20 @@ def test_the_repos_own_trainers_compute_loss_holds_the_loss_and_forward_rows(tmp
     else:
         assert at["loss"] == at["forward"] == ("train.py", 5)
     assert at["batch"] == ("train.py", 5)
+
+
+def test_a_model_call_in_a_patch_module_read_first_is_not_the_trainers_forward(tmp_path):
+    """FastChat's train_mem.py imports its flash-attention patch (whose own `test()` calls `attn.forward(...)`)
+    before the module that builds the Trainer: the Trainer's loop runs the forward, so the rows are its hooks,
+    at the `trainer.train()` that runs it; a `resume_from_checkpoint` branch keeps the plain call's line."""
+    patch = ("import torch\n\ndef replace():\n    pass\n\ndef test():\n    out = model(torch.ones(2))\n\n"
+             "if __name__ == '__main__':\n    test()\n")
+    train = ("from transformers import Trainer, TrainingArguments\n\ndef train():\n"
+             "    args = TrainingArguments(output_dir='out')\n    trainer = Trainer(model=model, args=args)\n"
+             "    if resume:\n        trainer.train(resume_from_checkpoint=True)\n    else:\n        trainer.train()\n")
+    entry = "from patch import replace\nreplace()\nfrom train import train\n\nif __name__ == '__main__':\n    train()\n"
+    got = rows(tmp_path, {"train_mem.py": entry, "patch.py": patch, "train.py": train}, entry="train_mem.py")
+    plain = at(train, "        trainer.train()")
+    assert got["model outputs"].where.startswith(f"{plain} via a forward hook on the model")
+    assert got["batch"].where.startswith(f"{plain} via the inputs Trainer.training_step gives")
+    assert got["loss"].where.startswith(f"{plain} via TrainerCallback.on_log")

@@ -493,11 +493,19 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
                          "batch": f"the inputs Trainer.training_step gives the model (a forward pre-hook, {built})"}
                 resumes = any(k.arg == "resume_from_checkpoint" for k in node.keywords)
                 for role, hook in hooks.items():
-                    if role not in self.roles:
+                    # the Trainer's loop calls the model: a `model(...)` matched by name in another module (a patch
+                    # module's self-test, a generation helper) is not the step's forward; replaced where it stands
+                    stray = next((i for i, a in enumerate(self.r.anchors) if a.role == role and a.file != self.rel
+                                  and role in ("forward", "batch") and not a.text), None)
+                    if role not in self.roles or stray is not None:
                         self.roles.add(role)
-                        self.r.anchors.append(Anchor(role=role, file=self.rel, line=node.lineno, text=hook))
+                        made = Anchor(role=role, file=self.rel, line=node.lineno, text=hook)
+                        if stray is None:
+                            self.r.anchors.append(made)
+                        else:
+                            self.r.anchors[stray] = made
                         if resumes:  # `if <checkpoints found>: trainer.train(resume_from_checkpoint=True)`
-                            self.resumed.append(len(self.r.anchors) - 1)
+                            self.resumed.append(len(self.r.anchors) - 1 if stray is None else stray)
                     elif not resumes and self.resumed:  # the plain `else: trainer.train()`: the default path
                         for i in self.resumed:
                             self.r.anchors[i] = self.r.anchors[i].model_copy(update={"line": node.lineno})
