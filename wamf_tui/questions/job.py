@@ -203,7 +203,7 @@ ASKS = (
     Ask("command", Step.JOB, _command, _take_command, words=("command_unknown", "run_dropped")),
     Ask("reading", Step.JOB, _reading, when=lambda s: s.reading, waits=True),
     Ask("changes", Step.JOB, _changes, _take_changes, when=_benchmark, words=("run_dropped",)),
-    Ask("steps", Step.JOB, _steps, _take_steps, when=_benchmark, words=("steps_number",)),
+    Ask("steps", Step.JOB, _steps, _take_steps, when=_benchmark, words=("steps_number", "steps_ended")),
     Ask("mode", Step.JOB, _mode, _take_mode, when=_benchmark, words=("mode_speed", "mode_accuracy")),
     Ask("run", Step.JOB, _run, _take_run, when=read, words=("run_missing", "run_left_out")),
     Ask("must_not_change", Step.JOB, _must_not_change, setter("must_not_change"),
