@@ -1123,18 +1123,28 @@ def test_a_launch_the_scripts_own_comments_show_is_how_it_runs(tmp_path):
     assert state.command == "torchrun --standalone --nproc_per_node=8 train_gpt2.py"
 
 
-@pytest.mark.parametrize(("command", "said"), [("python train.py --data_path d.json", True),
-                                               ("CUDA_VISIBLE_DEVICES=0 python train.py --data_path d.json", False),
-                                               ("torchrun --nproc_per_node=2 train.py --data_path d.json", False)])
-def test_an_hf_trainer_job_in_one_process_is_said_to_use_every_gpu(tmp_path, command, said):
+@pytest.mark.parametrize(("command", "gpus", "pinned"), [
+    ("python train.py --data_path d.json", 8, True), ("python train.py --data_path d.json", 0, True),
+    ("python train.py --data_path d.json", 1, False),
+    ("CUDA_VISIBLE_DEVICES=3 python train.py --data_path d.json", 8, False),
+    ("torchrun --nproc_per_node=2 train.py --data_path d.json", 8, False)])
+def test_an_hf_trainer_job_in_one_process_is_pinned_to_one_gpu(tmp_path, command, gpus, pinned):
     """SimCSE's `python train.py`: transformers' Trainer in one process wraps the model in nn.DataParallel over
-    every visible GPU, a bigger job than the docs' one GPU on a node with more. Said at the run question, with
-    the variable that pins one; not where the command pins the GPUs or starts one process per GPU."""
+    every visible GPU, multiplying the docs' batch on a node with more (or one not seen yet): pinned to one GPU,
+    and said; not where the node has one, the command pins the GPUs or starts one process per GPU, nor where
+    the job places the model on the GPUs itself (`device_map`)."""
     from test_benchmark import HF_JOB
 
-    root, state, refused = walk(tmp_path, {"train.py": HF_JOB, "README.md": f"```\n{command}\n```\n"})
+    root, state, refused = walk(tmp_path, {"train.py": HF_JOB, "README.md": f"```\n{command}\n```\n"}, gpus=gpus)
     assert state.command == command
-    assert ("nn.DataParallel" in proposals.run_notes(state)) is said
+    words = state.run.split()
+    assert ("CUDA_VISIBLE_DEVICES=0" in words) is pinned and ("nn.DataParallel" in proposals.run_notes(state)) is pinned
+    built = "    trainer = Trainer(model=model"
+    placed = HF_JOB.replace(built, "    model = AutoModel.from_pretrained('x', device_map='auto')\n" + built)
+    assert placed != HF_JOB
+    root, state, refused = walk(tmp_path / "placed", {"train.py": placed, "README.md": f"```\n{command}\n```\n"},
+                                gpus=gpus)
+    assert "CUDA_VISIBLE_DEVICES=0" not in state.run.split() and state.analysis.config_system == "hf_trainer"
 
 
 def test_a_tracker_under_a_dotted_groups_unset_flag_is_off_by_leaving_it_out(tmp_path):

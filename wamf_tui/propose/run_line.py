@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 
 from ..detect.launch import OLDPWD, PLAIN, format_command, parse_launch, shell_word
-from ..model import BenchmarkChange, InitState, LaunchCommand
+from ..model import Analysis, BenchmarkChange, InitState, LaunchCommand
 from ..read.launch import fewest_note, with_processes
 from ..read.settings import flag_name
 from ..read.systems.registry import system
@@ -122,10 +122,9 @@ def _fixed(state: InitState) -> tuple[LaunchCommand, list[str]]:
         launch.prefix = ["accelerate", "launch", *launch.prefix[1:]]
         launch.launcher = "accelerate launch"
         said.append(f"{Path(a.script).name} {codes['accelerate'].why}: started with accelerate launch")
-    elif a.config_system == "hf_trainer" and plain and not any(w.startswith("CUDA_VISIBLE_DEVICES=")
-                                                                   for w in launch.env):
-        said.append(f"{Path(a.script).name} runs transformers' Trainer in one process: it spreads each batch over "
-                    "every GPU it sees (nn.DataParallel); for a one-GPU job, add CUDA_VISIBLE_DEVICES=0")
+    elif a.config_system == "hf_trainer" and plain and _gpus(state) != 1 \
+            and not any(w.startswith("CUDA_VISIBLE_DEVICES=") for w in launch.env):
+        said.append(_one_gpu(launch, a))
     return launch, said
 
 
@@ -184,6 +183,20 @@ def _visible_gpus(launch: LaunchCommand, n: int) -> list[str]:
         return [f"{word} names GPUs this node ({n} GPU(s)) lacks: {launch.env[i]} instead"
                 + (f", {k} process(es)" if fewer else "")]
     return []
+
+
+def _one_gpu(launch: LaunchCommand, a: Analysis) -> str:
+    """transformers' Trainer in one process wraps the model in nn.DataParallel over every GPU it sees, which
+    multiplies the global batch by the node's GPUs: pinned to one GPU, the command's batch is the job's. Not where
+    the job splits the model over the GPUs itself (`from_pretrained(..., device_map="auto")`)."""
+    name = Path(a.script).name
+    if any(p.name == "device_map" for p in a.parallelism):
+        return f"{name} runs transformers' Trainer in one process over a model it places on the GPUs itself " \
+               "(device_map): every GPU it sees stays in use"
+    launch.env = [*launch.env, "CUDA_VISIBLE_DEVICES=0"]
+    return f"{name} runs transformers' Trainer in one process, which spreads each batch over every GPU it sees " \
+           "(nn.DataParallel) and so multiplies the batch by their number: CUDA_VISIBLE_DEVICES=0 keeps the " \
+           "command's batch on one GPU (for several, start it with torchrun)"
 
 
 def _gpus(state: InitState) -> int:

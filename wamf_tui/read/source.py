@@ -382,6 +382,8 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
             self.far.setdefault(far, []).append(self.made(far[1], node))
         if last in SAVE_HOOKS and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in self.local:
             self.save_hooks.add(node.args[0].id)
+        if any(k.arg == "device_map" for k in node.keywords):  # `from_pretrained(..., device_map="auto")`: the
+            self.r.parallelism.append(Fact(name="device_map", file=self.rel, line=node.lineno))  # model over GPUs
         if not acts_on(last) and last not in self.hf_parsers:
             self._walk_chain(node.func)
             visit = self.visit
