@@ -1324,7 +1324,8 @@ def test_an_hf_job_pinned_to_an_old_transformers_gets_that_releases_flags(tmp_pa
                       launch=launch, analysis=a)
     state = state.model_copy(update={"changes": propose(a, 30, "speed", launch.args)})
     words = run_command(state).split()
-    assert words[0] == "WANDB_DISABLED=true" and "--do_eval" not in words and "--fp16" in words
+    assert words[:2] == ["CUDA_VISIBLE_DEVICES=0", "WANDB_DISABLED=true"]  # one process: one GPU (no DataParallel)
+    assert "--do_eval" not in words and "--fp16" in words
     assert {"--max_steps=30", "--save_steps=1000000000", f"--output_dir={root}.wamf-bench"} <= set(words)
     assert words[words.index("--evaluation_strategy") + 1] == "no"
     assert any(w.startswith("--logging_dir=") and w.split("=", 1)[1].startswith(f"{root}.wamf-bench") for w in words)
