@@ -1372,3 +1372,17 @@ def test_an_eval_whose_interval_the_code_computes_may_run_in_the_timed_steps(tmp
     assert not row.off and row.how == "no switch read", row
     assert "runs every (len(loader) // 4) steps, a number not read" in row.what
     assert row.exclusion is not None and "so it may be timed" in row.exclusion
+
+
+def test_a_trl_trainer_reports_its_use_to_the_hub_unless_telemetry_is_off(tmp_path):
+    """TRL's trainers send a usage report to the Hub as each is built: an upload the run line switches off by
+    huggingface_hub's own variable (never HF_HUB_OFFLINE, which would stop the model's download too)."""
+    body = ("from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(output_dir='out')\n"
+            "trainer = SFTTrainer(model=model, args=args)\ntrainer.train()\n")
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    row = next(c for c in rows if c.kind == "upload")
+    assert (row.env, row.off, row.enabled, row.sites) == (["HF_HUB_DISABLE_TELEMETRY=1"], True, True, ["train.py:3"])
+    plain = body.replace("from trl import SFTConfig, SFTTrainer", "from transformers import Trainer as SFTTrainer, "
+                         "TrainingArguments as SFTConfig")
+    root, a, rows = changes(tmp_path / "plain", {"train.py": plain})
+    assert not [c for c in rows if c.kind == "upload"]

@@ -4,7 +4,8 @@ else said with when it still runs and its price."""
 
 from __future__ import annotations
 
-from ..model import Analysis, BenchmarkChange
+from ..model import Analysis, BenchmarkChange, Fact
+from ..read.hydra_overrides import ENV
 from ..read.switches import switch_off
 from .prices import EVAL_BATCHES_MIN, checkpoint_price, eval_batches_cut, eval_price
 from .when import (
@@ -196,6 +197,14 @@ def eval_rows(a: Analysis, steps: int | None, args: Args, wrapper_cap: bool) -> 
     return rows
 
 
+def _own(u: Fact) -> str | None:
+    """An upload's own switch: its flag, or the variable its fact names (`HF_HUB_DISABLE_TELEMETRY=1` for TRL's
+    usage report); never a guard's bare name, nor HF_HUB_OFFLINE, which would also block the model and data
+    downloads the job needs."""
+    off = u.off_switch or ""
+    return off if off.startswith("--") or ENV.match(off) and not off.startswith("HF_HUB_OFFLINE") else None
+
+
 def upload_rows(a: Analysis, args: Args) -> list[BenchmarkChange]:
     """Each upload off by its own flag or a flag left out; else said to run, with when."""
     rows: list[BenchmarkChange] = []
@@ -203,11 +212,11 @@ def upload_rows(a: Analysis, args: Args) -> list[BenchmarkChange]:
     # unguarded uploads in the modules it imports (a library helper's own `upload_folder`): one row; one the
     # job's config decides (`elif cfg.hub_model_id:`) keeps its own
     far = [u for u in a.uploads if u.file not in own_files and not u.guard and not switch_off(
-        u.off_switch if u.off_switch and u.off_switch.startswith("--") else None, a.flags, a.off_values)]
-    for u in a.uploads:  # HF_HUB_OFFLINE would also block the model and data downloads the job needs
+        _own(u), a.flags, a.off_values)]
+    for u in a.uploads:
         if u in far:
             continue
-        own = u.off_switch if u.off_switch and u.off_switch.startswith("--") else None
+        own = _own(u)
         left = left_out(u, a, args)
         off = switch_off(own, a.flags, a.off_values) or ((left, [], []) if left else None)
         how, flags, env = off or (f"{u.name} stays on (limitation: only a code edit stops it)", [], [])

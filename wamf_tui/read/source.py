@@ -54,6 +54,7 @@ from .tyro_config import (
     ConfigClasses,
 )
 
+TRL_PING = "TRL usage report to the Hub"  # sent as each TRL trainer is built, unless telemetry is off
 
 class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
     def __init__(self, result: Analysis, rel: str, defaults: dict[str, object] | None = None,
@@ -477,6 +478,9 @@ class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
             self.r.kind = "training"
             self.trainer_built = self.trainer_built or f"{self.rel}:{node.lineno}"
             self.trainer_classes.add(last)
+            if last != "Trainer" and any(m.split(".")[0] == "trl" for m in self.imports) \
+                    and not any(u.name == TRL_PING for u in self.r.uploads):  # TRL's trainers report their use
+                self.r.uploads.append(self.made(TRL_PING, node, "HF_HUB_DISABLE_TELEMETRY=1"))  # to the Hub
         if last == "init_trackers":  # where accelerate starts the trackers it was given, under this call's `if`
             for i in self.accelerate_trackers:
                 old, new = self.r.trackers[i], self.made(self.r.trackers[i].name, node)
