@@ -1386,3 +1386,44 @@ def test_a_trl_trainer_reports_its_use_to_the_hub_unless_telemetry_is_off(tmp_pa
                          "TrainingArguments as SFTConfig")
     root, a, rows = changes(tmp_path / "plain", {"train.py": plain})
     assert not [c for c in rows if c.kind == "upload"]
+
+
+BREAKS = """\
+import argparse
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--max_steps", type=int, default=None)
+p.add_argument("--max_tokens", type=int, default=3000000000000)
+p.add_argument("--micro_batch_size", type=int, default=4)
+args = p.parse_args()
+
+
+def fit(loader):
+    tokens_per_device = args.max_tokens // world_size
+    max_iters = tokens_per_device // (args.micro_batch_size * 2048)
+    iter_num = 0
+    for batch in loader:
+        if iter_num >= max_iters:
+            break
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+        iter_num += 1
+
+
+fit(loader)
+"""
+
+
+@pytest.mark.parametrize(("bound", "capped_by"), [("tokens_per_device // (args.micro_batch_size * 2048)", "wrapper"),
+                                                  ("args.max_steps", "--max_steps=30")])
+def test_a_loop_that_breaks_on_a_bound_it_computes_is_capped_by_the_wrapper(tmp_path, bound, capped_by):
+    """litgpt's pretrain: `if iter_num >= max_iters: break`, `max_iters` computed from `--train.max_tokens`;
+    its `--train.max_steps` only warns. No step flag stops that loop: the wrapper caps it. A bound computed from
+    the step flag itself is capped by that flag."""
+    body = BREAKS.replace("tokens_per_device // (args.micro_batch_size * 2048)", bound)
+    root, a, rows = changes(tmp_path, {"train.py": body})
+    assert a.loop_bound_local == "max_iters"
+    assert (rows[0].env == ["WAMF_MAX_STEPS=30"]) is (capped_by == "wrapper")
+    assert ("--max_steps=30" in rows[0].flags) is (capped_by != "wrapper")

@@ -199,6 +199,9 @@ class Analysis(Record):
     train_inner: Span | None = None  # the loop inside it that holds the step (batches, in a loop of epochs)
     loop_reads: list[RepoText] = []  # the names the training loop's header reads (`num_iterations` of `range(...)`)
     computed: list[RepoText] = []  # settings the job assigns itself before training: a value given is overwritten
+    # the local a test at the top of the training loop breaks on, which the job computes before the loop from
+    # other values (litgpt's `if iter_num >= max_iters: break`, `max_iters = max_tokens // tokens_per_iter`)
+    loop_bound_local: RepoText = ""
     train_calls: list[Span] = []  # each call of that function, to the end of the caller: what follows runs after
     files: list[RepoText] = []
     digests: dict[RepoText, str] = {}  # file -> digest of the bytes read: a resumed session sees what changed

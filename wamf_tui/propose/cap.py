@@ -40,10 +40,13 @@ def step_control(a: Analysis) -> StepControl | None:
     """The step count's setting: the one the training loop's header reads, else the first the reading found
     (a flag of the parser that the loop never reads, litgpt's `--train.max_steps`, must not win over the loop's
     own bound). None when the loop's bound is one the job computes itself (cleanrl's `num_iterations =
-    total_timesteps // batch_size`): no flag caps it, the wrapper does."""
+    total_timesteps // batch_size`), or one it breaks on that it computes from no step setting (litgpt's
+    `max_iters` from `train.max_tokens`): no flag caps it, the wrapper does."""
     bounds = [s for s in a.step_controls if s.role == "bound" and "epoch" not in s.name and "limit" not in s.name]
     read = next((s for s in bounds if _leaf(s.name) in {r.lower() for r in a.loop_reads}), None)
     if read is not None and _leaf(read.name) in {c.lower() for c in a.computed}:
+        return None
+    if read is None and a.loop_bound_local:  # it breaks on a bound no step setting feeds: the wrapper caps
         return None
     return read or next(iter(bounds), None)
 

@@ -43,7 +43,7 @@ from .hydra_config import add_switches, compose, hydra_defaults, hydra_targets
 from .inputs import cwd_reads, env_data_roots, files_read, paths_needed, required_by_use
 from .launch import add_needs, process_signals
 from .lengths import length_role
-from .loop_bound import assigned_at_run_time, header_reads
+from .loop_bound import assigned_at_run_time, break_bound, header_reads
 from .needs import argv_required, dataclass_required, own_options, read_needs, submits
 from .nodes import walk
 from .options import COMPUTED, HF_PARSERS
@@ -371,6 +371,10 @@ def _analyze(script: Path, repo_root: str | Path | None, command: Sequence[str],
                 result.train_loop = Span(file=rel, start=spans[0][0], end=spans[0][1])
                 result.train_scope = Span(file=rel, start=spans[1][0], end=spans[1][1])
                 result.loop_reads = header_reads(tree, spans[0][0])
+                local, feeds = break_bound(tree, spans[0][0])
+                if local:  # the loop stops at a bound its function computes: what it reads counts as read
+                    result.loop_bound_local = local
+                    result.loop_reads += [r for r in feeds if r not in result.loop_reads]
                 if depth:
                     result.computed += [n for n in assigned_at_run_time(tree) if n not in result.computed]
                 if inner := inner_loop(tree, backward, spans[0]):

@@ -53,3 +53,38 @@ def _straight_line(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 def _is_main(test: ast.expr) -> bool:
     return isinstance(test, ast.Compare) and any(isinstance(c, ast.Constant) and c.value == "__main__"
                                                  for c in test.comparators)
+
+
+def break_bound(tree: ast.Module, line: int) -> tuple[str, list[str]]:
+    """The local a test at the top of the loop at `line` breaks on (`if state["iter_num"] >= max_iters: break`),
+    where its function computes it before the loop, and the names that computation reads, followed through the
+    locals it uses (`max_iters = max_tokens_per_device // tokens_per_iter`, `max_tokens_per_device =
+    train.max_tokens // fabric.world_size`). ("", []) where the loop has no such test."""
+    for func in walk(tree):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        loop = next((n for n in func.body if isinstance(n, ast.For | ast.AsyncFor | ast.While) and n.lineno == line),
+                    None)
+        if loop is None:
+            continue
+        assigned = {t.id: s.value for s in func.body if isinstance(s, ast.Assign) and s.lineno < line
+                    for t in s.targets if isinstance(t, ast.Name)}
+        for stmt in loop.body[:2]:
+            if isinstance(stmt, ast.If) and any(isinstance(b, ast.Break) for b in stmt.body) \
+                    and isinstance(stmt.test, ast.Compare):
+                bound = next((n.id for side in stmt.test.comparators for n in ast.walk(side)
+                              if isinstance(n, ast.Name) and n.id in assigned), "")
+                return (bound, _reads(bound, assigned, set())) if bound else ("", [])
+    return "", []
+
+
+def _reads(name: str, assigned: dict[str, ast.expr], seen: set[str]) -> list[str]:
+    """The names (attributes by their last name) a local's value reads, through the locals it reads."""
+    seen.add(name)
+    found: list[str] = []
+    for n in ast.walk(assigned[name]):
+        if isinstance(n, ast.Attribute):
+            found.append(n.attr)
+        elif isinstance(n, ast.Name) and n.id in assigned and n.id not in seen:
+            found += _reads(n.id, assigned, seen)
+    return found
