@@ -251,8 +251,9 @@ def test_try_json_carries_the_claims(tmp_path, activate):
     assert out.returncode == 4, out.stderr  # it ran, and a claim failed
     claims = {c["claim"]: c for c in json.loads(out.stdout)["claims"]}
     assert claims["cap 12 steps"] == {"claim": "cap 12 steps", "expected": "12 ran, then the job ended",
-                                      "observed": "12 ran", "ok": True, "where": "", "fix": "", "row": ""}
-    assert (claims["saves off"]["ok"], claims["saves off"]["where"]) == (False, SAVE_LINE)
+                                      "observed": "12 ran", "ok": True, "where": "", "fix": "", "row": "", "kind": ""}
+    assert (claims["saves off"]["ok"], claims["saves off"]["where"], claims["saves off"]["kind"]) == (
+        False, SAVE_LINE, "save")
     assert claims["saves off"]["observed"] == "1 written (ckpt_9.pt)"
 
 
