@@ -295,12 +295,14 @@ def test_what_the_trial_saw_run_with_no_switch_is_offered_as_a_row_that_says_it_
     survives the table being proposed again. A failure with a switch is the switch's fix, not an offer."""
     from wamf_tui import flow
     from wamf_tui.contract.render import bundled_template, render
-    from wamf_tui.model import BenchmarkChange, Step
+    from wamf_tui.model import Analysis, BenchmarkChange, Fact, Step
     from wamf_tui.propose import proposals
 
     site = "train.py:20"
     seen = [Effect(kind="save", what="torch.save", where=site, stack=[site], step=9, path="ckpt_9.pt")]
-    state = InitState(activate="a", run="python train.py --steps=30", changes=[
+    wandb = Fact(name="wandb", file="train.py", line=9, off_switch="WANDB_MODE=disabled")  # a switch known there
+    state = InitState(activate="a", run="python train.py --steps=30", analysis=Analysis(
+        script="train.py", trackers=[wandb]), changes=[
         BenchmarkChange(what="total steps cut to 30", how="--steps=30", why="a short run", kind="steps", cap=30)])
     claims = proof.check(proof.expected(state), result_with(seen), "/repo")
     saves = by_claim(TrialResult(command_hash="x", started="", ended="exited", claims=claims))["saves off"]

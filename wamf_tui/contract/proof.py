@@ -95,8 +95,9 @@ def offers(state: InitState) -> list[BenchmarkChange]:
     (timed, priced, said). Offered unticked: the user takes one with a key, and the contract says what runs."""
     rows: dict[str, BenchmarkChange] = {}
     taken = {site for c in state.changes if c.seen for site in c.sites}
+    switched = expected(state).switches  # a known switch is the fix there, not a row saying it stays on
     for c in _failed(state):
-        if c.kind not in KINDS or not c.where or c.where in taken or c.fix.startswith("switch it off"):
+        if c.kind not in KINDS or not c.where or c.where in taken or c.where in switched:
             continue
         label = KINDS[c.kind].removesuffix("s")
         rows.setdefault(c.where, BenchmarkChange(
