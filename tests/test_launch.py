@@ -806,9 +806,11 @@ def test_a_scripts_branches_as_the_shell_takes_them(script, runs):
 def test_a_call_of_a_script_by_sh_with_a_comment_binds_what_it_passes():
     from wamf_tui.detect.launch import script_call
 
-    assert script_call("sh scripts/run.sh $OUT --x '1 2' # the full job", {"OUT": "ckpts"}) == (
+    script, known = script_call("sh scripts/run.sh $OUT --x '1 2' # the full job", {"OUT": "ckpts"})
+    assert (script, {k: v for k, v in known.items() if not k.startswith("@:")}) == (
         "scripts/run.sh", {**{str(i): "" for i in range(1, 10)}, "1": "ckpts", "2": "--x", "3": "1 2",
                            "@": "ckpts --x '1 2'"})
+    assert (known["@:2"], known["@:4"]) == ("--x '1 2'", "")  # bash's `${@:2}`: from the second on
     assert script_call("python train.py --config run.sh", {}) is None and script_call("cat x.sh", {}) is None
     assert script_call("nohup bash run.sh a > log 2>&1", {})[1]["@"] == "a"  # the shell's redirections: not passed
 
@@ -1184,3 +1186,27 @@ def test_a_flag_the_benchmark_overrides_takes_its_negative_value_with_it(tmp_pat
     assert "--save_steps" not in words and "--out_dir" not in words
     assert words.count("-1") == 1 and words[words.index("-1") - 1] == "--eval_steps"
     assert words[words.index("--lr") + 1] == "-.5e-3"
+
+
+def test_a_scripts_arguments_from_the_nth_are_what_its_caller_passed_from_there(tmp_path):
+    """BasicSR's `./scripts/dist_train.sh 8 options/x.yml` runs `train.py -opt $CONFIG --launcher pytorch ${@:3}`:
+    `$1` and `$2` are bound, `${@:3}` is nothing more, never the whole list nor a stray `:3}`."""
+    script = ("GPUS=$1\nCONFIG=$2\n\npython -m torch.distributed.launch --nproc_per_node=$GPUS \\\n"
+              "    train.py -opt $CONFIG --launcher pytorch ${@:3}\n")
+    root, state, refused = walk(tmp_path, {"train.py": ARGPARSE.format(
+        args="p.add_argument('-opt')\np.add_argument('--launcher')\np.add_argument('--local_rank', type=int)\n")
+        + TRAIN, "scripts/dist_train.sh": script, "options/x.yml": "a: 1\n",
+        "README.md": "```\n./scripts/dist_train.sh 8 options/x.yml\n```\n"})
+    assert state.command.endswith("train.py -opt options/x.yml --launcher pytorch"), state.command
+
+
+def test_a_job_whose_step_the_reading_cannot_find_is_still_capped_by_the_wrapper(tmp_path):
+    """BasicSR builds its model from a registry (`build_model(opt)`, then `model.optimize_parameters(step)`): no
+    loss, backward or optimizer step is read. The wrapper counts the optimizer steps as they run, so the run is
+    capped all the same, never a full-length run line; an inference job gets no such table."""
+    body = ARGPARSE.format(args="p.add_argument('-opt')\n") + (
+        "model = build_model(args.opt)\nfor step, data in enumerate(loader):\n    model.feed_data(data)\n"
+        "    model.optimize_parameters(step)\n")
+    root, state, refused = walk(tmp_path, {"train.py": body, "README.md": "```\npython train.py -opt x.yml\n```\n"})
+    assert state.analysis is not None and state.analysis.kind == "unknown"
+    assert state.changes[0].env == ["WAMF_MAX_STEPS=30"] and "WAMF_MAX_STEPS=30" in state.run.split()

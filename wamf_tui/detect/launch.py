@@ -35,6 +35,7 @@ _CAPS = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
 _CAPS_NOUN = re.compile(r"PATH|DIR|SIZE|GPU|NUM|NAME|FILE|ROOT|PORT|FOLDER|DATA|CKPT|CHECKPOINT|MODEL|CONFIG|STEPS")
 _OPTS_KEY = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*")  # a yacs-style `KEY VALUE` opts key: `MODEL.DEVICE_ID`
 _ALL_ARGS = re.compile(r"""(["']?)\$\{?[@*]\}?\1""")
+_ARGS_FROM = re.compile(r"""(["']?)\$\{[@*]:(\d)\}\1""")  # bash's `${@:3}`: the caller's arguments from the third
 _SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?(?:\$0|\$\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)""")
 # Launcher options that take no value: any other option without `=` takes the next word as its value.
 _SWITCHES = {
@@ -86,6 +87,7 @@ def parse_launch(command: str, source: str = "", where: str = "", defaults: Mapp
         return "${" + name + "}"
 
     text = _PLACEHOLDER.sub(hole, command)
+    text = _ARGS_FROM.sub(lambda m: f" {known.get('@:' + m.group(2), '')} ", text)
     text = _ALL_ARGS.sub(lambda _: f" {known.get('@', '')} ", text)  # `"$@"`: what the script's caller passed
     text = _SCRIPT_DIR.sub(_ROOT + (where or "."), text)  # the script's own folder, from the root
     cwd: str | None = None
@@ -180,7 +182,8 @@ def script_call(command: str, known: Mapping[str, str]) -> tuple[str, dict[str, 
         return None
     args = words[1:]
     positional = {str(i): args[i - 1] if i <= len(args) else "" for i in range(1, 10)}  # unset ones are empty
-    return posixpath.normpath(words[0]), {**env, **positional, "@": " ".join(shlex.quote(a) for a in args)}
+    slices = {f"@:{i}": " ".join(shlex.quote(a) for a in args[max(i - 1, 0):]) for i in range(10)}  # `${@:3}`
+    return posixpath.normpath(words[0]), {**env, **positional, **slices, "@": " ".join(shlex.quote(a) for a in args)}
 
 
 def _alone(text: str, m: re.Match[str]) -> bool:
