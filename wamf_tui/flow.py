@@ -81,7 +81,7 @@ def take_analysis(state: InitState, analysis: Analysis) -> InitState:
     q = current(state)
     key = q.key if q else None
     args = job_launch(state).args
-    fresh = propose(analysis, default_steps(analysis, args), state.mode, args) if analysis.kind == "training" else []
+    fresh = propose(analysis, default_steps(analysis, args), state.mode, args) if analysis.kind != "inference" else []
     kept = {c.what.split(" (")[0]: c.enabled for c in state.changes}  # the same script read again: toggles stay
     new = state.model_copy(update={"reading": False, "analysis": analysis, "changes": [
         c.model_copy(update={"enabled": kept.get(c.what.split(" (")[0], c.enabled)}) for c in fresh]})
