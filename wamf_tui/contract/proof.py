@@ -14,16 +14,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from ..model import Analysis, BenchmarkChange, Claim, Effect, Fact, InitState, TrialResult
+from ..model import Analysis, BenchmarkChange, Claim, Effect, Fact, InitState, OffKind, TrialResult
 from ..read.reach import reached_effects
 
 if TYPE_CHECKING:
     from ..bench.trial import Trial
 
-EffectKind = Literal["save", "tracker", "upload", "eval"]
-KINDS: dict[EffectKind, str] = {"save": "saves", "tracker": "trackers", "upload": "uploads", "eval": "evals"}
+KINDS: dict[OffKind, str] = {"save": "saves", "tracker": "trackers", "upload": "uploads", "eval": "evals"}
 _SITE = re.compile(r"^([^\s:]+):(\d+)\b")
 
 
@@ -216,7 +215,7 @@ def _started(e: Effect) -> bool:
     return e.kind != "tracker" or e.mode.lower() not in ("disabled", "dryrun")
 
 
-def _off(kind: EffectKind, label: str, exp: Expected, effects: list[Effect]) -> Claim:
+def _off(kind: OffKind, label: str, exp: Expected, effects: list[Effect]) -> Claim:
     seen = [e for e in effects if e.kind == kind and _started(e)]
     stays = exp.on.get(kind, ())
     wrong = [e for e in seen if not set(e.stack or [e.where]) & set(stays)]  # a save in a helper the kept line calls

@@ -182,7 +182,7 @@ def script_call(command: str, known: Mapping[str, str]) -> tuple[str, dict[str, 
         return None
     args = words[1:]
     positional = {str(i): args[i - 1] if i <= len(args) else "" for i in range(1, 10)}  # unset ones are empty
-    slices = {f"@:{i}": " ".join(shlex.quote(a) for a in args[max(i - 1, 0):]) for i in range(10)}  # `${@:3}`
+    slices = {f"@:{i}": " ".join(shlex.quote(a) for a in args[i - 1:]) for i in range(1, 10)}  # `${@:3}`
     return posixpath.normpath(words[0]), {**env, **positional, **slices, "@": " ".join(shlex.quote(a) for a in args)}
 
 

@@ -54,6 +54,7 @@ from .trial import (
     Effect,
     EffectKind,
     Ended,
+    OffKind,
     TrialResult,
 )
 
@@ -91,6 +92,7 @@ __all__ = [
     "Analysis",
     "Ended",
     "EffectKind",
+    "OffKind",
     "Effect",
     "Claim",
     "TrialResult",

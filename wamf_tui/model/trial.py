@@ -9,6 +9,7 @@ from ..infra.records import Record
 from ..infra.visible import RepoText
 
 Ended = Literal["exited", "limit", "stopped", "not started"]
+OffKind = Literal["save", "tracker", "upload", "eval"]  # what a contract may claim off, and a trial see run
 EffectKind = Literal["save", "tracker", "upload", "eval", "autocast", "params", "write", "line", "parsed"]
 
 
@@ -37,7 +38,7 @@ class Claim(Record):
     where: RepoText = ""  # the job's file:line that disproves it
     fix: str = ""  # what to change when it failed
     row: RepoText = ""  # the contract row it checks: a change's `what` or a checkpoint's name
-    kind: Literal["", "save", "tracker", "upload", "eval"] = ""  # an effect claimed off that the trial saw at `where`
+    kind: OffKind | Literal[""] = ""  # an effect claimed off that the trial saw at `where`
 
 
 class TrialResult(Record):

@@ -56,6 +56,7 @@ from .tyro_config import (
 
 TRL_PING = "TRL usage report to the Hub"  # sent as each TRL trainer is built, unless telemetry is off
 
+
 class Reader(OptionsReader, GuardedReader, HydraReader, ast.NodeVisitor):
     def __init__(self, result: Analysis, rel: str, defaults: dict[str, object] | None = None,
                  classes: ConfigClasses | None = None) -> None:
